@@ -1,0 +1,55 @@
+using FanOut.Lab.Scenarios;
+
+namespace FanOut.Cli.Commands;
+
+/// <summary>The validated options of <c>fanout run</c>.</summary>
+/// <param name="Scenarios">The scenarios to run, in order.</param>
+/// <param name="Size">Scale and grid.</param>
+/// <param name="InProcess">Run every case in this process instead of a child per case.</param>
+/// <param name="OutPath">The results folder.</param>
+/// <param name="CaseTimeout">How long one case (child process) may take before it is killed.</param>
+public sealed record RunSettings(IReadOnlyList<Scenario> Scenarios, ScenarioSize Size, bool InProcess, string OutPath, TimeSpan CaseTimeout)
+{
+    /// <summary>The default per-case timeout: generous for the default sizes; --full's longest cases need --timeout.</summary>
+    public static TimeSpan DefaultCaseTimeout { get; } = TimeSpan.FromMinutes(5);
+
+    /// <summary>Validates raw options; returns the settings or a one-line error naming the bad value and the valid choices.</summary>
+    public static RunSettings? Validate(
+        ScenarioCatalog catalog,
+        string scenario,
+        double? scale,
+        bool full,
+        bool inProcess,
+        string? outPath,
+        double? timeoutSeconds,
+        DateTimeOffset now,
+        out string? error)
+    {
+        ArgumentNullException.ThrowIfNull(catalog);
+        var scenarios = catalog.Select(scenario ?? string.Empty, out error);
+        if (scenarios is null)
+        {
+            return null;
+        }
+
+        var effectiveScale = scale ?? 1.0;
+        error = ScenarioSize.ValidateScale(effectiveScale);
+        if (error is not null)
+        {
+            return null;
+        }
+
+        if (timeoutSeconds is { } t && !(double.IsFinite(t) && t > 0))
+        {
+            error = $"--timeout {t.ToString(System.Globalization.CultureInfo.InvariantCulture)} is not a positive number of seconds: use e.g. --timeout 600.";
+            return null;
+        }
+
+        return new RunSettings(
+            scenarios,
+            new ScenarioSize(effectiveScale, full),
+            inProcess,
+            string.IsNullOrWhiteSpace(outPath) ? Lab.Results.ResultsDirectory.DefaultPath(now) : outPath,
+            timeoutSeconds is { } s ? TimeSpan.FromSeconds(s) : DefaultCaseTimeout);
+    }
+}

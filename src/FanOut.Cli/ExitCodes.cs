@@ -1,0 +1,17 @@
+namespace FanOut.Cli;
+
+/// <summary>What <c>fanout</c> returns to the shell.</summary>
+public static class ExitCodes
+{
+    /// <summary>Everything ran.</summary>
+    public const int Success = 0;
+
+    /// <summary>The run finished but some cases failed (crashed, timed out, refused); their reasons are in the table.</summary>
+    public const int CasesFailed = 1;
+
+    /// <summary>The command line was wrong; nothing ran.</summary>
+    public const int Usage = 2;
+
+    /// <summary>Interrupted with Ctrl+C; what finished is saved.</summary>
+    public const int Canceled = 130;
+}

@@ -1,0 +1,30 @@
+using System.CommandLine;
+using FanOut.Cli.Commands;
+
+namespace FanOut.Cli;
+
+/// <summary>The <c>fanout</c> command line: parse, report usage errors in one line with exit code 2, else invoke.</summary>
+public static class FanOutCommandLine
+{
+    /// <summary>Runs <paramref name="args"/> against <paramref name="context"/>.</summary>
+    public static async Task<int> InvokeAsync(string[] args, CliContext context, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(args);
+        ArgumentNullException.ThrowIfNull(context);
+        var root = new RootCommand("FanOut lab: runs the seed experiments on this machine and measures what each fan-out strategy really did.");
+        root.Subcommands.Add(ListCommand.Create(context.Catalog, context.Console));
+        root.Subcommands.Add(RunCommand.Create(context));
+        root.Subcommands.Add(ChildCommand.Create(context.Catalog, context.Error));
+
+        var parse = root.Parse(args);
+        if (parse.Errors.Count > 0)
+        {
+            // One line, naming the bad token; the valid choices come from the parser's own message or 'fanout --help'.
+            context.Error.WriteLine($"fanout: {parse.Errors[0].Message} (see 'fanout --help')");
+            return ExitCodes.Usage;
+        }
+
+        var configuration = new InvocationConfiguration { Output = new SpectreWriter(context.Console), Error = context.Error };
+        return await parse.InvokeAsync(configuration, cancellationToken).ConfigureAwait(false);
+    }
+}

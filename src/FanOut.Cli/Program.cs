@@ -1,0 +1,28 @@
+using FanOut.Cli;
+using FanOut.Lab.Running;
+using FanOut.Lab.Scenarios;
+using Spectre.Console;
+
+var interactive = !Console.IsOutputRedirected;
+var console = AnsiConsole.Create(new AnsiConsoleSettings
+{
+    Ansi = interactive ? AnsiSupport.Detect : AnsiSupport.No,
+    ColorSystem = interactive ? ColorSystemSupport.Detect : ColorSystemSupport.NoColors,
+    Out = new AnsiConsoleOutput(Console.Out),
+});
+if (!interactive)
+{
+    // Redirected output has no width; without this, tables would wrap at 80 columns in logs.
+    console.Profile.Width = 10_000;
+}
+
+using var cancel = new CancellationTokenSource();
+Console.CancelKeyPress += (_, e) =>
+{
+    // First Ctrl+C stops after the current case and saves; the default handler would kill us mid-write.
+    e.Cancel = true;
+    cancel.Cancel();
+};
+
+var context = new CliContext(console, Console.Error, interactive, ScenarioCatalog.Default, ChildProcessLauncher.ForCurrentProcess, TimeProvider.System);
+return await FanOutCommandLine.InvokeAsync(args, context, cancel.Token);

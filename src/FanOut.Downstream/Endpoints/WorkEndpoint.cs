@@ -1,0 +1,137 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Threading.RateLimiting;
+
+using Microsoft.AspNetCore.Http;
+
+using FanOut.Downstream.Hosting;
+using FanOut.Downstream.Latency;
+using FanOut.Downstream.Stats;
+
+namespace FanOut.Downstream.Endpoints;
+
+/// <summary><c>GET /item/{id}</c> and <c>GET /price/{id}</c>: admission (crash, rate, capacity/queue), simulated work, answer.</summary>
+/// <remarks>
+/// A request holds its capacity slot while it waits the sampled latency and writes its answer, so
+/// at most N requests are "being served" at once and queued requests' latency grows by their wait.
+/// </remarks>
+internal sealed class WorkEndpoint
+{
+    private readonly CrashSwitch _crash;
+    private readonly TokenBucketRateLimiter? _rateLimiter;
+    private readonly ConcurrencyLimiter _capacity;
+    private readonly LatencySampler _sampler;
+    private readonly ServerCounters _counters;
+    private readonly string _fallbackRetryAfter;
+
+    public WorkEndpoint(
+        CrashSwitch crash,
+        TokenBucketRateLimiter? rateLimiter,
+        TimeSpan replenishmentPeriod,
+        ConcurrencyLimiter capacity,
+        LatencySampler sampler,
+        ServerCounters counters)
+    {
+        _crash = crash;
+        _rateLimiter = rateLimiter;
+        _capacity = capacity;
+        _sampler = sampler;
+        _counters = counters;
+        _fallbackRetryAfter = ToRetryAfter(replenishmentPeriod);
+    }
+
+    public Task HandleItemAsync(HttpContext context) => ServeAsync(context, isPrice: false);
+
+    public Task HandlePriceAsync(HttpContext context) => ServeAsync(context, isPrice: true);
+
+    private async Task ServeAsync(HttpContext context, bool isPrice)
+    {
+        if (_crash.CountArrival())
+        {
+            context.Abort();
+            return;
+        }
+
+        var arrived = Stopwatch.GetTimestamp();
+        if (_rateLimiter is not null)
+        {
+            // Checked before the queue, so a rate-limited request never takes a queue place.
+            using var token = _rateLimiter.AttemptAcquire();
+            if (!token.IsAcquired)
+            {
+                _counters.OnRejectedRateLimit();
+                context.Response.Headers.RetryAfter = token.TryGetMetadata(MetadataName.RetryAfter, out var retryAfter)
+                    ? ToRetryAfter(retryAfter)
+                    : _fallbackRetryAfter;
+                Reject(context, "rate-limit");
+                return;
+            }
+        }
+
+        // One token for both ways a request ends early: the client goes away, or the server crashes.
+        using var abort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _crash.Token);
+        RateLimitLease slot;
+        try
+        {
+            // With a full queue this completes at once with a failed lease (QueueProcessingOrder.OldestFirst).
+            slot = await _capacity.AcquireAsync(1, abort.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            _counters.OnCancelledWhileQueued();
+            context.Abort();
+            return;
+        }
+
+        using (slot)
+        {
+            if (!slot.IsAcquired)
+            {
+                _counters.OnRejectedCapacity();
+                Reject(context, "capacity");
+                return;
+            }
+
+            _counters.OnServeStarted();
+            var served = false;
+            try
+            {
+                var workMs = _sampler.NextMilliseconds();
+                if (workMs > 0)
+                {
+                    // Rounded up: Task.Delay truncates to whole milliseconds, which would serve a
+                    // uniform or lognormal sample up to 1 ms short on top of the timer's own 1 ms tick.
+                    await Task.Delay(TimeSpan.FromMilliseconds(Math.Ceiling(workMs)), abort.Token).ConfigureAwait(false);
+                }
+
+                var id = context.Request.RouteValues["id"] as string ?? "";
+                var write = isPrice
+                    ? context.Response.WriteAsJsonAsync(new PriceResponse(id, PriceCatalog.PriceOf(id)), DownstreamJsonContext.Default.PriceResponse, cancellationToken: abort.Token)
+                    : context.Response.WriteAsJsonAsync(new ItemResponse(id, "item-" + id, workMs), DownstreamJsonContext.Default.ItemResponse, cancellationToken: abort.Token);
+                await write.ConfigureAwait(false);
+                served = true;
+            }
+            catch (Exception ex) when (ex is OperationCanceledException or IOException)
+            {
+                // Client gone or server crashed: drop the connection rather than answer.
+                context.Abort();
+            }
+            finally
+            {
+                // Before the slot is released (end of the using): see ServerCounters.OnServeEnded.
+                var latencyMicroseconds = (long)Stopwatch.GetElapsedTime(arrived).TotalMicroseconds;
+                _counters.OnServeEnded(served, latencyMicroseconds);
+            }
+        }
+    }
+
+    private static void Reject(HttpContext context, string reason)
+    {
+        context.Response.StatusCode = StatusCodes.Status429TooManyRequests;
+        context.Response.Headers["X-Reject-Reason"] = reason;
+    }
+
+    /// <summary>HTTP's Retry-After is whole seconds; round up, and never say 0 (that invites an immediate retry into the same empty bucket).</summary>
+    private static string ToRetryAfter(TimeSpan wait)
+        => Math.Max(1, (long)Math.Ceiling(wait.TotalSeconds)).ToString(CultureInfo.InvariantCulture);
+}

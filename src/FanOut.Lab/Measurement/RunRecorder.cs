@@ -1,0 +1,73 @@
+using System.Diagnostics;
+
+namespace FanOut.Lab.Measurement;
+
+/// <summary>Takes the counters before and after one run and turns the difference into <see cref="RunMetrics"/>.</summary>
+/// <remarks>Everything here reads process-wide counters the runtime already keeps; nothing runs per item.</remarks>
+public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
+{
+    private Snapshot _start;
+    private long _startTimestamp;
+
+    /// <summary>Resets the probe and the sampler's peaks and reads the start counters; call right before the run.</summary>
+    public void Start()
+    {
+        probe.Reset();
+        sampler.ResetPeaks();
+        _start = Snapshot.Take(sampler);
+        _startTimestamp = Stopwatch.GetTimestamp();
+    }
+
+    /// <summary>Reads the end counters; call right after the run.</summary>
+    public RunMetrics Stop()
+    {
+        var elapsed = Stopwatch.GetElapsedTime(_startTimestamp);
+        var end = Snapshot.Take(sampler);
+        var peaks = sampler.Peaks();
+        return new RunMetrics
+        {
+            ElapsedMs = elapsed.TotalMilliseconds,
+            PeakInFlight = probe.Peak,
+            ItemsStarted = probe.Started,
+            ThreadPoolThreadsStart = _start.PoolThreads,
+            ThreadPoolThreadsPeak = Math.Max(peaks.PoolThreads, Math.Max(_start.PoolThreads, end.PoolThreads)),
+            ThreadPoolThreadsEnd = end.PoolThreads,
+            ProcessThreadsStart = _start.ProcessThreads,
+            ProcessThreadsPeak = Math.Max(peaks.ProcessThreads, Math.Max(_start.ProcessThreads, end.ProcessThreads)),
+            ProcessThreadsEnd = end.ProcessThreads,
+            PeakQueueLength = peaks.QueueLength,
+            CompletedWorkItems = end.CompletedWorkItems - _start.CompletedWorkItems,
+            LockContentions = end.LockContentions - _start.LockContentions,
+            AllocatedBytes = Math.Max(0, end.AllocatedBytes - _start.AllocatedBytes - (end.SamplerBytes - _start.SamplerBytes)),
+            Gen0 = end.Gen0 - _start.Gen0,
+            Gen1 = end.Gen1 - _start.Gen1,
+            Gen2 = end.Gen2 - _start.Gen2,
+            CpuTimeMs = (end.CpuTime - _start.CpuTime).TotalMilliseconds,
+        };
+    }
+
+    private readonly record struct Snapshot(
+        int PoolThreads,
+        int ProcessThreads,
+        long CompletedWorkItems,
+        long LockContentions,
+        long AllocatedBytes,
+        long SamplerBytes,
+        int Gen0,
+        int Gen1,
+        int Gen2,
+        TimeSpan CpuTime)
+    {
+        public static Snapshot Take(RuntimeSampler sampler) => new(
+            ThreadPool.ThreadCount,
+            sampler.ProcessThreadsNow(),
+            ThreadPool.CompletedWorkItemCount,
+            Monitor.LockContentionCount,
+            GC.GetTotalAllocatedBytes(precise: true),
+            sampler.OwnAllocatedBytes,
+            GC.CollectionCount(0),
+            GC.CollectionCount(1),
+            GC.CollectionCount(2),
+            Environment.CpuUsage.TotalTime);
+    }
+}

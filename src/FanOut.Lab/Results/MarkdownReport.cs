@@ -1,0 +1,49 @@
+using System.Text;
+
+namespace FanOut.Lab.Results;
+
+/// <summary>report.md: per scenario, the seed's claim, our table with the seed's numbers beside ours, and the verdict line.</summary>
+public static class MarkdownReport
+{
+    /// <summary>The whole report for <paramref name="results"/>.</summary>
+    public static string Write(LabResults results)
+    {
+        ArgumentNullException.ThrowIfNull(results);
+        var text = new StringBuilder();
+        var m = results.Machine;
+        text.AppendLine("# FanOut lab report");
+        text.AppendLine();
+        text.AppendLine($"Machine: {m.Processor}, {m.ProcessorCount} logical processors, {m.Os}, {m.DotnetVersion}. Started {results.StartedAt:u}.");
+        text.AppendLine($"Parallel speed-ups top out at {m.ProcessorCount}x on this machine; the seeds ran on 16 to 20 logical cores.");
+        text.AppendLine();
+        text.AppendLine("Columns: 1st run = the warm-up run in the fresh process (a cold thread pool); Mean/Error/StdDev/Median over the measured runs (Error = half the 99.9% confidence interval, Student's t); " +
+            "Ideal = best time at the strategy's own concurrency; Eff. = Ideal / Mean; In flight = measured peak of items running at once; " +
+            "Pool thr / OS thr = thread-pool and process threads at start/peak/end; Queue = peak thread-pool queue; Work items = thread-pool items completed; " +
+            "Allocated = bytes on all threads; CPU = process CPU time. Every value is the mean per run.");
+        foreach (var scenario in results.Scenarios)
+        {
+            text.AppendLine();
+            text.AppendLine($"## {scenario.Id}");
+            text.AppendLine();
+            text.AppendLine($"Seed `{scenario.Seed}` ({scenario.SeedMachine}) said: {scenario.SeedClaim}");
+            text.AppendLine();
+            text.AppendLine($"Scale {scenario.Scale:0.###}{(scenario.Full ? ", the seed's full grid" : string.Empty)}.");
+            text.AppendLine();
+            AppendTable(text, ResultTable.Headers, ResultTable.Rows(scenario));
+            text.AppendLine();
+            text.AppendLine($"**Here:** {scenario.Verdict ?? "(not all cases have finished)"}");
+        }
+
+        return text.ToString();
+    }
+
+    private static void AppendTable(StringBuilder text, IReadOnlyList<string> headers, IReadOnlyList<IReadOnlyList<string>> rows)
+    {
+        text.AppendLine("| " + string.Join(" | ", headers) + " |");
+        text.AppendLine("|" + string.Join("|", headers.Select((_, i) => ResultTable.RightAligned(i) ? "---:" : "---")) + "|");
+        foreach (var row in rows)
+        {
+            text.AppendLine("| " + string.Join(" | ", row.Select(cell => cell.Replace("|", "\\|", StringComparison.Ordinal))) + " |");
+        }
+    }
+}

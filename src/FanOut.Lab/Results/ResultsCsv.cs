@@ -1,0 +1,53 @@
+using System.Globalization;
+using System.Text;
+
+namespace FanOut.Lab.Results;
+
+/// <summary>results.csv: one line per case, every metric in its own column, raw numbers (ms, bytes) for spreadsheets.</summary>
+public static class ResultsCsv
+{
+    private static readonly string[] s_columns =
+    [
+        "scenario", "strategy", "workload", "parameters", "runs", "firstRunMs", "meanMs", "errorMs", "stdDevMs", "medianMs", "minMs", "maxMs",
+        "idealMs", "efficiency", "concurrency", "peakInFlight", "threadPoolThreadsStart", "threadPoolThreadsPeak", "threadPoolThreadsEnd",
+        "processThreadsStart", "processThreadsPeak", "processThreadsEnd", "peakQueueLength", "completedWorkItems", "lockContentions",
+        "allocatedBytes", "gen0", "gen1", "gen2", "cpuTimeMs", "seedSays", "error",
+    ];
+
+    /// <summary>The whole file for <paramref name="results"/>.</summary>
+    public static string Write(LabResults results)
+    {
+        ArgumentNullException.ThrowIfNull(results);
+        var text = new StringBuilder();
+        text.AppendLine(string.Join(',', s_columns));
+        foreach (var scenario in results.Scenarios)
+        {
+            foreach (var c in scenario.Cases)
+            {
+                object?[] values =
+                [
+                    scenario.Id, c.Strategy, c.Workload, ResultTable.ParametersText(c.Parameters), c.Runs, c.FirstRunMs, c.MeanMs, c.ErrorMs, c.StdDevMs, c.MedianMs, c.MinMs, c.MaxMs,
+                    c.IdealMs, c.Efficiency, c.Concurrency, c.PeakInFlight, c.ThreadPoolThreadsStart, c.ThreadPoolThreadsPeak, c.ThreadPoolThreadsEnd,
+                    c.ProcessThreadsStart, c.ProcessThreadsPeak, c.ProcessThreadsEnd, c.PeakQueueLength, c.CompletedWorkItems, c.LockContentions,
+                    c.AllocatedBytes, c.Gen0, c.Gen1, c.Gen2, c.CpuTimeMs, c.SeedSays, c.Error,
+                ];
+                text.AppendLine(string.Join(',', values.Select(Field)));
+            }
+        }
+
+        return text.ToString();
+    }
+
+    /// <summary>One field, quoted when it holds a comma, a quote or a line break (RFC 4180).</summary>
+    public static string Field(object? value)
+    {
+        var text = value switch
+        {
+            null => string.Empty,
+            double d => d.ToString("R", CultureInfo.InvariantCulture),
+            IFormattable f => f.ToString(null, CultureInfo.InvariantCulture),
+            _ => value.ToString() ?? string.Empty,
+        };
+        return text.AsSpan().IndexOfAny(",\"\r\n") >= 0 ? $"\"{text.Replace("\"", "\"\"", StringComparison.Ordinal)}\"" : text;
+    }
+}

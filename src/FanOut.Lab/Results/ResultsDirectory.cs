@@ -1,0 +1,54 @@
+namespace FanOut.Lab.Results;
+
+/// <summary>The <c>--out</c> folder: rewrites results.json, results.csv and report.md after every finished case.</summary>
+/// <remarks>Each file is written to a temporary name and renamed over the old one, so a crash or Ctrl+C mid-write
+/// leaves the previous complete file, never a torn one: the cases already finished are never lost.</remarks>
+public sealed class ResultsDirectory
+{
+    private ResultsDirectory(string path) => Path = path;
+
+    /// <summary>The folder.</summary>
+    public string Path { get; }
+
+    /// <summary>The default folder: <c>fanout-results/&lt;UTC timestamp&gt;</c> under the current directory.</summary>
+    public static string DefaultPath(DateTimeOffset now) =>
+        System.IO.Path.Combine("fanout-results", now.UtcDateTime.ToString("yyyyMMdd-HHmmss", System.Globalization.CultureInfo.InvariantCulture));
+
+    /// <summary>Creates (or reuses) the folder and proves it writable; returns null with <paramref name="error"/> when it is not.</summary>
+    public static ResultsDirectory? Open(string path, out string? error)
+    {
+        ArgumentNullException.ThrowIfNull(path);
+        error = null;
+        try
+        {
+            var full = System.IO.Path.GetFullPath(path);
+            Directory.CreateDirectory(full);
+            var probe = System.IO.Path.Combine(full, $".write-test-{Guid.NewGuid():N}");
+            File.WriteAllText(probe, string.Empty);
+            File.Delete(probe);
+            return new ResultsDirectory(full);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or ArgumentException or NotSupportedException)
+        {
+            error = $"--out '{path}' is not a writable folder ({ex.Message.TrimEnd('.')}): give a folder you can create files in.";
+            return null;
+        }
+    }
+
+    /// <summary>Writes all three files for <paramref name="results"/>.</summary>
+    public void Write(LabResults results)
+    {
+        ArgumentNullException.ThrowIfNull(results);
+        WriteAtomically("results.json", ResultsJson.Serialize(results));
+        WriteAtomically("results.csv", ResultsCsv.Write(results));
+        WriteAtomically("report.md", MarkdownReport.Write(results));
+    }
+
+    private void WriteAtomically(string name, string content)
+    {
+        var target = System.IO.Path.Combine(Path, name);
+        var temp = target + ".tmp";
+        File.WriteAllText(temp, content);
+        File.Move(temp, target, overwrite: true);
+    }
+}

@@ -1,0 +1,72 @@
+using System.Diagnostics;
+using FanOut.Lab.Measurement;
+using FanOut.Lab.Results;
+using FanOut.Lab.Scenarios;
+
+namespace FanOut.Lab.Running;
+
+/// <summary>Runs one case in this process: warm-up, CPU calibration, measured runs, statistics.</summary>
+/// <remarks>The thread pool is process-wide, so what one case did to it (threads injected by a blocking
+/// strategy) carries into the next case run in the same process. <see cref="ChildProcessCaseRunner"/> is the
+/// default; this runner is for quick looks and for the child itself.</remarks>
+public sealed class InProcessCaseRunner(RunPolicy policy)
+{
+    /// <summary>The minimum time the CPU calibration spends, so per-item costs of microseconds are still resolved.</summary>
+    private static readonly TimeSpan s_calibrationTime = TimeSpan.FromMilliseconds(20);
+
+    /// <summary>Runs <paramref name="labCase"/> and summarises its measured runs.</summary>
+    public CaseResult Run(LabCase labCase, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(labCase);
+        var workload = labCase.CreateWorkload();
+        var parameters = CaseParameters.Of(labCase, workload);
+        if (labCase.Strategy.Refusal(workload) is { } refusal)
+        {
+            return CaseResult.Failed(labCase.Strategy.Name, workload.Name, parameters, refusal, labCase.SeedSays);
+        }
+
+        var items = Enumerable.Range(0, labCase.ItemCount).ToArray();
+        using var sampler = new RuntimeSampler();
+        var recorder = new RunRecorder(sampler, workload.Probe);
+
+        var firstRunMs = double.NaN;
+        for (var i = 0; i < policy.Warmups; i++)
+        {
+            var started = Stopwatch.GetTimestamp();
+            labCase.Strategy.RunAsync(workload, items, cancellationToken).GetAwaiter().GetResult();
+            firstRunMs = i == 0 ? Stopwatch.GetElapsedTime(started).TotalMilliseconds : firstRunMs;
+        }
+
+        var cpuMsPerItem = workload.Profile.UsesCpu ? CalibrateCpuMs(workload, labCase.ItemCount) : 0;
+        var runs = new List<RunMetrics>();
+        var spent = TimeSpan.Zero;
+        while (policy.WantsAnotherRun(runs.Count, spent))
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            recorder.Start();
+            labCase.Strategy.RunAsync(workload, items, cancellationToken).GetAwaiter().GetResult();
+            var metrics = recorder.Stop();
+            runs.Add(metrics);
+            spent += TimeSpan.FromMilliseconds(metrics.ElapsedMs);
+        }
+
+        var concurrency = labCase.Strategy.ConcurrencyFor(labCase.ItemCount);
+        var idealMs = IdealTime.Milliseconds(workload.Profile, labCase.ItemCount, concurrency, Environment.ProcessorCount, cpuMsPerItem);
+        var result = CaseResultBuilder.Build(labCase, workload, parameters, runs, idealMs, concurrency, cpuMsPerItem);
+        return result with { FirstRunMs = double.IsNaN(firstRunMs) ? runs[0].ElapsedMs : firstRunMs };
+    }
+
+    /// <summary>Times the CPU part of items run one after another on this thread; returns milliseconds per item.</summary>
+    private static double CalibrateCpuMs(Workloads.Workload workload, int itemCount)
+    {
+        var reps = 0;
+        var start = Stopwatch.GetTimestamp();
+        while (reps < 3 || Stopwatch.GetElapsedTime(start) < s_calibrationTime)
+        {
+            workload.RunCpuPart(reps % Math.Max(1, itemCount));
+            reps++;
+        }
+
+        return Stopwatch.GetElapsedTime(start).TotalMilliseconds / reps;
+    }
+}

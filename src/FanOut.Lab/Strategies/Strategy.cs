@@ -1,0 +1,49 @@
+using FanOut.Lab.Workloads;
+
+namespace FanOut.Lab.Strategies;
+
+/// <summary>How items are fanned out: one API used one way. Add a strategy by adding one subclass.</summary>
+public abstract class Strategy
+{
+    /// <summary>The display name, with its limit: <c>Parallel.ForEachAsync (DOP 50)</c>.</summary>
+    public abstract string Name { get; }
+
+    /// <summary>The body shape the API takes.</summary>
+    public abstract WorkloadForms Needs { get; }
+
+    /// <summary>The most items the strategy lets run at once over <paramref name="itemCount"/> items, as configured; the ideal-time model's D.</summary>
+    public abstract int ConcurrencyFor(int itemCount);
+
+    /// <summary>Runs every item of <paramref name="items"/> through <paramref name="workload"/>.</summary>
+    public abstract Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken);
+
+    /// <summary>Why this strategy cannot run <paramref name="workload"/> as the seeds write it, or null when it can.</summary>
+    /// <remarks>An async body handed to Parallel.ForEach compiles to async void: exceptions escape and the loop
+    /// ends before the work does. The lab refuses that pairing instead of measuring a broken program.</remarks>
+    public string? Refusal(Workload workload)
+    {
+        ArgumentNullException.ThrowIfNull(workload);
+        if ((workload.Forms & Needs) != 0)
+        {
+            return null;
+        }
+
+        return Needs == WorkloadForms.Synchronous
+            ? $"{Name} takes a synchronous body and {workload.Name} is asynchronous; an async lambda there would be async void. Use a blocking workload (Thread.Sleep or .Result) to show that shape."
+            : $"{Name} takes an asynchronous body and {workload.Name} has none.";
+    }
+
+    /// <inheritdoc/>
+    public override string ToString() => Name;
+
+    /// <summary>The text for an optional degree of parallelism: <c>default</c> or <c>DOP 4</c>.</summary>
+    protected static string DopText(int? maxDegreeOfParallelism) =>
+        maxDegreeOfParallelism is { } dop ? $"DOP {dop}" : "default";
+
+    /// <summary>Checks a limit given to a strategy's constructor.</summary>
+    protected static int CheckLimit(int limit, string paramName)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(limit, 1, paramName);
+        return limit;
+    }
+}

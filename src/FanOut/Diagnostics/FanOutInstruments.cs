@@ -1,0 +1,30 @@
+namespace FanOut.Diagnostics;
+
+/// <summary>
+/// Names of the meter and instruments FanOut publishes through <c>System.Diagnostics.Metrics</c>, for
+/// <c>dotnet-counters monitor --counters FanOut</c>, an OpenTelemetry <c>AddMeter("FanOut")</c> or a <c>MeterListener</c>.
+/// Every measurement carries the tag <see cref="LimitKindTag"/>.
+/// </summary>
+public static class FanOutInstruments
+{
+    /// <summary>The meter's name.</summary>
+    public const string MeterName = "FanOut";
+
+    /// <summary>Up-down counter of items whose body is running.</summary>
+    public const string ItemsInFlight = "fanout.items.in_flight";
+
+    /// <summary>Gauge of the concurrency limit, recorded when a call starts and whenever an adaptive limit changes.</summary>
+    public const string LimitCurrent = "fanout.limit.current";
+
+    /// <summary>Counter of items whose body completed successfully.</summary>
+    public const string ItemsCompleted = "fanout.items.completed";
+
+    /// <summary>Counter of items whose body threw.</summary>
+    public const string ItemsFailed = "fanout.items.failed";
+
+    /// <summary>Histogram of item durations in seconds.</summary>
+    public const string ItemDuration = "fanout.item.duration";
+
+    /// <summary>Tag naming the kind of limit: <c>fixed</c>, <c>unbounded</c> or <c>adaptive</c>.</summary>
+    public const string LimitKindTag = "fanout.limit.kind";
+}

@@ -1,0 +1,35 @@
+using FanOut.Sources;
+
+namespace FanOut.Execution;
+
+/// <summary>A fan-out whose bodies return nothing.</summary>
+internal sealed class ActionRun<T>(
+    ItemSource<T> source,
+    Func<T, CancellationToken, ValueTask> body,
+    FanOutOptions options,
+    CancellationToken cancellationToken) : FanOutRun<T>(source, options, cancellationToken)
+{
+    private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    public Task Task => _completion.Task;
+
+    protected override ValueTask InvokeAsync(T item, int index, CancellationToken cancellationToken) => body(item, cancellationToken);
+
+    protected override Exception CreateRunAllException(List<FanOutFailure> failures) => new FanOutException(failures, ItemCount);
+
+    protected override void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions)
+    {
+        if (canceled)
+        {
+            _completion.TrySetCanceled(callerToken);
+        }
+        else if (exceptions is not null)
+        {
+            _completion.TrySetException(exceptions);
+        }
+        else
+        {
+            _completion.TrySetResult();
+        }
+    }
+}

@@ -1,0 +1,219 @@
+using System.Runtime.CompilerServices;
+
+using FanOut.Execution;
+using FanOut.Sources;
+
+namespace FanOut;
+
+/// <summary>
+/// Bounded fan-out over a sequence: runs a body for every item, at most <see cref="FanOutOptions.Limit"/> at once, and
+/// returns the results (<c>FanOutAsync</c>) or yields them as they finish (<c>FanOutStream</c>).
+/// </summary>
+/// <remarks>
+/// Every call returns before any body runs; bodies run on the thread pool, never on the caller's thread. Every body gets
+/// the same token, canceled when the caller's token is or (in <see cref="ErrorMode.FailFast"/>) when a body fails. The
+/// caller's cancellation wins: the task is canceled, not faulted, even if bodies threw. The source is pulled lazily
+/// (only when a permit is free) and its enumerator is always disposed before the task completes.
+/// </remarks>
+public static class FanOutExtensions
+{
+    /// <summary>Runs <paramref name="body"/> for every item, at most <see cref="FanOutOptions.Limit"/> at once; results in source order.</summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="source">The items. Arrays and lists are claimed by index without a lock; other sequences through their enumerator.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts, bodies see their token canceled, the task ends Canceled.</param>
+    /// <returns>
+    /// The results, <c>results[i]</c> from the i-th item. Faults with every exception (FailFast) or with a
+    /// <see cref="FanOutException{TResult}"/> that keeps the successful results (RunAll).
+    /// </returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        return RunResults(ItemSourceOf(source), body, options, cancellationToken);
+    }
+
+    /// <summary>Runs <paramref name="body"/> for every item of an async sequence, at most <see cref="FanOutOptions.Limit"/> at once; results in source order.</summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="source">The items; the enumerator gets the run's token and is pulled one MoveNextAsync at a time.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <returns>The results in source order (see the <see cref="IEnumerable{T}"/> overload for failures).</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        return RunResults(new AsyncEnumerableSource<T>(source), body, options, cancellationToken);
+    }
+
+    /// <summary>Runs <paramref name="body"/> for every item, at most <see cref="FanOutOptions.Limit"/> at once.</summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <returns>A task that completes when every item has run; faults with every exception (FailFast) or a <see cref="FanOutException"/> (RunAll).</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static Task FanOutAsync<T>(
+        this IEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        return RunActions(ItemSourceOf(source), body, options, cancellationToken);
+    }
+
+    /// <summary>Runs <paramref name="body"/> for every item of an async sequence, at most <see cref="FanOutOptions.Limit"/> at once.</summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <param name="source">The items; the enumerator gets the run's token.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <returns>A task that completes when every item has run.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static Task FanOutAsync<T>(
+        this IAsyncEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        return RunActions(new AsyncEnumerableSource<T>(source), body, options, cancellationToken);
+    }
+
+    /// <summary>
+    /// Yields results while later items still run: in completion order, or in source order when <see cref="FanOutOptions.Ordered"/>.
+    /// Nothing starts until the stream is enumerated; a consumer that stops early cancels and awaits the items in flight.
+    /// </summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit, error mode, ordering; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
+    /// <returns>
+    /// The results. In FailFast the enumeration throws the first exception after the items in flight finish; in RunAll it
+    /// yields every success, then throws a <see cref="FanOutException"/>.
+    /// </returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        ArgumentNullException.ThrowIfNull(body);
+        var resolved = Validated(options);
+        return StreamAsync(() => ItemSourceOf(source), body, resolved, cancellationToken);
+    }
+
+    /// <summary>Yields results of an async sequence's items while later items still run (see the <see cref="IEnumerable{T}"/> overload).</summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="source">The items; an endless source runs in bounded memory.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit, error mode, ordering; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
+    /// <returns>The results.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        ArgumentNullException.ThrowIfNull(body);
+        var resolved = Validated(options);
+        return StreamAsync(() => new AsyncEnumerableSource<T>(source), body, resolved, cancellationToken);
+    }
+
+    private static ItemSource<T> ItemSourceOf<T>(IEnumerable<T> source) => ItemSource<T>.From(source);
+
+    private static FanOutOptions Validated(FanOutOptions? options)
+    {
+        var resolved = options ?? FanOutOptions.Default;
+        resolved.Validate();
+        return resolved;
+    }
+
+    private static Task<TResult[]> RunResults<T, TResult>(
+        ItemSource<T> source, Func<T, CancellationToken, ValueTask<TResult>> body, FanOutOptions? options, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        var resolved = Validated(options);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Task.FromCanceled<TResult[]>(cancellationToken);
+        }
+
+        var run = new ResultsRun<T, TResult>(source, body, resolved, cancellationToken);
+        run.Start();
+        return run.Task;
+    }
+
+    private static Task RunActions<T>(
+        ItemSource<T> source, Func<T, CancellationToken, ValueTask> body, FanOutOptions? options, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        var resolved = Validated(options);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Task.FromCanceled(cancellationToken);
+        }
+
+        var run = new ActionRun<T>(source, body, resolved, cancellationToken);
+        run.Start();
+        return run.Task;
+    }
+
+    private static async IAsyncEnumerable<TResult> StreamAsync<T, TResult>(
+        Func<ItemSource<T>> sourceFactory,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken,
+        [EnumeratorCancellation] CancellationToken enumeratorToken = default)
+    {
+        // Either token cancels the run; a linked source only when both can be canceled.
+        using var linked = cancellationToken.CanBeCanceled && enumeratorToken.CanBeCanceled
+            ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, enumeratorToken)
+            : null;
+        var token = linked?.Token ?? (cancellationToken.CanBeCanceled ? cancellationToken : enumeratorToken);
+        token.ThrowIfCancellationRequested();
+
+        var run = new StreamRun<T, TResult>(sourceFactory(), body, options, token);
+        run.Start();
+        try
+        {
+            await foreach (var result in run.ReadAllAsync().ConfigureAwait(false))
+            {
+                yield return result;
+            }
+        }
+        finally
+        {
+            // A consumer that stopped early (break, exception) leaves workers running: cancel them and wait, so that no
+            // body runs after the enumeration is disposed. On a normal end this is a no-op on a completed run.
+            if (!run.Completion.IsCompleted)
+            {
+                run.Abort();
+            }
+
+            await run.Completion.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+    }
+}

@@ -1,0 +1,82 @@
+using System.Net;
+
+namespace FanOut;
+
+/// <summary>Bounds and signals of an adaptive <see cref="ConcurrencyLimit"/> (see <see cref="ConcurrencyLimit.Adaptive"/>).</summary>
+public sealed record AdaptiveLimitOptions
+{
+    /// <summary>The lowest the limit goes, however bad latency gets.</summary>
+    /// <value>Default 1, range 1 to <see cref="MaxLimit"/>: a fan-out must keep making progress, and one at a time is the safest way to.</value>
+    public int MinLimit { get; init; } = 1;
+
+    /// <summary>The highest the limit goes, however flat latency stays.</summary>
+    /// <value>
+    /// Default 256, range <see cref="MinLimit"/> to <see cref="int.MaxValue"/>. Pure waiting (timers, a downstream with room to
+    /// spare) never raises latency, so the limit climbs to this cap: it is the worst case of sockets, memory and
+    /// downstream load one call may create. 256 is far above any core count and above common connection-pool sizes (SQL
+    /// Server's default pool is 100), while still two orders of magnitude below the thousands of tasks an unbounded
+    /// <c>Task.WhenAll</c> would start. Netflix's Gradient2 uses 200, Envoy's filter 1000.
+    /// </value>
+    public int MaxLimit { get; init; } = 256;
+
+    /// <summary>The limit the first items run under.</summary>
+    /// <value>
+    /// Default 1, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. The algorithm compares latency with the latency it
+    /// saw with no queueing; starting at 1 guarantees that first measurement is uncontended. The slow-start ramp doubles
+    /// the limit every window (a window is as many items as the limit), so it still reaches 256 after 8 windows (511 items).
+    /// </value>
+    public int InitialLimit { get; init; } = 1;
+
+    /// <summary>How far mean item latency may rise above the uncontended baseline before the limit backs off.</summary>
+    /// <value>
+    /// Default 1.5 (latency 50% above baseline), range above 1. The limit grows only while latency stays below the midpoint
+    /// (1.25 by default) and holds between the two, so on a downstream that serves C at once it settles near 1.25 C:
+    /// a little queue keeps every server busy (full throughput) without the latency of a long one. Real timers and networks
+    /// jitter by a few percent, so a smaller tolerance would read noise as congestion.
+    /// </value>
+    public double Tolerance { get; init; } = 1.5;
+
+    /// <summary>The factor the limit is multiplied by when a window saw an overload failure (see <see cref="IsOverload"/>).</summary>
+    /// <value>
+    /// Default 0.8, range above 0 and below 1. TCP halves, but a downstream that rejects beyond C would then idle
+    /// between C/2 and C; 0.8 keeps the sawtooth between 0.8 C and C + 1 (Netflix's AIMD uses 0.9).
+    /// </value>
+    public double BackoffRatio { get; init; } = 0.8;
+
+    /// <summary>Decides whether an item's exception means the downstream is overloaded.</summary>
+    /// <value>
+    /// Default <see langword="null"/>: <see cref="IsOverloadByDefault"/>, which treats timeouts and HTTP 429/503 as overload.
+    /// Called outside every lock, from worker threads.
+    /// </value>
+    public Func<Exception, bool>? IsOverload { get; init; }
+
+    /// <summary>The clock latency is measured with.</summary>
+    /// <value>Default <see cref="TimeProvider.System"/>; tests pass a manual one to drive time themselves.</value>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
+    /// <summary>
+    /// The default overload test: a <see cref="TimeoutException"/> (also as the inner exception of a canceled
+    /// <c>HttpClient</c> request), or an <see cref="HttpRequestException"/> with status 429 (Too Many Requests) or 503 (Service Unavailable).
+    /// </summary>
+    /// <param name="exception">The item's exception.</param>
+    /// <returns>True if the exception means "too much load".</returns>
+    public static bool IsOverloadByDefault(Exception exception) => exception switch
+    {
+        TimeoutException => true,
+        HttpRequestException { StatusCode: HttpStatusCode.TooManyRequests or HttpStatusCode.ServiceUnavailable } => true,
+        OperationCanceledException { InnerException: TimeoutException } => true,
+        _ => false,
+    };
+
+    internal void Validate()
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(MinLimit, 1, nameof(MinLimit));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxLimit, MinLimit, nameof(MaxLimit));
+        ArgumentOutOfRangeException.ThrowIfLessThan(InitialLimit, MinLimit, nameof(InitialLimit));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(InitialLimit, MaxLimit, nameof(InitialLimit));
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(Tolerance, 1.0, nameof(Tolerance));
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(BackoffRatio, 0.0, nameof(BackoffRatio));
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(BackoffRatio, 1.0, nameof(BackoffRatio));
+        ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));
+    }
+}

@@ -1,0 +1,216 @@
+using System.Diagnostics;
+
+namespace FanOut;
+
+/// <summary>
+/// A budget of items in flight at once. One instance is one budget: pass the same instance to several fan-out calls
+/// and the sum of their items in flight stays within <see cref="Current"/> (one budget for one downstream, however many
+/// loops call it).
+/// </summary>
+/// <remarks>
+/// The budget is a permit pool. A worker takes a permit with a compare-and-swap while nobody waits (no lock, no allocation),
+/// keeps it from one item to the next while nobody else wants it, and hands it to the oldest waiter (FIFO, so calls sharing
+/// a limit take turns) when someone does. Only a worker that finds the pool empty allocates: one waiter object.
+/// </remarks>
+public abstract class ConcurrencyLimit
+{
+    /// <summary>Guards <see cref="_waiters"/>; never held while user code runs (waiters are completed after it is released).</summary>
+    private readonly Lock _lock = new();
+
+    /// <summary>Workers waiting for a permit, oldest first.</summary>
+    private readonly LinkedList<PermitWaiter> _waiters = new();
+
+    /// <summary>Permits taken: items in flight plus permits a worker holds between two of its items.</summary>
+    private int _inFlight;
+
+    /// <summary>Mirror of <see cref="_waiters"/>.Count that the lock-free paths read (see <see cref="Release"/>).</summary>
+    private int _waiterCount;
+
+    /// <summary>Only this assembly defines kinds of limit: the permit protocol is internal.</summary>
+    private protected ConcurrencyLimit()
+    {
+    }
+
+    /// <summary>A limit of exactly <paramref name="limit"/> items in flight.</summary>
+    /// <param name="limit">The limit, at least 1.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="limit"/> is less than 1.</exception>
+    public static ConcurrencyLimit Fixed(int limit)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(limit, 1);
+        return new FixedConcurrencyLimit(limit);
+    }
+
+    /// <summary>No limit: every item may be in flight at once (the concurrency of <c>Task.WhenAll</c>).</summary>
+    /// <remarks>Bodies that complete synchronously still run on at most <see cref="Environment.ProcessorCount"/> workers.</remarks>
+    public static ConcurrencyLimit Unbounded { get; } = new UnboundedConcurrencyLimit();
+
+    /// <summary>A limit that finds, while the work runs, the concurrency the work can afford.</summary>
+    /// <param name="options">Its bounds and signals; <see langword="null"/> for the documented defaults.</param>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of its documented range.</exception>
+    public static ConcurrencyLimit Adaptive(AdaptiveLimitOptions? options = null) =>
+        new AdaptiveConcurrencyLimit(options ?? new AdaptiveLimitOptions());
+
+    /// <summary>The limit right now.</summary>
+    public abstract int Current { get; }
+
+    /// <summary>The highest value <see cref="Current"/> has had (for a fixed limit, the limit itself).</summary>
+    public virtual int Peak => Current;
+
+    /// <summary>Permits taken right now, by every call that shares this limit. Never above <see cref="Current"/> once a decrease has drained.</summary>
+    public int InFlight => Volatile.Read(ref _inFlight);
+
+    /// <summary>The kind of limit, as the <c>fanout.limit.kind</c> metric tag shows it: <c>fixed</c>, <c>unbounded</c> or <c>adaptive</c>.</summary>
+    public abstract string Kind { get; }
+
+    /// <summary>How many workers a call starts for bodies that complete synchronously (more would only time-slice the cores).</summary>
+    internal virtual int WorkerHint => Current;
+
+    /// <summary>The highest <see cref="Current"/> can ever be; sizes stream buffers.</summary>
+    internal virtual int MaxCurrent => Current;
+
+    /// <summary>Whether <see cref="OnItemCompleted"/> needs a start timestamp for every item.</summary>
+    internal virtual bool WantsSamples => false;
+
+    /// <summary>True when a permit could be taken right now.</summary>
+    internal bool HasRoom => Volatile.Read(ref _inFlight) < Current;
+
+    /// <summary>
+    /// True when a worker should give its permit back between items rather than keep it: someone waits for one, or
+    /// the limit dropped below the permits taken.
+    /// </summary>
+    internal bool ShouldReturnPermit => Volatile.Read(ref _waiterCount) != 0 || Volatile.Read(ref _inFlight) > Current;
+
+    /// <summary>The clock item durations are measured with.</summary>
+    internal virtual long GetTimestamp() => Stopwatch.GetTimestamp();
+
+    /// <summary>Ticks per second of <see cref="GetTimestamp"/>.</summary>
+    internal virtual long TimestampFrequency => Stopwatch.Frequency;
+
+    /// <summary>Feeds one finished item to the limit (adaptive limits learn from it).</summary>
+    /// <param name="startTimestamp">When the item started, from <see cref="GetTimestamp"/>.</param>
+    /// <param name="failure">The item's exception, or <see langword="null"/> when it succeeded.</param>
+    /// <param name="canceled">True when the run was being canceled, so the item's latency and failure say nothing about the downstream.</param>
+    internal virtual void OnItemCompleted(long startTimestamp, Exception? failure, bool canceled)
+    {
+    }
+
+    /// <summary>Takes a permit without waiting. Fails while others wait, so that waiters are served first.</summary>
+    internal bool TryAcquire() => Volatile.Read(ref _waiterCount) == 0 && TryAcquireCore();
+
+    /// <summary>Waits for a permit; the task's result is false if <paramref name="cancellationToken"/> was canceled first.</summary>
+    internal Task<bool> WaitAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return PermitWaiter.s_false;
+        }
+
+        var waiter = new PermitWaiter(this);
+        lock (_lock)
+        {
+            AssertInvariants();
+
+            // Announce the waiter before the last look at the count: a Release that decrements after our look
+            // then sees _waiterCount != 0 and drains; one that decremented before it lets our look succeed.
+            Interlocked.Increment(ref _waiterCount);
+            if (TryAcquireCore())
+            {
+                Interlocked.Decrement(ref _waiterCount);
+                return PermitWaiter.s_true;
+            }
+
+            waiter.Node = _waiters.AddLast(waiter);
+        }
+
+        waiter.Register(cancellationToken);
+        return waiter.Task;
+    }
+
+    /// <summary>Gives a permit back, handing it to the oldest waiter if there is one.</summary>
+    internal void Release()
+    {
+        Interlocked.Decrement(ref _inFlight);
+
+        // Full fence above; see WaitAsync for the other half of this handshake.
+        if (Volatile.Read(ref _waiterCount) != 0)
+        {
+            Drain();
+        }
+    }
+
+    /// <summary>Called by a limit whose <see cref="Current"/> rose: wakes the waiters the new room admits.</summary>
+    private protected void OnCurrentIncreased()
+    {
+        if (Volatile.Read(ref _waiterCount) != 0)
+        {
+            Drain();
+        }
+    }
+
+    /// <summary>Removes a waiter whose token was canceled before it got a permit.</summary>
+    internal bool TryRemove(PermitWaiter waiter)
+    {
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (waiter.Node?.List is null)
+            {
+                return false; // already granted
+            }
+
+            _waiters.Remove(waiter.Node);
+            Interlocked.Decrement(ref _waiterCount);
+            return true;
+        }
+    }
+
+    private bool TryAcquireCore()
+    {
+        var current = Current;
+        var seen = Volatile.Read(ref _inFlight);
+        while (seen < current)
+        {
+            var previous = Interlocked.CompareExchange(ref _inFlight, seen + 1, seen);
+            if (previous == seen)
+            {
+                return true;
+            }
+
+            seen = previous;
+        }
+
+        return false;
+    }
+
+    private void Drain()
+    {
+        PermitWaiter? granted = null;
+        lock (_lock)
+        {
+            AssertInvariants();
+            while (_waiters.First is { } node && TryAcquireCore())
+            {
+                _waiters.RemoveFirst();
+                Interlocked.Decrement(ref _waiterCount);
+                node.Value.NextGranted = granted;
+                granted = node.Value;
+            }
+        }
+
+        // Complete outside the lock: completing a task may run code (continuations are asynchronous, but stay safe).
+        while (granted is not null)
+        {
+            var next = granted.NextGranted;
+            granted.Grant();
+            granted = next;
+        }
+    }
+
+    [Conditional("DEBUG")]
+    private void AssertInvariants()
+    {
+        Debug.Assert(_lock.IsHeldByCurrentThread);
+        Debug.Assert(_waiters.Count == Volatile.Read(ref _waiterCount) || _waiters.Count + 1 == Volatile.Read(ref _waiterCount));
+        Debug.Assert(Volatile.Read(ref _inFlight) >= 0);
+    }
+}

@@ -1,0 +1,58 @@
+namespace FanOut.Sources;
+
+/// <summary>
+/// Claims items of a general <see cref="IEnumerable{T}"/>: an enumerator is single-threaded, so claims take turns on a lock.
+/// </summary>
+/// <remarks>
+/// MoveNext is user code, and it runs under <see cref="_gate"/>: that is the serialization an enumerator needs, and the gate
+/// guards nothing else, so no other lock can ever be held inside it (the same design as Parallel.ForEachAsync).
+/// The enumerator is created by the first claim, on a worker, so a throwing GetEnumerator faults the task instead of the caller.
+/// </remarks>
+internal sealed class EnumerableSource<T>(IEnumerable<T> source) : ItemSource<T>
+{
+    private readonly Lock _gate = new();
+    private IEnumerator<T>? _enumerator;
+    private int _claimed;
+    private bool _done;
+
+    public override int ClaimedCount => Volatile.Read(ref _claimed);
+
+    public override ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
+    {
+        lock (_gate)
+        {
+            if (_done)
+            {
+                return new ValueTask<bool>(false);
+            }
+
+            try
+            {
+                _enumerator ??= source.GetEnumerator();
+                if (!_enumerator.MoveNext())
+                {
+                    _done = true;
+                    return new ValueTask<bool>(false);
+                }
+
+                slot.Item = _enumerator.Current;
+            }
+            catch
+            {
+                _done = true; // an enumerator that threw is not asked again
+                throw;
+            }
+
+            slot.Index = _claimed;
+            Volatile.Write(ref _claimed, _claimed + 1);
+            return new ValueTask<bool>(true);
+        }
+    }
+
+    public override ValueTask DisposeAsync()
+    {
+        // Every worker has stopped: nobody else touches the enumerator now.
+        _enumerator?.Dispose();
+        return default;
+    }
+}
