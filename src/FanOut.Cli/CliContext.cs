@@ -1,5 +1,6 @@
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
+
 using Spectre.Console;
 
 namespace FanOut.Cli;

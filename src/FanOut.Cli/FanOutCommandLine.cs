@@ -1,4 +1,5 @@
 using System.CommandLine;
+
 using FanOut.Cli.Commands;
 
 namespace FanOut.Cli;
@@ -19,8 +20,10 @@ public static class FanOutCommandLine
         var parse = root.Parse(args);
         if (parse.Errors.Count > 0)
         {
-            // One line, naming the bad token; the valid choices come from the parser's own message or 'fanout --help'.
-            context.Error.WriteLine($"fanout: {parse.Errors[0].Message} (see 'fanout --help')");
+            // One line naming every bad token the parser saw, then the valid commands.
+            var messages = string.Join("; ", parse.Errors.Select(e => e.Message.TrimEnd('.')).Distinct());
+            var commands = string.Join(", ", root.Subcommands.Where(c => !c.Hidden).Select(c => c.Name));
+            context.Error.WriteLine($"fanout: {messages}. Commands: {commands}; see 'fanout --help'.");
             return ExitCodes.Usage;
         }
 

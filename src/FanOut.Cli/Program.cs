@@ -1,6 +1,7 @@
 using FanOut.Cli;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
+
 using Spectre.Console;
 
 var interactive = !Console.IsOutputRedirected;

@@ -1,4 +1,5 @@
 using System.Text;
+
 using Spectre.Console;
 
 namespace FanOut.Cli;

@@ -1,4 +1,5 @@
 using System.CommandLine;
+
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;

@@ -1,5 +1,7 @@
 using System.CommandLine;
+
 using FanOut.Lab.Scenarios;
+
 using Spectre.Console;
 
 namespace FanOut.Cli.Commands;

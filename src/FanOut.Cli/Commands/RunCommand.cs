@@ -1,8 +1,10 @@
 using System.CommandLine;
+
 using FanOut.Cli.Output;
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
+
 using Spectre.Console;
 
 namespace FanOut.Cli.Commands;
@@ -18,11 +20,11 @@ public static class RunCommand
         {
             Description = $"A scenario id (see 'fanout list') or '{ScenarioCatalog.All}'.",
         };
-        var scaleOption = new Option<double?>("--scale") { Description = "Shrink per-item time and work by this factor, 0 < F <= 1 (default 1)." };
+        var scaleOption = NumberOption.Create("--scale", "Shrink per-item time and work by this factor, 0 < F <= 1 (default 1).", "use a number greater than 0 and at most 1, e.g. 0.25");
         var fullOption = new Option<bool>("--full") { Description = "Run the seeds' exact grids instead of the default subsets." };
         var inProcessOption = new Option<bool>("--in-process") { Description = "Run every case in this process (quick look; cases then share one thread pool)." };
         var outOption = new Option<string?>("--out") { Description = "Results folder (default fanout-results/<timestamp>)." };
-        var timeoutOption = new Option<double?>("--timeout") { Description = "Seconds one case may run before its child process is killed (default 300)." };
+        var timeoutOption = NumberOption.Create("--timeout", "Seconds one case may run before its child process is killed (default 300).", "use a positive number of seconds, e.g. 600");
         var command = new Command("run", "Run a scenario (or all) and write results.json, results.csv and report.md.")
         {
             scenarioArgument, scaleOption, fullOption, inProcessOption, outOption, timeoutOption,

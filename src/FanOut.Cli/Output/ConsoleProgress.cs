@@ -1,7 +1,9 @@
 using System.Globalization;
+
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
+
 using Spectre.Console;
 
 namespace FanOut.Cli.Output;

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+
 using Microsoft.Win32.SafeHandles;
 
 namespace FanOut.Lab.Measurement;

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+
 using FanOut.Lab.Results;
 using FanOut.Lab.Scenarios;
 

@@ -1,4 +1,5 @@
 using System.Threading.Tasks.Dataflow;
+
 using FanOut.Lab.Workloads;
 
 namespace FanOut.Lab.Strategies;

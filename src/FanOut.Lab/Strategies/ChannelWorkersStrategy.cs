@@ -1,4 +1,5 @@
 using System.Threading.Channels;
+
 using FanOut.Lab.Workloads;
 
 namespace FanOut.Lab.Strategies;

@@ -1,4 +1,5 @@
 using System.Text;
+
 using FanOut.Lab.Measurement;
 
 namespace FanOut.Lab.Tests.Measurement;

@@ -62,7 +62,13 @@ public sealed class ResultsFilesTests : IDisposable
     {
         var scenario = new ScenarioResult
         {
-            Id = "tiny", Seed = "tiny.txt", SeedClaim = "claims nothing", SeedMachine = "none", Scale = 1, Full = false, Verdict = "2 cases",
+            Id = "tiny",
+            Seed = "tiny.txt",
+            SeedClaim = "claims nothing",
+            SeedMachine = "none",
+            Scale = 1,
+            Full = false,
+            Verdict = "2 cases",
             Cases = [new CaseResult { Strategy = "Task.WhenAll", Workload = "w", Parameters = new Dictionary<string, object> { ["itemCount"] = 4 }, Runs = 3, MeanMs = 12.5, SeedSays = "~24 ms" }],
         };
         var report = MarkdownReport.Write(new LabResults { Machine = MachineInfo.Current(), StartedAt = DateTimeOffset.UnixEpoch, Scenarios = [scenario] });

@@ -1,4 +1,5 @@
 using System.Text.Json;
+
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
 using FanOut.Lab.Tests.Scenarios;

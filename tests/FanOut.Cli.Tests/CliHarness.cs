@@ -1,0 +1,34 @@
+using FanOut.Cli;
+using FanOut.Lab.Running;
+using FanOut.Lab.Scenarios;
+
+using Spectre.Console;
+
+namespace FanOut.Cli.Tests;
+
+/// <summary>Runs the real command line against a recording console, as a person at a redirected terminal would see it.</summary>
+public sealed class CliHarness
+{
+    private readonly StringWriter _out = new();
+
+    public StringWriter Error { get; } = new();
+
+    public string Output => _out.ToString();
+
+    public async Task<int> RunAsync(params string[] args)
+    {
+        var console = AnsiConsole.Create(new AnsiConsoleSettings
+        {
+            Ansi = AnsiSupport.No,
+            ColorSystem = ColorSystemSupport.NoColors,
+            Out = new AnsiConsoleOutput(_out),
+        });
+        console.Profile.Width = 10_000;
+        var context = new CliContext(console, Error, Interactive: false, ScenarioCatalog.Default, LaunchBuiltCli, TimeProvider.System);
+        return await FanOutCommandLine.InvokeAsync(args, context);
+    }
+
+    /// <summary>The fanout.dll built beside the tests, started through dotnet, as the child process.</summary>
+    private static ChildProcessLauncher LaunchBuiltCli() =>
+        new("dotnet", [Path.Combine(AppContext.BaseDirectory, "fanout.dll")]);
+}
