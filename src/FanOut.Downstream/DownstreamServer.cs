@@ -1,16 +1,17 @@
 using System.Threading.RateLimiting;
 
+using FanOut.Downstream.Endpoints;
+using FanOut.Downstream.Hosting;
+using FanOut.Downstream.Latency;
+using FanOut.Downstream.Stats;
+
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
-
-using FanOut.Downstream.Endpoints;
-using FanOut.Downstream.Hosting;
-using FanOut.Downstream.Latency;
-using FanOut.Downstream.Stats;
 
 namespace FanOut.Downstream;
 
@@ -74,7 +75,9 @@ public sealed class DownstreamServer : IAsyncDisposable
         builder.WebHost.UseKestrelCore().ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
-            kestrel.Listen(options.Address, options.Port);
+            // HTTP/1.1 only: over cleartext there is nothing to negotiate HTTP/2 with, and one
+            // request per connection makes "C concurrent requests = C connections" exact.
+            kestrel.Listen(options.Address, options.Port, listen => listen.Protocols = HttpProtocols.Http1);
         });
         builder.Services.AddRoutingCore();
         _app = builder.Build();

@@ -1,8 +1,8 @@
 using System.Threading.RateLimiting;
 
-using Microsoft.AspNetCore.Http;
-
 using FanOut.Downstream.Stats;
+
+using Microsoft.AspNetCore.Http;
 
 namespace FanOut.Downstream.Endpoints;
 

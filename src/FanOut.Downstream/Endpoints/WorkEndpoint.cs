@@ -2,11 +2,11 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Threading.RateLimiting;
 
-using Microsoft.AspNetCore.Http;
-
 using FanOut.Downstream.Hosting;
 using FanOut.Downstream.Latency;
 using FanOut.Downstream.Stats;
+
+using Microsoft.AspNetCore.Http;
 
 namespace FanOut.Downstream.Endpoints;
 
@@ -97,12 +97,7 @@ internal sealed class WorkEndpoint
             try
             {
                 var workMs = _sampler.NextMilliseconds();
-                if (workMs > 0)
-                {
-                    // Rounded up: Task.Delay truncates to whole milliseconds, which would serve a
-                    // uniform or lognormal sample up to 1 ms short on top of the timer's own 1 ms tick.
-                    await Task.Delay(TimeSpan.FromMilliseconds(Math.Ceiling(workMs)), abort.Token).ConfigureAwait(false);
-                }
+                await WaitAtLeastAsync(workMs, abort.Token).ConfigureAwait(false);
 
                 var id = context.Request.RouteValues["id"] as string ?? "";
                 var write = isPrice
@@ -122,6 +117,23 @@ internal sealed class WorkEndpoint
                 var latencyMicroseconds = (long)Stopwatch.GetElapsedTime(arrived).TotalMicroseconds;
                 _counters.OnServeEnded(served, latencyMicroseconds);
             }
+        }
+    }
+
+    /// <summary>Waits at least <paramref name="milliseconds"/> by the high-resolution clock.</summary>
+    /// <remarks>
+    /// Task.Delay alone can end early: it truncates to whole milliseconds, and the runtime's timers
+    /// run on a coarse tick (1-4 ms on Linux). Re-waiting the remainder makes "fixed:20" mean at
+    /// least 20 ms, at the cost of a second timer only when the first fired early.
+    /// </remarks>
+    private static async Task WaitAtLeastAsync(double milliseconds, CancellationToken cancellationToken)
+    {
+        var started = Stopwatch.GetTimestamp();
+        var remaining = milliseconds;
+        while (remaining > 0)
+        {
+            await Task.Delay(TimeSpan.FromMilliseconds(Math.Ceiling(remaining)), cancellationToken).ConfigureAwait(false);
+            remaining = milliseconds - Stopwatch.GetElapsedTime(started).TotalMilliseconds;
         }
     }
 

@@ -1,8 +1,8 @@
 using System.Net;
 
-using Microsoft.AspNetCore.Http;
-
 using FanOut.Downstream.Stats;
+
+using Microsoft.AspNetCore.Http;
 
 namespace FanOut.Downstream.Hosting;
 
