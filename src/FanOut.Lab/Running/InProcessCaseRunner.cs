@@ -3,6 +3,7 @@ using System.Diagnostics;
 using FanOut.Lab.Measurement;
 using FanOut.Lab.Results;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Workloads;
 
 namespace FanOut.Lab.Running;
 
@@ -14,6 +15,9 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
 {
     /// <summary>The minimum time the CPU calibration spends, so per-item costs of microseconds are still resolved.</summary>
     private static readonly TimeSpan s_calibrationTime = TimeSpan.FromMilliseconds(20);
+
+    /// <summary>The shortest calibration batch timed: long enough that timer resolution is noise.</summary>
+    private static readonly TimeSpan s_minBatchTime = TimeSpan.FromMilliseconds(1);
 
     /// <summary>Runs <paramref name="labCase"/> and summarises its measured runs.</summary>
     public CaseResult Run(LabCase labCase, CancellationToken cancellationToken = default)
@@ -27,15 +31,41 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         }
 
         var items = Enumerable.Range(0, labCase.ItemCount).ToArray();
+        var runPolicy = policy.Tighter(labCase.Policy);
+        var lifecycle = workload as ICaseLifecycle;
+        try
+        {
+            lifecycle?.SetUpAsync(cancellationToken).GetAwaiter().GetResult();
+            return Measure(labCase, workload, lifecycle, parameters, items, runPolicy, cancellationToken);
+        }
+        finally
+        {
+            // Always, also after a failed set-up or a cancelled run: stop the server, delete the files.
+            lifecycle?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        }
+    }
+
+    private static CaseResult Measure(
+        LabCase labCase,
+        Workload workload,
+        ICaseLifecycle? lifecycle,
+        IReadOnlyDictionary<string, object> parameters,
+        int[] items,
+        RunPolicy policy,
+        CancellationToken cancellationToken)
+    {
         using var sampler = new RuntimeSampler();
         var recorder = new RunRecorder(sampler, workload.Probe);
 
         var firstRunMs = double.NaN;
         for (var i = 0; i < policy.Warmups; i++)
         {
+            lifecycle?.RunStarting();
             var started = Stopwatch.GetTimestamp();
             labCase.Strategy.RunAsync(workload, items, cancellationToken).GetAwaiter().GetResult();
-            firstRunMs = i == 0 ? Stopwatch.GetElapsedTime(started).TotalMilliseconds : firstRunMs;
+            var elapsedMs = Stopwatch.GetElapsedTime(started).TotalMilliseconds;
+            lifecycle?.RunFinished(elapsedMs);
+            firstRunMs = i == 0 ? elapsedMs : firstRunMs;
         }
 
         var cpuMsPerItem = workload.Profile.UsesCpu ? CalibrateCpuMs(workload, labCase.ItemCount) : 0;
@@ -44,9 +74,17 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         while (policy.WantsAnotherRun(runs.Count, spent))
         {
             cancellationToken.ThrowIfCancellationRequested();
+
+            // Outside the timed window: resetting counters and server statistics is not the strategy's cost.
+            lifecycle?.RunStarting();
             recorder.Start();
             labCase.Strategy.RunAsync(workload, items, cancellationToken).GetAwaiter().GetResult();
             var metrics = recorder.Stop();
+            if (lifecycle is not null)
+            {
+                metrics = metrics with { Io = lifecycle.RunFinished(metrics.ElapsedMs) };
+            }
+
             runs.Add(metrics);
             spent += TimeSpan.FromMilliseconds(metrics.ElapsedMs);
         }
@@ -58,16 +96,35 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
     }
 
     /// <summary>Times the CPU part of items run one after another on this thread; returns milliseconds per item.</summary>
-    private static double CalibrateCpuMs(Workloads.Workload workload, int itemCount)
+    /// <remarks>Items run in batches of at least <see cref="s_minBatchTime"/>, so microsecond items are resolved, and the
+    /// fastest batch wins: the best case is the cost of the work itself, while slower batches measured interruptions.</remarks>
+    private static double CalibrateCpuMs(Workload workload, int itemCount)
     {
-        var reps = 0;
-        var start = Stopwatch.GetTimestamp();
-        while (reps < 3 || Stopwatch.GetElapsedTime(start) < s_calibrationTime)
+        var batch = 1;
+        var index = 0;
+        var best = double.MaxValue;
+        var batches = 0;
+        var started = Stopwatch.GetTimestamp();
+        while (batches < 5 || Stopwatch.GetElapsedTime(started) < s_calibrationTime)
         {
-            workload.RunCpuPart(reps % Math.Max(1, itemCount));
-            reps++;
+            var batchStart = Stopwatch.GetTimestamp();
+            for (var i = 0; i < batch; i++)
+            {
+                workload.RunCpuPart(index++ % Math.Max(1, itemCount));
+            }
+
+            var elapsed = Stopwatch.GetElapsedTime(batchStart);
+            if (elapsed < s_minBatchTime)
+            {
+                // Too short to time well: grow the batch and start over.
+                batch *= 2;
+                continue;
+            }
+
+            best = Math.Min(best, elapsed.TotalMilliseconds / batch);
+            batches++;
         }
 
-        return Stopwatch.GetElapsedTime(start).TotalMilliseconds / reps;
+        return best;
     }
 }

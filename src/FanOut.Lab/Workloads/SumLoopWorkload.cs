@@ -38,8 +38,8 @@ public sealed class SumLoopWorkload : Workload
         CpuSink.Keep(Sum(_workCount));
     }
 
-    /// <summary>The seed's loop, shared with <see cref="MixedWorkload"/>.</summary>
-    internal static long Sum(int workCount)
+    /// <summary>The seed's loop, shared with <see cref="MixedWorkload"/> and the overhead benchmark.</summary>
+    public static long Sum(int workCount)
     {
         long sum = 0;
         for (var i = 0; i < workCount; i++)
