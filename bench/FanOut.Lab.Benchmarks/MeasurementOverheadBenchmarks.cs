@@ -1,4 +1,5 @@
 using BenchmarkDotNet.Attributes;
+
 using FanOut.Lab.Measurement;
 using FanOut.Lab.Strategies;
 using FanOut.Lab.Workloads;

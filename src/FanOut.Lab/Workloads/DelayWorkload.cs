@@ -1,21 +1,10 @@
 namespace FanOut.Lab.Workloads;
 
 /// <summary>Asynchronous I/O stand-in: <c>await Task.Delay(ms)</c> per item (seeds 000, 001, 002, 003).</summary>
-public sealed class DelayWorkload(DelaySchedule schedule) : Workload
+public sealed class DelayWorkload(DelaySchedule schedule) : WaitWorkload(schedule)
 {
     /// <inheritdoc/>
-    public override string Name => $"Task.Delay({schedule.Text})";
-
-    /// <inheritdoc/>
-    public override IReadOnlyDictionary<string, object> Parameters
-    {
-        get
-        {
-            var parameters = new Dictionary<string, object>();
-            schedule.Describe(parameters);
-            return parameters;
-        }
-    }
+    public override string Name => $"Task.Delay({Schedule.Text})";
 
     /// <inheritdoc/>
     /// <remarks>No synchronous form: Parallel.ForEach over an async body would be async void. The blocking
@@ -23,12 +12,9 @@ public sealed class DelayWorkload(DelaySchedule schedule) : Workload
     public override WorkloadForms Forms => WorkloadForms.Asynchronous;
 
     /// <inheritdoc/>
-    public override WorkProfile Profile => new(schedule.Milliseconds, UsesCpu: false);
-
-    /// <inheritdoc/>
     public override async ValueTask RunAsync(int index, CancellationToken cancellationToken)
     {
         using var scope = Probe.Enter();
-        await Task.Delay(schedule[index], cancellationToken).ConfigureAwait(false);
+        await Task.Delay(Schedule[index], cancellationToken).ConfigureAwait(false);
     }
 }

@@ -1,42 +1,13 @@
 namespace FanOut.Lab.Workloads;
 
 /// <summary>Seed 004's CPU work without I/O: <c>sum += i</c> for i below WorkCount, per item.</summary>
-public sealed class SumLoopWorkload : Workload
+public sealed class SumLoopWorkload(int workCount) : CpuLoopWorkload(workCount)
 {
-    private readonly int _workCount;
-
-    /// <summary>Creates the loop with <paramref name="workCount"/> iterations per item.</summary>
-    public SumLoopWorkload(int workCount)
-    {
-        ArgumentOutOfRangeException.ThrowIfNegative(workCount);
-        _workCount = workCount;
-    }
+    /// <inheritdoc/>
+    public override string Name => $"sum += i x {Iterations:N0}";
 
     /// <inheritdoc/>
-    public override string Name => $"sum += i x {_workCount:N0}";
-
-    /// <inheritdoc/>
-    public override IReadOnlyDictionary<string, object> Parameters => new Dictionary<string, object> { ["workCount"] = _workCount };
-
-    /// <inheritdoc/>
-    public override WorkloadForms Forms => WorkloadForms.Both;
-
-    /// <inheritdoc/>
-    public override WorkProfile Profile => WorkProfile.Cpu;
-
-    /// <inheritdoc/>
-    public override ValueTask RunAsync(int index, CancellationToken cancellationToken)
-    {
-        Run(index);
-        return ValueTask.CompletedTask;
-    }
-
-    /// <inheritdoc/>
-    public override void Run(int index)
-    {
-        using var scope = Probe.Enter();
-        CpuSink.Keep(Sum(_workCount));
-    }
+    public override IReadOnlyDictionary<string, object> Parameters => new Dictionary<string, object> { ["workCount"] = Iterations };
 
     /// <summary>The seed's loop, shared with <see cref="MixedWorkload"/> and the overhead benchmark.</summary>
     public static long Sum(int workCount)
@@ -49,4 +20,7 @@ public sealed class SumLoopWorkload : Workload
 
         return sum;
     }
+
+    /// <inheritdoc/>
+    protected override void Compute() => CpuSink.Keep(Sum(Iterations));
 }

@@ -4,6 +4,7 @@ using FanOut.Lab.Scenarios;
 namespace FanOut.Lab.Tests.Scenarios;
 
 /// <summary>The measured peaks the lab issue names for seed000, at a small scale: 500 for WhenAll, ProcessorCount for the default, 50 for DOP 50.</summary>
+[Collection(Strategies.SequentialCollection.Name)]
 public sealed class Seed000AcceptanceTests
 {
     private static readonly RunPolicy s_once = new(0, 1, 1, TimeSpan.Zero);

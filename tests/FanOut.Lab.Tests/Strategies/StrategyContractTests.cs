@@ -4,6 +4,7 @@ using FanOut.Lab.Tests.Workloads;
 namespace FanOut.Lab.Tests.Strategies;
 
 /// <summary>The contract every strategy keeps: each item exactly once, never more in flight than its limit, and its limit reached.</summary>
+[Collection(SequentialCollection.Name)]
 public abstract class StrategyContractTests
 {
     protected const int ItemCount = 24;
