@@ -15,6 +15,7 @@ public static class FanOutCommandLine
         var root = new RootCommand("FanOut lab: runs the seed experiments on this machine and measures what each fan-out strategy really did.");
         root.Subcommands.Add(ListCommand.Create(context.Catalog, context.Console));
         root.Subcommands.Add(RunCommand.Create(context));
+        root.Subcommands.Add(ServeCommand.Create(context));
         root.Subcommands.Add(ChildCommand.Create(context.Catalog, context.Error));
 
         var parse = root.Parse(args);

@@ -15,7 +15,10 @@ public sealed class CliHarness
 
     public string Output => _out.ToString();
 
-    public async Task<int> RunAsync(params string[] args)
+    public Task<int> RunAsync(params string[] args) => RunAsync(CancellationToken.None, args);
+
+    /// <summary>Runs <paramref name="args"/>; cancelling <paramref name="cancellationToken"/> is what Ctrl+C does.</summary>
+    public async Task<int> RunAsync(CancellationToken cancellationToken, params string[] args)
     {
         var console = AnsiConsole.Create(new AnsiConsoleSettings
         {
@@ -25,7 +28,7 @@ public sealed class CliHarness
         });
         console.Profile.Width = 10_000;
         var context = new CliContext(console, Error, Interactive: false, ScenarioCatalog.Default, LaunchBuiltCli, TimeProvider.System);
-        return await FanOutCommandLine.InvokeAsync(args, context);
+        return await FanOutCommandLine.InvokeAsync(args, context, cancellationToken);
     }
 
     /// <summary>The fanout.dll built beside the tests, started through dotnet, as the child process.</summary>

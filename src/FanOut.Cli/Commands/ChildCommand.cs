@@ -28,7 +28,7 @@ public static class ChildCommand
         command.Options.Add(scaleOption);
         command.Options.Add(fullOption);
         command.Options.Add(resultOption);
-        command.SetAction(parse =>
+        command.SetAction((parse, cancellationToken) =>
         {
             var scenarios = catalog.Select(parse.GetValue(scenarioOption)!, out var problem);
             var size = new ScenarioSize(parse.GetValue(scaleOption), parse.GetValue(fullOption));
@@ -43,12 +43,21 @@ public static class ChildCommand
             if (problem is not null)
             {
                 error.WriteLine($"fanout child: {problem}");
-                return ExitCodes.Usage;
+                return Task.FromResult(ExitCodes.Usage);
             }
 
-            var result = new InProcessCaseRunner(RunPolicy.Default).Run(cases![index]);
-            File.WriteAllText(parse.GetValue(resultOption)!, ResultsJson.Serialize(result));
-            return ExitCodes.Success;
+            // Ctrl+C reaches the child too: the token stops the case at once and the runner's clean-up
+            // (server stopped, temp files deleted) runs before the process exits.
+            try
+            {
+                var result = new InProcessCaseRunner(RunPolicy.Default).Run(cases![index], cancellationToken);
+                File.WriteAllText(parse.GetValue(resultOption)!, ResultsJson.Serialize(result));
+                return Task.FromResult(ExitCodes.Success);
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                return Task.FromResult(ExitCodes.Canceled);
+            }
         });
         return command;
     }

@@ -45,9 +45,11 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
     {
         ArgumentNullException.ThrowIfNull(result);
         var head = $"  [{caseIndex + 1}/{caseCount}] {result.Strategy} {ResultTable.ParametersText(result.Parameters)}";
-        var tail = result.Succeeded
-            ? $"{ResultTable.Time(result.MeanMs)}, efficiency {result.Efficiency.ToString("0.00", CultureInfo.InvariantCulture)}, {result.PeakInFlight.ToString("N0", CultureInfo.InvariantCulture)} in flight"
-            : $"FAILED: {result.Error}";
+        var tail = !result.Succeeded
+            ? $"FAILED: {result.Error}"
+            : result.Io is { } io
+                ? $"{ResultTable.Time(result.MeanMs)}, {io.Successes.ToString("N0", CultureInfo.InvariantCulture)} ok ({io.SuccessesPerSecond.ToString("N0", CultureInfo.InvariantCulture)}/s), failed {ResultTable.FailuresText(io)}, {result.PeakInFlight.ToString("N0", CultureInfo.InvariantCulture)} in flight"
+                : $"{ResultTable.Time(result.MeanMs)}, efficiency {result.Efficiency.ToString("0.00", CultureInfo.InvariantCulture)}, {result.PeakInFlight.ToString("N0", CultureInfo.InvariantCulture)} in flight";
         if (interactive)
         {
             var colour = result.Succeeded ? "green" : "red";
@@ -64,7 +66,8 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
     {
         ArgumentNullException.ThrowIfNull(result);
         console.WriteLine();
-        console.WriteLine(TextTable.Render(ResultTable.Headers, ResultTable.Rows(result), ResultTable.RightAligned));
+        var table = ResultTable.For(result);
+        console.WriteLine(TextTable.Render(table.Headers, table.Rows, table.RightAligned));
         console.WriteLine($"Seed said: {result.SeedClaim}");
         console.WriteLine($"Here: {result.Verdict}");
     }

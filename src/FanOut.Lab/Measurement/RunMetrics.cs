@@ -53,4 +53,7 @@ public sealed record RunMetrics
 
     /// <summary>Process CPU time (user + kernel, all threads) during the run.</summary>
     public required double CpuTimeMs { get; init; }
+
+    /// <summary>What the items achieved, for workloads with a <see cref="Workloads.ICaseLifecycle"/>; null otherwise.</summary>
+    public IoRunMetrics? Io { get; init; }
 }

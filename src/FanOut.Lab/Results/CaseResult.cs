@@ -100,6 +100,9 @@ public sealed record CaseResult
     /// <summary>Mean process CPU time.</summary>
     public double CpuTimeMs { get; init; }
 
+    /// <summary>Outcomes, item latency, throughput and the server's view, for real-I/O workloads; null for the seed scenarios.</summary>
+    public IoResult? Io { get; init; }
+
     /// <summary>What the seed published for this cell, or null.</summary>
     public string? SeedSays { get; init; }
 

@@ -20,6 +20,13 @@ public static class MarkdownReport
             "Ideal = best time at the strategy's own concurrency; Eff. = Ideal / Mean; In flight = measured peak of items running at once; " +
             "Pool thr / OS thr = thread-pool and process threads at start/peak/end; Queue = peak thread-pool queue; Work items = thread-pool items completed; " +
             "Allocated = bytes on all threads; CPU = process CPU time. Every value is the mean per run.");
+        if (results.Scenarios.Any(s => s.Cases.Any(c => c.Io is not null)))
+        {
+            text.AppendLine();
+            text.AppendLine("Real-I/O scenarios (a loopback HTTP server, SQLite, files) have their own columns: OK = items that succeeded; Failed = failures by kind (HTTP status, socket = SocketException, timeout, other); " +
+                "OK/s = successful items per second; Latency = p50/p95/p99 of successful items, client side; In flight / server peak = the client's peak of calls in flight beside the server's peak of requests served at once; " +
+                "Server 429s = what the server turned away; DB write wait = time items spent in SQLite writes (busy = writes retried on SQLITE_BUSY).");
+        }
         foreach (var scenario in results.Scenarios)
         {
             text.AppendLine();
@@ -29,7 +36,7 @@ public static class MarkdownReport
             text.AppendLine();
             text.AppendLine($"Scale {scenario.Scale:0.###}{(scenario.Full ? ", the seed's full grid" : string.Empty)}.");
             text.AppendLine();
-            AppendTable(text, ResultTable.Headers, ResultTable.Rows(scenario));
+            AppendTable(text, ResultTable.For(scenario));
             text.AppendLine();
             text.AppendLine($"**Here:** {scenario.Verdict ?? "(not all cases have finished)"}");
         }
@@ -37,11 +44,11 @@ public static class MarkdownReport
         return text.ToString();
     }
 
-    private static void AppendTable(StringBuilder text, IReadOnlyList<string> headers, IReadOnlyList<IReadOnlyList<string>> rows)
+    private static void AppendTable(StringBuilder text, ResultTable.Table table)
     {
-        text.AppendLine("| " + string.Join(" | ", headers) + " |");
-        text.AppendLine("|" + string.Join("|", headers.Select((_, i) => ResultTable.RightAligned(i) ? "---:" : "---")) + "|");
-        foreach (var row in rows)
+        text.AppendLine("| " + string.Join(" | ", table.Headers) + " |");
+        text.AppendLine("|" + string.Join("|", table.Headers.Select((_, i) => table.RightAligned(i) ? "---:" : "---")) + "|");
+        foreach (var row in table.Rows)
         {
             text.AppendLine("| " + string.Join(" | ", row.Select(cell => cell.Replace("|", "\\|", StringComparison.Ordinal))) + " |");
         }

@@ -12,6 +12,11 @@ public static class ResultsCsv
         "idealMs", "efficiency", "concurrency", "peakInFlight", "threadPoolThreadsStart", "threadPoolThreadsPeak", "threadPoolThreadsEnd",
         "processThreadsStart", "processThreadsPeak", "processThreadsEnd", "peakQueueLength", "completedWorkItems", "lockContentions",
         "allocatedBytes", "gen0", "gen1", "gen2", "cpuTimeMs", "seedSays", "error",
+
+        // Real-I/O columns, empty for the seed scenarios.
+        "successes", "failures", "failuresHttp", "failuresByStatus", "failuresSocket", "failuresTimeout", "failuresOther",
+        "itemLatencyP50Ms", "itemLatencyP95Ms", "itemLatencyP99Ms", "successesPerSecond", "peakConcurrentServed", "rejected429", "requestsServed",
+        "writeWaitMs", "busyRetries",
     ];
 
     /// <summary>The whole file for <paramref name="results"/>.</summary>
@@ -30,6 +35,10 @@ public static class ResultsCsv
                     c.IdealMs, c.Efficiency, c.Concurrency, c.PeakInFlight, c.ThreadPoolThreadsStart, c.ThreadPoolThreadsPeak, c.ThreadPoolThreadsEnd,
                     c.ProcessThreadsStart, c.ProcessThreadsPeak, c.ProcessThreadsEnd, c.PeakQueueLength, c.CompletedWorkItems, c.LockContentions,
                     c.AllocatedBytes, c.Gen0, c.Gen1, c.Gen2, c.CpuTimeMs, c.SeedSays, c.Error,
+                    c.Io?.Successes, c.Io?.Failures, c.Io?.FailuresHttp, c.Io is { } io ? string.Join(' ', io.FailuresByStatus.Select(f => $"{f.Key}={f.Value.ToString("R", CultureInfo.InvariantCulture)}")) : null,
+                    c.Io?.FailuresSocket, c.Io?.FailuresTimeout, c.Io?.FailuresOther,
+                    c.Io?.ItemLatencyP50Ms, c.Io?.ItemLatencyP95Ms, c.Io?.ItemLatencyP99Ms, c.Io?.SuccessesPerSecond, c.Io?.PeakConcurrentServed, c.Io?.Rejected429, c.Io?.RequestsServed,
+                    c.Io?.WriteWaitMs, c.Io?.BusyRetries,
                 ];
                 text.AppendLine(string.Join(',', values.Select(Field)));
             }

@@ -55,6 +55,7 @@ public static class CaseResultBuilder
             Gen1 = Mean(r => r.Gen1),
             Gen2 = Mean(r => r.Gen2),
             CpuTimeMs = Mean(r => r.CpuTimeMs),
+            Io = IoResult.Of(runs.Select(r => r.Io).ToArray()),
             SeedSays = labCase.SeedSays,
         };
     }

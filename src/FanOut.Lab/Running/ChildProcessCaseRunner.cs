@@ -2,6 +2,7 @@ using System.Diagnostics;
 
 using FanOut.Lab.Results;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Workloads.RealIo;
 
 namespace FanOut.Lab.Running;
 
@@ -17,9 +18,16 @@ public sealed class ChildProcessCaseRunner(ChildProcessLauncher launcher, TimeSp
         ArgumentNullException.ThrowIfNull(size);
         var labCase = scenario.Cases(size)[caseIndex];
         var resultPath = Path.Combine(Path.GetTempPath(), $"fanout-case-{Guid.NewGuid():N}.json");
+
+        // The child makes its temp files and databases in here; deleting it after the child has gone cleans up even
+        // after a kill (Ctrl+C, timeout), when the child's own clean-up never ran.
+        var caseTemp = Path.Combine(Path.GetTempPath(), $"fanout-case-{Guid.NewGuid():N}");
         try
         {
-            var error = await RunChildAsync(launcher.StartInfo(scenario.Id, caseIndex, size.Scale, size.Full, resultPath), cancellationToken).ConfigureAwait(false);
+            Directory.CreateDirectory(caseTemp);
+            var info = launcher.StartInfo(scenario.Id, caseIndex, size.Scale, size.Full, resultPath);
+            info.Environment[LabTempFolder.RootVariable] = caseTemp;
+            var error = await RunChildAsync(info, cancellationToken).ConfigureAwait(false);
             if (error is null && File.Exists(resultPath))
             {
                 return ResultsJson.Deserialize<CaseResult>(await File.ReadAllTextAsync(resultPath, cancellationToken).ConfigureAwait(false));
@@ -31,6 +39,7 @@ public sealed class ChildProcessCaseRunner(ChildProcessLauncher launcher, TimeSp
         finally
         {
             File.Delete(resultPath);
+            LabTempFolder.Delete(caseTemp);
         }
     }
 

@@ -13,4 +13,10 @@ public sealed record RunPolicy(int Warmups, int MinRuns, int MaxRuns, TimeSpan B
     /// <summary>True when another measured run should start after <paramref name="runs"/> runs taking <paramref name="spent"/>.</summary>
     public bool WantsAnotherRun(int runs, TimeSpan spent) =>
         runs < MinRuns || (runs < MaxRuns && spent < Budget);
+
+    /// <summary>The tighter of this policy and <paramref name="other"/>, field by field; this policy when <paramref name="other"/> is null.</summary>
+    /// <remarks>A case's own policy can only shorten a run, never lengthen what a caller (a test, a quick look) asked for.</remarks>
+    public RunPolicy Tighter(RunPolicy? other) => other is null
+        ? this
+        : new(Math.Min(Warmups, other.Warmups), Math.Min(MinRuns, other.MinRuns), Math.Min(MaxRuns, other.MaxRuns), Budget < other.Budget ? Budget : other.Budget);
 }

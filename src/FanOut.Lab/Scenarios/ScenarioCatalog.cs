@@ -15,7 +15,7 @@ public sealed class ScenarioCatalog
         _scenarios = scenarios;
     }
 
-    /// <summary>The seed scenarios.</summary>
+    /// <summary>The seed scenarios, then the real-I/O scenarios (a loopback HTTP server, SQLite, files).</summary>
     public static ScenarioCatalog Default { get; } = new(
     [
         new Seed000FanOut500Scenario(),
@@ -24,6 +24,11 @@ public sealed class ScenarioCatalog
         new Seed002ChannelsScenario(),
         new Seed003SyncAsyncScenario(),
         new Seed004MixedScenario(),
+        new DownstreamCapacityScenario(),
+        new DownstreamRateLimitScenario(),
+        new DownstreamCrashScenario(),
+        new PriceSyncScenario(),
+        new HashFilesScenario(),
     ]);
 
     /// <summary>The scenarios.</summary>

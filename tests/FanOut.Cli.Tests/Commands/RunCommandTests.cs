@@ -54,4 +54,23 @@ public sealed class RunCommandTests : IDisposable
         Assert.Contains("## seed002-channels", report, StringComparison.Ordinal);
         Assert.Contains("**Here:** Agrees", report, StringComparison.Ordinal);
     }
+
+    [Fact]
+    public async Task Run_RealIoScenarioInChildProcesses_PrintsTheIoTableAndLeavesNoTempFiles()
+    {
+        static string[] Leftovers() => [.. Directory.GetDirectories(Path.GetTempPath(), "fanout-case-*"), .. Directory.GetDirectories(Path.GetTempPath(), "fanout-hash-files-*")];
+        var before = Leftovers().ToHashSet();
+        var cli = new CliHarness();
+        var exit = await cli.RunAsync("run", "hash-files", "--scale", "0.02", "--out", _out);
+        Assert.True(exit == 0, cli.Error.ToString() + cli.Output);
+        Assert.Contains("| Strategy", cli.Output, StringComparison.Ordinal);
+        Assert.Contains("OK/s", cli.Output, StringComparison.Ordinal);
+
+        using var json = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(_out, "results.json")));
+        var cases = json.RootElement.GetProperty("scenarios")[0].GetProperty("cases");
+        Assert.All(cases.EnumerateArray(), c => Assert.Equal(200, c.GetProperty("io").GetProperty("successes").GetDouble()));
+
+        // The child deleted its files, and the parent its per-case folder.
+        Assert.DoesNotContain(Leftovers(), d => !before.Contains(d));
+    }
 }

@@ -1,0 +1,122 @@
+using System.CommandLine;
+using System.Globalization;
+
+using FanOut.Downstream;
+using FanOut.Downstream.Latency;
+
+using Spectre.Console;
+
+namespace FanOut.Cli.Commands;
+
+/// <summary><c>fanout serve</c>: runs the downstream test server on 127.0.0.1 until Ctrl+C, then stops it cleanly.</summary>
+public static class ServeCommand
+{
+    /// <summary>Builds the command.</summary>
+    public static Command Create(CliContext context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        var portOption = NumberOption.Create("--port", "TCP port on 127.0.0.1, 0-65535 (default 0: a free port).", "use a whole number from 0 to 65535, e.g. 5080");
+        var capacityOption = NumberOption.Create("--capacity", $"Requests served at once, 1-{DownstreamOptions.MaxCapacity} (default 16).", $"use a whole number from 1 to {DownstreamOptions.MaxCapacity}, e.g. 64");
+        var queueOption = NumberOption.Create("--queue", $"Requests waiting for a slot, 0-{DownstreamOptions.MaxQueue} (default 64).", $"use a whole number from 0 to {DownstreamOptions.MaxQueue}, e.g. 64");
+        var rateOption = NumberOption.Create("--rate", $"Token-bucket rate limit in requests/s, {DownstreamOptions.MinRatePerSecond}-{DownstreamOptions.MaxRatePerSecond} (default: none).", "use a number of requests per second, e.g. 500");
+        var latencyOption = new Option<string?>("--latency") { Description = $"Service time per request (default fixed:20): {LatencySpec.ValidForms}." };
+        var command = new Command("serve", "Run the downstream test server on 127.0.0.1 until Ctrl+C.")
+        {
+            portOption, capacityOption, queueOption, rateOption, latencyOption,
+        };
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            var options = Validate(
+                parse.GetValue(portOption),
+                parse.GetValue(capacityOption),
+                parse.GetValue(queueOption),
+                parse.GetValue(rateOption),
+                parse.GetValue(latencyOption),
+                out var error);
+            if (options is null)
+            {
+                context.Error.WriteLine($"fanout: {error}");
+                return ExitCodes.Usage;
+            }
+
+            return await ServeAsync(context.Console, options, cancellationToken).ConfigureAwait(false);
+        });
+        return command;
+    }
+
+    /// <summary>Checks the raw values; returns the server options, or null with a one-line error naming the bad value and its valid range.</summary>
+    public static DownstreamOptions? Validate(double? port, double? capacity, double? queue, double? rate, string? latency, out string? error)
+    {
+        error = WholeNumber("--port", port, 0, 65535)
+            ?? WholeNumber("--capacity", capacity, 1, DownstreamOptions.MaxCapacity)
+            ?? WholeNumber("--queue", queue, 0, DownstreamOptions.MaxQueue);
+        if (error is null && rate is { } r && !(r >= DownstreamOptions.MinRatePerSecond && r <= DownstreamOptions.MaxRatePerSecond))
+        {
+            error = $"--rate {Text(r)} is outside [{Text(DownstreamOptions.MinRatePerSecond)}, {Text(DownstreamOptions.MaxRatePerSecond)}] requests/s: use e.g. --rate 500, or leave it out for no limit.";
+        }
+
+        LatencySpec? spec = null;
+        if (error is null && latency is not null && !LatencySpec.TryParse(latency, out spec, out var latencyError))
+        {
+            error = $"--latency: {latencyError}";
+        }
+
+        if (error is not null)
+        {
+            return null;
+        }
+
+        var defaults = new DownstreamOptions();
+        return defaults with
+        {
+            Port = (int)(port ?? defaults.Port),
+            Capacity = (int)(capacity ?? defaults.Capacity),
+            Queue = (int)(queue ?? defaults.Queue),
+            RatePerSecond = rate,
+            Latency = spec ?? defaults.Latency,
+        };
+    }
+
+    private static async Task<int> ServeAsync(IAnsiConsole console, DownstreamOptions options, CancellationToken cancellationToken)
+    {
+        DownstreamServer server;
+        try
+        {
+            server = await DownstreamServer.StartAsync(options, cancellationToken).ConfigureAwait(false);
+        }
+        catch (IOException ex)
+        {
+            console.WriteLine($"fanout: could not listen on 127.0.0.1:{options.Port} ({ex.Message.TrimEnd('.')}): choose another --port, or 0 for a free one.");
+            return ExitCodes.Usage;
+        }
+
+        await using (server.ConfigureAwait(false))
+        {
+            var rate = options.RatePerSecond is { } r ? $"{Text(r)} requests/s" : "none";
+            console.WriteLine($"Downstream listening on {server.BaseAddress}");
+            console.WriteLine($"capacity {options.Capacity}, queue {options.Queue}, rate limit {rate}, latency {options.Latency}");
+            console.WriteLine($"GET {server.BaseAddress}item/{{id}}, {server.BaseAddress}price/{{id}}, {server.BaseAddress}stats; POST {server.BaseAddress}stats/reset. Ctrl+C stops.");
+            try
+            {
+                await Task.Delay(Timeout.Infinite, cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                // Ctrl+C: fall through to a clean stop.
+            }
+
+            await server.StopAsync(CancellationToken.None).ConfigureAwait(false);
+            var stats = server.GetStats();
+            console.WriteLine($"Stopped. Served {stats.RequestsServed:N0}, rejected {stats.Rejected429:N0} with 429, peak {stats.PeakConcurrentServed:N0} at once.");
+        }
+
+        return ExitCodes.Success;
+    }
+
+    private static string? WholeNumber(string name, double? value, int min, int max) =>
+        value is { } v && !(v >= min && v <= max && v == Math.Floor(v))
+            ? $"{name} {Text(v)} is not a whole number in [{min}, {max}]: use e.g. {name} {Math.Clamp(64, min, max)}."
+            : null;
+
+    private static string Text(double value) => value.ToString(CultureInfo.InvariantCulture);
+}

@@ -1,0 +1,51 @@
+namespace FanOut.Lab.Measurement;
+
+/// <summary>What the items of one run of a real-I/O workload achieved: outcomes, item latency, and what the downstream saw.</summary>
+/// <remarks>Collected by <see cref="Workloads.ICaseLifecycle.RunFinished"/> after the timed window, so none of it costs run time.</remarks>
+public sealed record IoRunMetrics
+{
+    /// <summary>Items that did their work (2xx answer, row written, file hashed).</summary>
+    public required long Successes { get; init; }
+
+    /// <summary>Failed items by HTTP status code (non-2xx answers, e.g. 429).</summary>
+    public required IReadOnlyDictionary<int, long> FailuresByStatus { get; init; }
+
+    /// <summary>Failed items whose exception chain holds a <see cref="System.Net.Sockets.SocketException"/> (connection refused or reset).</summary>
+    public required long FailuresSocket { get; init; }
+
+    /// <summary>Failed items that hit their per-call timeout.</summary>
+    public required long FailuresTimeout { get; init; }
+
+    /// <summary>Failed items for any other reason (e.g. the response ended prematurely, an I/O error).</summary>
+    public required long FailuresOther { get; init; }
+
+    /// <summary>Median latency of the successful items, client side; null when none succeeded.</summary>
+    public double? LatencyP50Ms { get; init; }
+
+    /// <summary>95th-percentile latency of the successful items; null when none succeeded.</summary>
+    public double? LatencyP95Ms { get; init; }
+
+    /// <summary>99th-percentile latency of the successful items; null when none succeeded.</summary>
+    public double? LatencyP99Ms { get; init; }
+
+    /// <summary>Successful items per second of the run.</summary>
+    public required double SuccessesPerSecond { get; init; }
+
+    /// <summary>The server's <c>peakConcurrentServed</c> for the run; null without a server.</summary>
+    public int? PeakConcurrentServed { get; init; }
+
+    /// <summary>The server's <c>rejected429</c> (capacity + rate limit) for the run; null without a server.</summary>
+    public long? Rejected429 { get; init; }
+
+    /// <summary>The server's <c>requestsServed</c> for the run; null without a server.</summary>
+    public long? RequestsServed { get; init; }
+
+    /// <summary>Milliseconds items spent inside database writes (waiting for SQLite's single write lock included), summed; null without a database.</summary>
+    public double? WriteWaitMs { get; init; }
+
+    /// <summary>Database writes that found the database locked (SQLITE_BUSY) and were retried; null without a database.</summary>
+    public long? BusyRetries { get; init; }
+
+    /// <summary>All failed items.</summary>
+    public long Failures => FailuresByStatus.Values.Sum() + FailuresSocket + FailuresTimeout + FailuresOther;
+}

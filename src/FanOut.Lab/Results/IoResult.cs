@@ -1,0 +1,96 @@
+using FanOut.Lab.Measurement;
+
+namespace FanOut.Lab.Results;
+
+/// <summary>The real-I/O part of a case's result: <c>io</c> in results.json, null for workloads without real I/O (the seed scenarios).</summary>
+/// <remarks>Every value is the mean per measured run, like the rest of <see cref="CaseResult"/>.</remarks>
+public sealed record IoResult
+{
+    /// <summary>Items that did their work.</summary>
+    public double Successes { get; init; }
+
+    /// <summary>All failed items.</summary>
+    public double Failures { get; init; }
+
+    /// <summary>Items answered with a non-2xx HTTP status.</summary>
+    public double FailuresHttp { get; init; }
+
+    /// <summary>Failures by HTTP status code, e.g. <c>{"429": 1872}</c>.</summary>
+    public IReadOnlyDictionary<string, double> FailuresByStatus { get; init; } = new Dictionary<string, double>();
+
+    /// <summary>Items that failed with a SocketException (connection refused or reset).</summary>
+    public double FailuresSocket { get; init; }
+
+    /// <summary>Items that hit their per-call timeout.</summary>
+    public double FailuresTimeout { get; init; }
+
+    /// <summary>Items that failed otherwise (e.g. the response ended prematurely).</summary>
+    public double FailuresOther { get; init; }
+
+    /// <summary>Median latency of successful items (client side), or null when none succeeded.</summary>
+    public double? ItemLatencyP50Ms { get; init; }
+
+    /// <summary>95th-percentile latency of successful items, or null.</summary>
+    public double? ItemLatencyP95Ms { get; init; }
+
+    /// <summary>99th-percentile latency of successful items, or null.</summary>
+    public double? ItemLatencyP99Ms { get; init; }
+
+    /// <summary>Throughput: successful items per second.</summary>
+    public double SuccessesPerSecond { get; init; }
+
+    /// <summary>The server's peak of requests served at once (its <c>peakConcurrentServed</c>), to read beside the client's <c>peakInFlight</c>; null without a server.</summary>
+    public double? PeakConcurrentServed { get; init; }
+
+    /// <summary>The server's 429 answers (its <c>rejected429</c>); null without a server.</summary>
+    public double? Rejected429 { get; init; }
+
+    /// <summary>The server's <c>requestsServed</c>; null without a server.</summary>
+    public double? RequestsServed { get; init; }
+
+    /// <summary>Milliseconds spent in database writes per run, summed over items (SQLite's single-writer wait included); null without a database.</summary>
+    public double? WriteWaitMs { get; init; }
+
+    /// <summary>Database writes retried because the database was locked (SQLITE_BUSY); null without a database.</summary>
+    public double? BusyRetries { get; init; }
+
+    /// <summary>The means of <paramref name="runs"/>, or null when they carry no I/O metrics.</summary>
+    public static IoResult? Of(IReadOnlyList<IoRunMetrics?> runs)
+    {
+        ArgumentNullException.ThrowIfNull(runs);
+        if (runs.Count == 0 || runs.Any(r => r is null))
+        {
+            return null;
+        }
+
+        var io = runs.Select(r => r!).ToArray();
+        double Mean(Func<IoRunMetrics, double> metric) => io.Average(metric);
+        double? MeanOrNull(Func<IoRunMetrics, double?> metric)
+        {
+            var values = io.Select(metric).Where(v => v.HasValue).Select(v => v!.Value).ToArray();
+            return values.Length == 0 ? null : values.Average();
+        }
+
+        var statuses = io.SelectMany(r => r.FailuresByStatus.Keys).Distinct().Order()
+            .ToDictionary(code => code.ToString(System.Globalization.CultureInfo.InvariantCulture), code => io.Average(r => r.FailuresByStatus.TryGetValue(code, out var n) ? n : 0));
+        return new IoResult
+        {
+            Successes = Mean(r => r.Successes),
+            Failures = Mean(r => r.Failures),
+            FailuresHttp = Mean(r => r.FailuresByStatus.Values.Sum()),
+            FailuresByStatus = statuses,
+            FailuresSocket = Mean(r => r.FailuresSocket),
+            FailuresTimeout = Mean(r => r.FailuresTimeout),
+            FailuresOther = Mean(r => r.FailuresOther),
+            ItemLatencyP50Ms = MeanOrNull(r => r.LatencyP50Ms),
+            ItemLatencyP95Ms = MeanOrNull(r => r.LatencyP95Ms),
+            ItemLatencyP99Ms = MeanOrNull(r => r.LatencyP99Ms),
+            SuccessesPerSecond = Mean(r => r.SuccessesPerSecond),
+            PeakConcurrentServed = MeanOrNull(r => r.PeakConcurrentServed),
+            Rejected429 = MeanOrNull(r => r.Rejected429),
+            RequestsServed = MeanOrNull(r => r.RequestsServed),
+            WriteWaitMs = MeanOrNull(r => r.WriteWaitMs),
+            BusyRetries = MeanOrNull(r => r.BusyRetries),
+        };
+    }
+}

@@ -1,0 +1,75 @@
+using System.Globalization;
+
+using FanOut.Downstream;
+using FanOut.Downstream.Latency;
+using FanOut.Lab.Results;
+using FanOut.Lab.Running;
+using FanOut.Lab.Strategies;
+using FanOut.Lab.Workloads;
+using FanOut.Lab.Workloads.RealIo;
+
+namespace FanOut.Lab.Scenarios;
+
+/// <summary>What the real-I/O scenarios share: their sizes, run policies, the strategies they compare, and verdict phrases.</summary>
+internal static class DownstreamCases
+{
+    /// <summary>Cases of a second or so per run: one warm-up (opens the client's connections), 3 to 10 runs within 2 s.</summary>
+    public static readonly RunPolicy Quick = new(1, 3, 10, TimeSpan.FromSeconds(2));
+
+    /// <summary>Cases of many seconds per run (a DOP of 2 over 2,000 calls): one measured run, no warm-up, to keep <c>run all</c> short.</summary>
+    /// <remarks>The warm-up matters little here: such a case opens only as many connections as its DOP.</remarks>
+    public static readonly RunPolicy Once = new(0, 1, 1, TimeSpan.Zero);
+
+    /// <summary>Every call gives up after this (not scaled: a safety net, never reached by a healthy server).</summary>
+    public static readonly TimeSpan CallTimeout = TimeSpan.FromSeconds(5);
+
+    /// <summary>The common limit of the bounded strategies.</summary>
+    public const int Limit = 50;
+
+    /// <summary>The item count at <paramref name="size"/>: <paramref name="items"/> at scale 1, shrinking with the scale but never below <paramref name="floor"/>.</summary>
+    /// <remarks>Item counts shrink here, unlike the seed scenarios, because the slowest strategy (DOP 2) takes N x latency / 2;
+    /// the floor keeps N well above the server's capacity + queue so 429s still show.</remarks>
+    public static int Items(ScenarioSize size, int items, int floor) =>
+        Math.Max(floor, (int)Math.Round(items * size.Scale));
+
+    /// <summary>A log-normal latency with median and p99 scaled by <paramref name="size"/>.</summary>
+    public static LatencySpec LogNormal(ScenarioSize size, double medianMs, double p99Ms) =>
+        LatencySpec.Parse(string.Create(CultureInfo.InvariantCulture, $"lognormal:{Math.Round(medianMs * size.Scale, 3)},p99={Math.Round(p99Ms * size.Scale, 3)}"));
+
+    /// <summary>Seed 000's comparison against a real server: unbounded WhenAll, the default ForEachAsync, and three ways to hold 50.</summary>
+    public static List<LabCase> SeedComparison(DownstreamOptions server, int items)
+    {
+        Workload Get() => new HttpGetWorkload(server, CallTimeout, items);
+        return
+        [
+            new(new WhenAllStrategy(), Get, items, Policy: Quick),
+            new(new ParallelForEachAsyncStrategy(), Get, items, Policy: Once),
+            new(new ParallelForEachAsyncStrategy(Limit), Get, items, Policy: Quick),
+            new(new SemaphoreSlimWhenAllStrategy(Limit), Get, items, Policy: Quick),
+            new(new ChannelWorkersStrategy(Limit), Get, items, Policy: Quick),
+        ];
+    }
+
+    /// <summary>The succeeded case with the most successful items per second, or null.</summary>
+    public static CaseResult? MostThroughput(ScenarioResult measured) =>
+        measured.Cases.Where(c => c.Succeeded && c.Io is not null).MaxBy(c => c.Io!.SuccessesPerSecond);
+
+    /// <summary><c>1,234 ok / 766 x 429 (server peak 64)</c>.</summary>
+    public static string Outcome(CaseResult c)
+    {
+        var io = c.Io!;
+        var text = $"{io.Successes:N0} ok";
+        if (io.Failures > 0)
+        {
+            var kinds = io.FailuresByStatus.Select(s => $"{s.Value:N0} x {s.Key}")
+                .Concat(new[] { (io.FailuresSocket, "socket"), (io.FailuresTimeout, "timeout"), (io.FailuresOther, "other") }
+                    .Where(k => k.Item1 > 0).Select(k => $"{k.Item1:N0} {k.Item2}"));
+            text += $", {string.Join(", ", kinds)}";
+        }
+
+        return io.PeakConcurrentServed is { } peak ? $"{text}, server peak {peak:N0}" : text;
+    }
+
+    /// <summary><c>2,345 ok/s</c>.</summary>
+    public static string Rate(CaseResult c) => $"{c.Io!.SuccessesPerSecond:N0} ok/s";
+}

@@ -1,0 +1,118 @@
+using System.Diagnostics;
+
+using FanOut.Downstream;
+using FanOut.Lab.Measurement;
+
+namespace FanOut.Lab.Workloads.RealIo;
+
+/// <summary><c>http-get</c>: one <c>GET /item/{i}</c> per item against a real <see cref="DownstreamServer"/> on loopback, through one shared HttpClient.</summary>
+/// <remarks>
+/// Every call has a timeout. A failed call (non-2xx status, socket error, timeout, anything else) is counted by
+/// kind and does not throw out of the body, so every strategy runs every item and the counts are complete; only
+/// the run's own cancellation propagates.
+/// </remarks>
+public sealed class HttpGetWorkload : Workload, ICaseLifecycle
+{
+    private readonly DownstreamOptions _options;
+    private readonly TimeSpan _callTimeout;
+    private readonly int _itemCount;
+    private readonly Uri[] _paths;
+    private DownstreamConnection? _downstream;
+    private ItemOutcomes? _outcomes;
+
+    /// <summary>Creates the workload; nothing starts until <see cref="SetUpAsync"/>.</summary>
+    /// <param name="options">The server each case starts.</param>
+    /// <param name="callTimeout">HttpClient.Timeout: the longest one call may take.</param>
+    /// <param name="itemCount">N.</param>
+    public HttpGetWorkload(DownstreamOptions options, TimeSpan callTimeout, int itemCount)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(callTimeout, TimeSpan.Zero);
+        ArgumentOutOfRangeException.ThrowIfNegative(itemCount);
+        _options = options;
+        _callTimeout = callTimeout;
+        _itemCount = itemCount;
+
+        // Built once: the request path is not part of what the strategies are compared on.
+        _paths = Enumerable.Range(0, itemCount).Select(i => new Uri($"item/{i}", UriKind.Relative)).ToArray();
+    }
+
+    /// <inheritdoc/>
+    public override string Name => $"GET /item ({_options.Latency})";
+
+    /// <inheritdoc/>
+    public override IReadOnlyDictionary<string, object> Parameters
+    {
+        get
+        {
+            var parameters = new Dictionary<string, object>();
+            DownstreamConnection.Describe(_options, _callTimeout, parameters);
+            return parameters;
+        }
+    }
+
+    /// <inheritdoc/>
+    public override WorkloadForms Forms => WorkloadForms.Asynchronous;
+
+    /// <inheritdoc/>
+    /// <remarks>No fixed wait per item: the server's latency is a distribution and its queue adds to it, so the ideal-time
+    /// model gets nothing to work with and the efficiency column is not meaningful here; the I/O columns are.</remarks>
+    public override WorkProfile Profile => new([], UsesCpu: false);
+
+    /// <summary>The running server (after set-up), for tests.</summary>
+    internal DownstreamServer Server => (_downstream ?? throw new InvalidOperationException("Not set up.")).Server;
+
+    /// <inheritdoc/>
+    public async Task SetUpAsync(CancellationToken cancellationToken)
+    {
+        _outcomes = new ItemOutcomes(_itemCount);
+        _downstream = new DownstreamConnection(_options, _callTimeout);
+        await _downstream.StartAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc/>
+    public void RunStarting()
+    {
+        Outcomes.Reset();
+        _downstream!.RunStarting();
+    }
+
+    /// <inheritdoc/>
+    public IoRunMetrics RunFinished(double elapsedMs) => _downstream!.ServerMetrics(Outcomes.Collect(elapsedMs));
+
+    /// <inheritdoc/>
+    public async ValueTask DisposeAsync()
+    {
+        if (_downstream is not null)
+        {
+            await _downstream.DisposeAsync().ConfigureAwait(false);
+            _downstream = null;
+        }
+    }
+
+    /// <inheritdoc/>
+    public override async ValueTask RunAsync(int index, CancellationToken cancellationToken)
+    {
+        using var scope = Probe.Enter();
+        var outcomes = Outcomes;
+        var started = Stopwatch.GetTimestamp();
+        try
+        {
+            using var response = await _downstream!.Client.GetAsync(_paths[index], cancellationToken).ConfigureAwait(false);
+            if (response.IsSuccessStatusCode)
+            {
+                outcomes.Succeeded(index, started);
+            }
+            else
+            {
+                outcomes.FailedWithStatus((int)response.StatusCode);
+            }
+        }
+        catch (Exception ex) when (!cancellationToken.IsCancellationRequested && ex is not OutOfMemoryException)
+        {
+            outcomes.Failed(ex);
+        }
+    }
+
+    private ItemOutcomes Outcomes => _outcomes ?? throw new InvalidOperationException($"{Name} runs only between SetUpAsync and DisposeAsync.");
+}

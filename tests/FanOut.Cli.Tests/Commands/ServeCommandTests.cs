@@ -1,0 +1,52 @@
+namespace FanOut.Cli.Tests.Commands;
+
+/// <summary><c>fanout serve</c> with bad values: one line naming the value and its valid range, exit code 2, no server started.</summary>
+public sealed class ServeCommandTests
+{
+    [Theory]
+    [InlineData("serve --port 70000", "--port 70000", "[0, 65535]")]
+    [InlineData("serve --port -1", "--port -1", "[0, 65535]")]
+    [InlineData("serve --capacity 0", "--capacity 0", "[1, 10000]")]
+    [InlineData("serve --capacity 2.5", "--capacity 2.5", "whole number")]
+    [InlineData("serve --queue -3", "--queue -3", "[0, 100000]")]
+    [InlineData("serve --rate 0", "--rate 0", "[0.01, 1000000]")]
+    [InlineData("serve --rate abc", "--rate 'abc'", "requests per second")]
+    [InlineData("serve --latency uniform:50-10", "'uniform:50-10'", "fixed:MS")]
+    [InlineData("serve --latency bogus", "'bogus'", "lognormal:MEDIAN,p99=P99")]
+    public async Task Serve_BadValue_OneLineErrorAndExitCode2(string commandLine, string namesValue, string namesRange)
+    {
+        var cli = new CliHarness();
+        var exit = await cli.RunAsync(commandLine.Split(' '));
+        Assert.Equal(2, exit);
+        var error = cli.Error.ToString().TrimEnd();
+        Assert.DoesNotContain("\n", error, StringComparison.Ordinal);
+        Assert.Contains(namesValue, error, StringComparison.Ordinal);
+        Assert.Contains(namesRange, error, StringComparison.Ordinal);
+        Assert.DoesNotContain("listening", cli.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Serve_GoodValues_PrintsUrlAndSettingsAndStopsOnCancel()
+    {
+        var cli = new CliHarness();
+        using var stop = new CancellationTokenSource();
+        var serving = cli.RunAsync(stop.Token, "serve", "--capacity", "8", "--queue", "4", "--rate", "100", "--latency", "fixed:5");
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (!cli.Output.Contains("listening", StringComparison.Ordinal) && DateTime.UtcNow < deadline && !serving.IsCompleted)
+        {
+            await Task.Delay(20);
+        }
+
+        Assert.Contains("Downstream listening on http://127.0.0.1:", cli.Output, StringComparison.Ordinal);
+        Assert.Contains("capacity 8, queue 4, rate limit 100 requests/s, latency fixed:5", cli.Output, StringComparison.Ordinal);
+        var url = cli.Output.Split('\n').First(l => l.Contains("listening", StringComparison.Ordinal)).Split(' ')[^1].Trim();
+        using (var client = new HttpClient { Timeout = TimeSpan.FromSeconds(5) })
+        {
+            Assert.Contains("item-7", await client.GetStringAsync(new Uri(new Uri(url), "item/7")), StringComparison.Ordinal);
+        }
+
+        await stop.CancelAsync();
+        Assert.Equal(0, await serving.WaitAsync(TimeSpan.FromSeconds(10)));
+        Assert.Contains("Stopped. Served 1", cli.Output, StringComparison.Ordinal);
+    }
+}

@@ -1,0 +1,99 @@
+using FanOut.Lab.Results;
+using FanOut.Lab.Running;
+using FanOut.Lab.Scenarios;
+
+namespace FanOut.Lab.Tests.Scenarios;
+
+/// <summary>Every real-I/O scenario runs end to end in this process at a tiny scale, one run per case, and reports what the downstream saw.</summary>
+public sealed class RealIoScenarioTests
+{
+    private static readonly RunPolicy s_once = new(0, 1, 1, TimeSpan.Zero);
+    private static readonly ScenarioSize s_tiny = new(0.05);
+
+    private static async Task<ScenarioResult> RunAsync(string id)
+    {
+        var scenario = ScenarioCatalog.Default.Select(id, out var error) ?? throw new InvalidOperationException(error);
+        using var limit = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        var results = await new LabRunner(new InProcessScenarioCaseRunner(s_once), null, new SilentProgress()).RunAsync(scenario, s_tiny, limit.Token);
+        var result = Assert.Single(results.Scenarios);
+        Assert.All(result.Cases, c => Assert.True(c.Succeeded, c.Error));
+        Assert.All(result.Cases, c => Assert.NotNull(c.Io));
+        return result;
+    }
+
+    [Fact]
+    public async Task DownstreamCapacity_TinyScale_UnboundedCollects429sAndBoundedOnesDoNot()
+    {
+        var result = await RunAsync("downstream-capacity");
+        var whenAll = result.Cases.Single(c => c.Strategy == "Task.WhenAll");
+        var dop50 = result.Cases.Single(c => c.Strategy == "Parallel.ForEachAsync (DOP 50)");
+        var byDefault = result.Cases.Single(c => c.Strategy == "Parallel.ForEachAsync (default)");
+
+        Assert.True(whenAll.Io!.Rejected429 > 0, "an unbounded fan-out of 256 at capacity 64 + queue 64 must be turned away in part");
+        Assert.Equal(whenAll.Io.Rejected429, whenAll.Io.FailuresByStatus["429"]);
+        Assert.Equal(256, whenAll.Io.Successes + whenAll.Io.Failures);
+        Assert.Equal(0, dop50.Io!.Failures);
+        Assert.Equal(256, dop50.Io.Successes);
+        Assert.InRange(dop50.Io.PeakConcurrentServed!.Value, 1, 50);
+        Assert.Equal(64, whenAll.Io.PeakConcurrentServed);
+        Assert.InRange(byDefault.Io!.PeakConcurrentServed!.Value, 1, Environment.ProcessorCount);
+        Assert.StartsWith("Agrees", result.Verdict, StringComparison.Ordinal);
+        Assert.Contains("ok/s", result.Verdict, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task DownstreamRateLimit_TinyScale_TheServerRateLimitsTheBurstyStrategies()
+    {
+        var result = await RunAsync("downstream-rate-limit");
+        var whenAll = result.Cases.Single(c => c.Strategy == "Task.WhenAll");
+        Assert.True(whenAll.Io!.Rejected429 > 0);
+        Assert.All(result.Cases, c => Assert.Equal(256, c.Io!.Successes + c.Io.Failures));
+        Assert.All(result.Cases, c => Assert.Equal(c.Io!.Rejected429, c.Io.FailuresHttp));
+        Assert.Contains(result.Cases, c => c.Strategy == "Parallel.ForEachAsync (DOP 10)");
+        Assert.Contains("not a rate limit", result.Verdict, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task DownstreamCrash_TinyScale_EveryCaseFinishesWithFailuresCountedByKind()
+    {
+        var result = await RunAsync("downstream-crash");
+        Assert.All(result.Cases, c =>
+        {
+            Assert.Equal(256, c.Io!.Successes + c.Io.Failures);
+            // At most the K requests before the crash succeed; an unbounded burst can lose even those, since the
+            // crash aborts every request still in flight (WhenAll had all of them in flight: 0 succeeded in one run).
+            Assert.InRange(c.Io.Successes, 0, 200);
+            Assert.True(c.Io.FailuresSocket > 0, $"{c.Strategy}: {ResultTable.FailuresText(c.Io)}");
+            Assert.Equal(0, c.Io.FailuresTimeout);
+        });
+        Assert.Contains(result.Cases, c => c.Io!.Successes > 0);
+        Assert.StartsWith("Every strategy finished", result.Verdict, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task PriceSync_TinyScale_WritesEveryPriceAndMeasuresTheWriteWait()
+    {
+        var result = await RunAsync("price-sync");
+        Assert.All(result.Cases, c =>
+        {
+            Assert.Equal(200, c.Io!.Successes);
+            Assert.Equal(200, c.Io.RequestsServed);
+            Assert.True(c.Io.WriteWaitMs > 0);
+        });
+        Assert.Contains("DB write wait", ResultTable.For(result).Headers);
+        Assert.Contains("per write", result.Verdict, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task HashFiles_TinyScale_HashesEveryFileWithoutAServer()
+    {
+        var result = await RunAsync("hash-files");
+        Assert.All(result.Cases, c =>
+        {
+            Assert.Equal(200, c.Io!.Successes);
+            Assert.Null(c.Io.PeakConcurrentServed);
+        });
+        Assert.Equal(1, result.Cases.Single(c => c.Strategy == "Synchronous loop").PeakInFlight);
+        Assert.StartsWith("Agrees", result.Verdict, StringComparison.Ordinal);
+    }
+}
