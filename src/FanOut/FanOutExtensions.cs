@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 
 using FanOut.Execution;
@@ -199,10 +200,53 @@ public static class FanOutExtensions
         run.Start();
         try
         {
-            await foreach (var result in run.ReadAllAsync().ConfigureAwait(false))
+            // The reading loop lives here, in the one iterator the caller enumerates: a nested iterator would add a
+            // MoveNextAsync per item, which is a large share of a stream's per-item cost.
+            if (run.Reader is { } reader)
             {
-                yield return result;
+                while (await reader.WaitToReadAsync().ConfigureAwait(false))
+                {
+                    while (reader.TryRead(out var batch))
+                    {
+                        if (batch.Items is not { } items)
+                        {
+                            yield return batch.Single!;
+                            continue;
+                        }
+
+                        for (var i = 0; i < batch.Count; i++)
+                        {
+                            yield return items[i];
+                        }
+
+                        ArrayPool<TResult>.Shared.Return(items, RuntimeHelpers.IsReferenceOrContainsReferences<TResult>());
+                    }
+                }
             }
+            else
+            {
+                var ordered = run.Ordered!;
+                while (true)
+                {
+                    if (ordered.TryTake(out var value, out var hasValue))
+                    {
+                        if (hasValue)
+                        {
+                            yield return value;
+                        }
+
+                        continue;
+                    }
+
+                    if (!await ordered.WaitAsync().ConfigureAwait(false))
+                    {
+                        break;
+                    }
+                }
+            }
+
+            // Every result is out: surface the outcome (canceled, the first FailFast exception, or a FanOutException).
+            await run.Completion.ConfigureAwait(false);
         }
         finally
         {

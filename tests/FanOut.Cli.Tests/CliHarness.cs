@@ -31,7 +31,7 @@ public sealed class CliHarness
         return await FanOutCommandLine.InvokeAsync(args, context, cancellationToken);
     }
 
-    /// <summary>The fanout.dll built beside the tests, started through dotnet, as the child process.</summary>
+    /// <summary>The FanOut.Cli.dll built beside the tests, started through dotnet, as the child process.</summary>
     private static ChildProcessLauncher LaunchBuiltCli() =>
-        new("dotnet", [Path.Combine(AppContext.BaseDirectory, "fanout.dll")]);
+        new("dotnet", [Path.Combine(AppContext.BaseDirectory, "FanOut.Cli.dll")]);
 }

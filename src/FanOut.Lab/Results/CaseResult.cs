@@ -103,6 +103,12 @@ public sealed record CaseResult
     /// <summary>Outcomes, item latency, throughput and the server's view, for real-I/O workloads; null for the seed scenarios.</summary>
     public IoResult? Io { get; init; }
 
+    /// <summary>Mean limit at the end of a run, for strategies whose limit moves (FanOut adaptive); null otherwise.</summary>
+    public double? LimitFinal { get; init; }
+
+    /// <summary>Mean of the highest limit reached in a run, for strategies whose limit moves; null otherwise.</summary>
+    public double? LimitPeak { get; init; }
+
     /// <summary>What the seed published for this cell, or null.</summary>
     public string? SeedSays { get; init; }
 

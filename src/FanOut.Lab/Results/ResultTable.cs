@@ -66,7 +66,7 @@ public static class ResultTable
 
         return
         [
-            c.Strategy,
+            StrategyText(c),
             parameters,
             Time(c.FirstRunMs),
             Time(c.MeanMs),
@@ -87,6 +87,15 @@ public static class ResultTable
         ];
     }
 
+    /// <summary>The strategy's name, and where its limit settled when the limit moves: <c>FanOut (adaptive) -> 48 (peak 64)</c>.</summary>
+    public static string StrategyText(CaseResult c)
+    {
+        ArgumentNullException.ThrowIfNull(c);
+        return c.LimitFinal is { } final && c.LimitPeak is { } peak
+            ? $"{c.Strategy} -> {Count(final)} (peak {Count(peak)})"
+            : c.Strategy;
+    }
+
     /// <summary>The cells of one case in the real-I/O table; a case without I/O metrics (or that failed) leaves them blank.</summary>
     public static IReadOnlyList<string> IoRow(CaseResult c)
     {
@@ -100,7 +109,7 @@ public static class ResultTable
 
         return
         [
-            c.Strategy,
+            StrategyText(c),
             parameters,
             Time(c.MeanMs),
             c.ErrorMs is { } e ? Time(e) : "NA",

@@ -11,7 +11,7 @@ public static class ResultsCsv
         "scenario", "strategy", "workload", "parameters", "runs", "firstRunMs", "meanMs", "errorMs", "stdDevMs", "medianMs", "minMs", "maxMs",
         "idealMs", "efficiency", "concurrency", "peakInFlight", "threadPoolThreadsStart", "threadPoolThreadsPeak", "threadPoolThreadsEnd",
         "processThreadsStart", "processThreadsPeak", "processThreadsEnd", "peakQueueLength", "completedWorkItems", "lockContentions",
-        "allocatedBytes", "gen0", "gen1", "gen2", "cpuTimeMs", "seedSays", "error",
+        "allocatedBytes", "gen0", "gen1", "gen2", "cpuTimeMs", "limitFinal", "limitPeak", "seedSays", "error",
 
         // Real-I/O columns, empty for the seed scenarios.
         "successes", "failures", "failuresHttp", "failuresByStatus", "failuresSocket", "failuresTimeout", "failuresOther",
@@ -34,7 +34,7 @@ public static class ResultsCsv
                     scenario.Id, c.Strategy, c.Workload, ResultTable.ParametersText(c.Parameters), c.Runs, c.FirstRunMs, c.MeanMs, c.ErrorMs, c.StdDevMs, c.MedianMs, c.MinMs, c.MaxMs,
                     c.IdealMs, c.Efficiency, c.Concurrency, c.PeakInFlight, c.ThreadPoolThreadsStart, c.ThreadPoolThreadsPeak, c.ThreadPoolThreadsEnd,
                     c.ProcessThreadsStart, c.ProcessThreadsPeak, c.ProcessThreadsEnd, c.PeakQueueLength, c.CompletedWorkItems, c.LockContentions,
-                    c.AllocatedBytes, c.Gen0, c.Gen1, c.Gen2, c.CpuTimeMs, c.SeedSays, c.Error,
+                    c.AllocatedBytes, c.Gen0, c.Gen1, c.Gen2, c.CpuTimeMs, c.LimitFinal, c.LimitPeak, c.SeedSays, c.Error,
                     c.Io?.Successes, c.Io?.Failures, c.Io?.FailuresHttp, c.Io is { } io ? string.Join(' ', io.FailuresByStatus.Select(f => $"{f.Key}={f.Value.ToString("R", CultureInfo.InvariantCulture)}")) : null,
                     c.Io?.FailuresSocket, c.Io?.FailuresTimeout, c.Io?.FailuresOther,
                     c.Io?.ItemLatencyP50Ms, c.Io?.ItemLatencyP95Ms, c.Io?.ItemLatencyP99Ms, c.Io?.SuccessesPerSecond, c.Io?.PeakConcurrentServed, c.Io?.Rejected429, c.Io?.RequestsServed,

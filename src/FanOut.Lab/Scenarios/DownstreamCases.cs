@@ -36,7 +36,8 @@ internal static class DownstreamCases
     public static LatencySpec LogNormal(ScenarioSize size, double medianMs, double p99Ms) =>
         LatencySpec.Parse(string.Create(CultureInfo.InvariantCulture, $"lognormal:{Math.Round(medianMs * size.Scale, 3)},p99={Math.Round(p99Ms * size.Scale, 3)}"));
 
-    /// <summary>Seed 000's comparison against a real server: unbounded WhenAll, the default ForEachAsync, and three ways to hold 50.</summary>
+    /// <summary>Seed 000's comparison against a real server: unbounded WhenAll, the default ForEachAsync, four ways to hold 50
+    /// (FanOut's among them), and FanOut's adaptive limit, which is told nothing about the server.</summary>
     public static List<LabCase> SeedComparison(DownstreamOptions server, int items)
     {
         Workload Get() => new HttpGetWorkload(server, CallTimeout, items);
@@ -47,6 +48,8 @@ internal static class DownstreamCases
             new(new ParallelForEachAsyncStrategy(Limit), Get, items, Policy: Quick),
             new(new SemaphoreSlimWhenAllStrategy(Limit), Get, items, Policy: Quick),
             new(new ChannelWorkersStrategy(Limit), Get, items, Policy: Quick),
+            new(FanOutStrategy.Fixed(Limit), Get, items, Policy: Quick),
+            new(FanOutStrategy.Adaptive(), Get, items, Policy: Quick),
         ];
     }
 

@@ -35,6 +35,8 @@ public sealed class Seed000FanOut500Scenario : Scenario
             new(new ParallelForEachAsyncStrategy(), Delay, Items, "~640 ms, 16 in flight (ProcessorCount)"),
             new(new ParallelForEachAsyncStrategy(Limit), Delay, Items, "~210 ms, 50 in flight"),
             new(new SemaphoreSlimWhenAllStrategy(Limit), Delay, Items, "recommended as the pre-.NET 6 gate; no number"),
+            new(FanOutStrategy.Fixed(Limit), Delay, Items),
+            new(FanOutStrategy.Adaptive(), Delay, Items),
             new(new ParallelForEachStrategy(), () => new SyncOverAsyncWorkload(DelaySchedule.Fixed(ms, Items)), Items, "\"starves the pool\"; no number"),
         ];
     }
@@ -55,6 +57,16 @@ public sealed class Seed000FanOut500Scenario : Scenario
         var verdict = $"Agrees on the trade-off: WhenAll {Find.Ms(whenAll.MeanMs)} with {whenAll.PeakInFlight:N0} in flight, DOP 50 {Find.Ms(dop50.MeanMs)} with {dop50.PeakInFlight:N0} " +
             $"(efficiency {dop50.Efficiency:P0}), default {Find.Ms(byDefault.MeanMs)} with {byDefault.PeakInFlight:N0} in flight. The default is {byDefault.MeanMs / whenAll.MeanMs:N0}x slower than WhenAll here " +
             $"(seed: ~25x) because the default limit is ProcessorCount = {Environment.ProcessorCount} on this machine, not 16: the gap is the limit, not the API.";
+        if (Find.Case(measured, "FanOut (Fixed 50)") is { } fanOut)
+        {
+            verdict += $" FanOut Fixed(50) enforces the same 50 ({fanOut.PeakInFlight:N0} in flight, {Find.Ms(fanOut.MeanMs)}, efficiency {fanOut.Efficiency:P0}) and returns results.";
+        }
+
+        if (Find.Case(measured, "FanOut (adaptive)") is { LimitFinal: { } settled } adaptive)
+        {
+            verdict += $" FanOut adaptive, told nothing, climbed to {settled:N0} and took {Find.Ms(adaptive.MeanMs)}.";
+        }
+
         if (blocking is not null)
         {
             verdict += $" The blocking Parallel.ForEach took {Find.Ms(blocking.MeanMs)} (efficiency {blocking.Efficiency:P0}) and grew the pool to {blocking.ThreadPoolThreadsPeak:N0} threads: the starvation the seed warns of, measured.";

@@ -43,6 +43,8 @@ public sealed class Seed001CpuScenario : Scenario
                 Workload Pow() => new PowLoopWorkload(work);
                 cases.Add(new(new WhenAllStrategy(), Pow, count, SeedNumber(count, calculations, whenAll: true)));
                 cases.Add(new(new ParallelForEachAsyncStrategy(), Pow, count, SeedNumber(count, calculations, whenAll: false)));
+                cases.Add(new(FanOutStrategy.Fixed(Environment.ProcessorCount), Pow, count));
+                cases.Add(new(FanOutStrategy.Adaptive(), Pow, count));
             }
         }
 

@@ -43,6 +43,8 @@ public sealed class Seed001IoScenario : Scenario
                 Workload Delay() => new DelayWorkload(DelaySchedule.Fixed(ms, count));
                 cases.Add(new(new WhenAllStrategy(), Delay, count, SeedNumber(count, duration, whenAll: true)));
                 cases.Add(new(new ParallelForEachAsyncStrategy(), Delay, count, SeedNumber(count, duration, whenAll: false)));
+                cases.Add(new(FanOutStrategy.Fixed(50), Delay, count));
+                cases.Add(new(FanOutStrategy.Adaptive(), Delay, count));
             }
         }
 

@@ -46,6 +46,8 @@ public sealed class Seed002ChannelsScenario : Scenario
             new(new ParallelForEachAsyncStrategy(40), Delay, Items, "100 ms"),
             new(new ParallelForEachAsyncStrategy(), Delay, Items, "384 ms"),
             new(new ChannelWorkersStrategy(4), Delay, Items, "described, not measured"),
+            new(FanOutStrategy.Fixed(4), Delay, Items),
+            new(FanOutStrategy.Adaptive(), Delay, Items),
         ];
     }
 

@@ -38,6 +38,8 @@ public sealed class Seed003SyncAsyncScenario : Scenario
             new(new WhenAllStrategy(), Delay, Items, "1.005 s, 1016 B (one call)"),
             new(new ValueTaskProjectionStrategy(), Delay, Items, "1.004 s, 1576 B (one call)"),
             new(new ParallelForEachAsyncStrategy(), Delay, Items, "1.007 s, 3800 B"),
+            new(FanOutStrategy.Fixed(Environment.ProcessorCount), Delay, Items),
+            new(FanOutStrategy.Adaptive(), Delay, Items),
         ];
     }
 

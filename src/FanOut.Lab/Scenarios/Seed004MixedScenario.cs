@@ -48,6 +48,8 @@ public sealed class Seed004MixedScenario : Scenario
                     cases.Add(new(new WhenAllStrategy(), Mixed, tasks, seed?[0]));
                     cases.Add(new(new TaskRunWhenAllStrategy(), Mixed, tasks, seed?[1]));
                     cases.Add(new(new ParallelForEachAsyncStrategy(), Mixed, tasks, seed?[2]));
+                    cases.Add(new(FanOutStrategy.Fixed(Environment.ProcessorCount), Mixed, tasks));
+                    cases.Add(new(FanOutStrategy.Adaptive(), Mixed, tasks));
                 }
             }
         }

@@ -14,6 +14,9 @@ public abstract class Strategy
     /// <summary>The most items the strategy lets run at once over <paramref name="itemCount"/> items, as configured; the ideal-time model's D.</summary>
     public abstract int ConcurrencyFor(int itemCount);
 
+    /// <summary>Where the strategy's own limit stood after the last run, for strategies whose limit moves; null for the rest.</summary>
+    public virtual LimitReading? LastLimit => null;
+
     /// <summary>Runs every item of <paramref name="items"/> through <paramref name="workload"/>.</summary>
     public abstract Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken);
 

@@ -13,7 +13,7 @@ internal sealed class ActionRun<T>(
 
     public Task Task => _completion.Task;
 
-    protected override ValueTask InvokeAsync(T item, int index, CancellationToken cancellationToken) => body(item, cancellationToken);
+    protected override ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken) => body(item, cancellationToken);
 
     protected override Exception CreateRunAllException(List<FanOutFailure> failures) => new FanOutException(failures, ItemCount);
 

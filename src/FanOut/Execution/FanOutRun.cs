@@ -20,6 +20,9 @@ namespace FanOut.Execution;
 /// </remarks>
 internal abstract class FanOutRun<T>
 {
+    /// <summary>Longest run of indices a worker reserves from an array or list (see <see cref="IndexedSource{T}"/>).</summary>
+    private const int MaxChunk = 16;
+
     private readonly ItemSource<T> _source;
     private readonly ConcurrencyLimit _limit;
     private readonly ErrorMode _errors;
@@ -49,6 +52,9 @@ internal abstract class FanOutRun<T>
     protected FanOutRun(ItemSource<T> source, FanOutOptions options, CancellationToken cancellationToken)
     {
         _source = source;
+
+        // Indexed sources may hand out runs of indices, except to an ordered stream, whose window counts single claims.
+        source.MaxChunk = options.Ordered && this is IOrderedRun ? 1 : MaxChunk;
         _limit = options.ResolveLimit();
         _errors = options.Errors;
         _callerToken = cancellationToken;
@@ -63,7 +69,7 @@ internal abstract class FanOutRun<T>
     protected ErrorMode Errors => _errors;
 
     /// <summary>How many items the source had; valid once every worker has stopped.</summary>
-    protected int ItemCount => _source.ClaimedCount;
+    protected int ItemCount => _source.KnownCount >= 0 ? _source.KnownCount : _source.ClaimedCount;
 
     /// <summary>Starts the first worker on the thread pool; it starts the others.</summary>
     public void Start()
@@ -80,7 +86,13 @@ internal abstract class FanOutRun<T>
     public void Abort() => Stop();
 
     /// <summary>Runs one item's body and stores its result; throws what the body throws.</summary>
-    protected abstract ValueTask InvokeAsync(T item, int index, CancellationToken cancellationToken);
+    protected abstract ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Called before a worker may wait (for a permit, an item, a pending body) and when it stops: a stream publishes
+    /// the results it batched, so that no finished result waits on an idle worker.
+    /// </summary>
+    protected virtual ValueTask FlushAsync(WorkerSlot<T> worker) => default;
 
     /// <summary>Called before each claim; a stream that yields in order waits here for room in its window. False: stop.</summary>
     protected virtual ValueTask<bool> BeforeClaimAsync(CancellationToken cancellationToken) => new(true);
@@ -117,12 +129,14 @@ internal abstract class FanOutRun<T>
                     if (!_limit.TryAcquire())
                     {
                         // One waiter per call is enough: when it gets its permit it starts workers for any further room.
-                        if (Interlocked.Increment(ref _waitingWorkers) > 1)
+                        // A worker still holding reserved indices waits regardless: nobody else would run them.
+                        if (Interlocked.Increment(ref _waitingWorkers) > 1 && !slot.HasReserved)
                         {
                             Interlocked.Decrement(ref _waitingWorkers);
                             return;
                         }
 
+                        await FlushAsync(slot).ConfigureAwait(false);
                         bool granted;
                         try
                         {
@@ -154,7 +168,13 @@ internal abstract class FanOutRun<T>
                 bool claimed;
                 try
                 {
-                    claimed = await _source.TryClaimAsync(slot, _cts.Token).ConfigureAwait(false);
+                    var claim = _source.TryClaimAsync(slot, _cts.Token);
+                    if (!claim.IsCompleted)
+                    {
+                        await FlushAsync(slot).ConfigureAwait(false);
+                    }
+
+                    claimed = await claim.ConfigureAwait(false);
                 }
                 catch (Exception e)
                 {
@@ -191,6 +211,19 @@ internal abstract class FanOutRun<T>
         }
         finally
         {
+            try
+            {
+                await FlushAsync(slot).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is not OperationCanceledException || !_cts.IsCancellationRequested)
+            {
+                RecordException(e);
+            }
+            catch (OperationCanceledException)
+            {
+                // The run was canceled while the stream was full: the consumer will not read these results.
+            }
+
             if (holdsPermit)
             {
                 _limit.Release();
@@ -219,11 +252,17 @@ internal abstract class FanOutRun<T>
         Exception? failure = null;
         try
         {
-            var pending = InvokeAsync(item, index, _cts.Token);
-            if (!pending.IsCompleted && _limit.HasRoom && Volatile.Read(ref _activeWorkers) < _maxWorkers)
+            var pending = InvokeAsync(item, index, slot, _cts.Token);
+            slot.ChunkSize = pending.IsCompleted ? Math.Min(slot.ChunkSize * 2, MaxChunk) : 1;
+            if (!pending.IsCompleted)
             {
-                // The body went asynchronous: the limit has room this worker cannot use until the body finishes.
-                TryStartWorker();
+                if (_limit.HasRoom && Volatile.Read(ref _activeWorkers) < _maxWorkers)
+                {
+                    // The body went asynchronous: the limit has room this worker cannot use until the body finishes.
+                    TryStartWorker();
+                }
+
+                await FlushAsync(slot).ConfigureAwait(false);
             }
 
             await pending.ConfigureAwait(false);

@@ -14,7 +14,7 @@ internal sealed class ResultsRun<T, TResult>(
 
     public Task<TResult[]> Task => _completion.Task;
 
-    protected override ValueTask InvokeAsync(T item, int index, CancellationToken cancellationToken)
+    protected override ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken)
     {
         var pending = body(item, cancellationToken);
         if (pending.IsCompletedSuccessfully)

@@ -8,10 +8,10 @@ namespace FanOut.Execution;
 /// A fan-out whose results are yielded while later items still run: through a bounded channel in completion order, or
 /// through an <see cref="OrderedBuffer{TResult}"/> in source order. Either way a slow consumer stops the workers (back-pressure).
 /// </summary>
-internal sealed class StreamRun<T, TResult> : FanOutRun<T>
+internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
 {
     private readonly Func<T, CancellationToken, ValueTask<TResult>> _body;
-    private readonly Channel<TResult>? _channel;
+    private readonly Channel<ResultBatch<TResult>>? _channel;
     private readonly OrderedBuffer<TResult>? _ordered;
     private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -29,7 +29,8 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
         }
         else
         {
-            _channel = Channel.CreateBounded<TResult>(new BoundedChannelOptions(capacity)
+            // Capacity counts batches: at most `capacity` results wait in whole batches (plus each worker's partial one).
+            _channel = Channel.CreateBounded<ResultBatch<TResult>>(new BoundedChannelOptions(Math.Max(2, capacity / ResultBatch<TResult>.Capacity))
             {
                 SingleReader = true,
                 FullMode = BoundedChannelFullMode.Wait,
@@ -40,44 +41,11 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
     /// <summary>Completes when every worker has stopped: canceled, faulted (FailFast exceptions or a <see cref="FanOutException"/>) or successful.</summary>
     public Task Completion => _completion.Task;
 
-    /// <summary>Yields results until the run completes, then surfaces its outcome.</summary>
-    public async IAsyncEnumerable<TResult> ReadAllAsync()
-    {
-        if (_channel is not null)
-        {
-            var reader = _channel.Reader;
-            while (await reader.WaitToReadAsync().ConfigureAwait(false))
-            {
-                while (reader.TryRead(out var value))
-                {
-                    yield return value;
-                }
-            }
-        }
-        else
-        {
-            var ordered = _ordered!;
-            while (true)
-            {
-                if (ordered.TryTake(out var value, out var hasValue))
-                {
-                    if (hasValue)
-                    {
-                        yield return value;
-                    }
+    /// <summary>Completion-order results, in batches (null when ordered). The consumer returns batch arrays to the shared pool.</summary>
+    public ChannelReader<ResultBatch<TResult>>? Reader => _channel?.Reader;
 
-                    continue;
-                }
-
-                if (!await ordered.WaitAsync().ConfigureAwait(false))
-                {
-                    break;
-                }
-            }
-        }
-
-        await Completion.ConfigureAwait(false);
-    }
+    /// <summary>Source-order results (null when unordered).</summary>
+    public OrderedBuffer<TResult>? Ordered => _ordered;
 
     protected override ValueTask<bool> BeforeClaimAsync(CancellationToken cancellationToken) =>
         _ordered?.EnterWindowAsync(cancellationToken) ?? new ValueTask<bool>(true);
@@ -86,16 +54,35 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
 
     protected override void ItemFailed(int index) => _ordered?.Skip(index);
 
-    protected override ValueTask InvokeAsync(T item, int index, CancellationToken cancellationToken)
+    protected override ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken)
     {
         var pending = _body(item, cancellationToken);
-        if (pending.IsCompletedSuccessfully)
+        if (!pending.IsCompletedSuccessfully)
         {
-            return Publish(index, pending.Result, cancellationToken);
+            return AwaitAndPublishAsync(pending, index, cancellationToken);
         }
 
-        return AwaitAndPublishAsync(pending, index, cancellationToken);
+        if (_ordered is not null)
+        {
+            _ordered.Set(index, pending.Result);
+            return default;
+        }
+
+        // Synchronous result: batch it on this worker. Publish when the batch is full, or when a millisecond tick passed
+        // since this worker's previous result: fast bodies then pay one channel write per batch, while a result of a slow
+        // body (or one after a pause) goes out at once instead of waiting for the next body.
+        var batch = (PendingBatch<TResult>?)worker.State ?? CreateBatch(worker);
+        var now = Environment.TickCount64;
+        batch.Items[batch.Count++] = pending.Result;
+        var tickPassed = now != batch.LastTick;
+        batch.LastTick = now;
+        return batch.Count == ResultBatch<TResult>.Capacity || tickPassed
+            ? Write(batch.Take(), cancellationToken)
+            : default;
     }
+
+    protected override ValueTask FlushAsync(WorkerSlot<T> worker) =>
+        worker.State is PendingBatch<TResult> { Count: > 0 } batch ? Write(batch.Take(), Token) : default;
 
     protected override Exception CreateRunAllException(List<FanOutFailure> failures) => new FanOutException(failures, ItemCount);
 
@@ -119,18 +106,29 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
         _ordered?.Complete();
     }
 
-    private ValueTask Publish(int index, TResult value, CancellationToken cancellationToken)
+    private static PendingBatch<TResult> CreateBatch(WorkerSlot<T> worker)
     {
+        var batch = new PendingBatch<TResult>();
+        worker.State = batch;
+        return batch;
+    }
+
+    private ValueTask Write(ResultBatch<TResult> batch, CancellationToken cancellationToken)
+    {
+        var writer = _channel!.Writer;
+        return writer.TryWrite(batch) ? default : writer.WriteAsync(batch, cancellationToken);
+    }
+
+    /// <summary>An asynchronous body's result goes out on its own: its worker may be busy with another item by now.</summary>
+    private async ValueTask AwaitAndPublishAsync(ValueTask<TResult> pending, int index, CancellationToken cancellationToken)
+    {
+        var value = await pending.ConfigureAwait(false);
         if (_ordered is not null)
         {
             _ordered.Set(index, value);
-            return default;
+            return;
         }
 
-        var writer = _channel!.Writer;
-        return writer.TryWrite(value) ? default : writer.WriteAsync(value, cancellationToken);
+        await Write(new ResultBatch<TResult>(value), cancellationToken).ConfigureAwait(false);
     }
-
-    private async ValueTask AwaitAndPublishAsync(ValueTask<TResult> pending, int index, CancellationToken cancellationToken) =>
-        await Publish(index, await pending.ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
 }

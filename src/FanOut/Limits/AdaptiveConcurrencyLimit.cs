@@ -24,7 +24,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private volatile int _limit;
     private int _peak;
 
-    /// <summary>True until the first back-off, like TCP's slow start: growth doubles instead of adding sqrt(limit).</summary>
+    /// <summary>True until the first back-off, like TCP's slow start: growth doubles instead of adding limit/16.</summary>
     private bool _slowStart = true;
 
     /// <summary>Lowest mean item latency of any window, in timestamp ticks: the latency without queueing. 0 until measured.</summary>
@@ -34,7 +34,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private long _windowStart;
     private int _windowItems;
     private int _windowSuccesses;
-    private double _windowLatencySum;
+    /// <summary>Latencies of the window's successful items; the window's latency is their median (one GC pause or timer hiccup must not read as congestion).</summary>
+    private readonly long[] _windowLatencies;
     private int _windowOverloads;
     private int _windowPeakInFlight;
 
@@ -48,6 +49,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _limit = options.InitialLimit;
         _peak = options.InitialLimit;
         _windowStart = long.MinValue;
+        _windowLatencies = new long[options.MaxLimit + 1];
         FanOutMetrics.RecordLimit(_limit, Kind);
     }
 
@@ -101,8 +103,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _windowPeakInFlight = Math.Max(_windowPeakInFlight, inFlight);
             if (failure is null)
             {
-                _windowSuccesses++;
-                _windowLatencySum += now - startTimestamp;
+                _windowLatencies[_windowSuccesses++] = now - startTimestamp;
             }
             else if (overload)
             {
@@ -124,7 +125,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
             _windowStart = after == before ? _windowStart : now;
             _windowItems = _windowSuccesses = _windowOverloads = _windowPeakInFlight = 0;
-            _windowLatencySum = 0;
         }
 
         if (after != before)
@@ -151,7 +151,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             return limit;
         }
 
-        var latency = _windowLatencySum / _windowSuccesses;
+        var samples = _windowLatencies.AsSpan(0, _windowSuccesses);
+        samples.Sort();
+        var latency = (double)samples[samples.Length / 2];
         if (_baseline <= 0 || latency < _baseline)
         {
             _baseline = latency;
@@ -160,17 +162,20 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         var ratio = latency / _baseline;
         if (ratio > _options.Tolerance)
         {
-            // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the middle of the band,
-            // but never below half in one step (one noisy window must not collapse the limit).
+            // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the bottom of the band,
+            // but by at most a quarter per window (one noisy window must not collapse the limit; a real overload
+            // keeps every window above the tolerance, so the limit still falls geometrically).
             _slowStart = false;
             var target = (int)(limit * _growBelow / ratio);
-            return Math.Clamp(Math.Max(target, limit / 2), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+            return Math.Clamp(Math.Max(target, limit * 3 / 4), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
         }
 
         // Grow only when the window used the whole limit: an app-limited window says nothing about more concurrency.
         if (ratio < _growBelow && _windowPeakInFlight >= limit)
         {
-            var grown = _slowStart ? (long)limit * 2 : limit + Math.Max(1, (int)Math.Sqrt(limit));
+            // Slow start doubles; after the first back-off, growth is additive, about 6% a window (at least 1), so the limit
+            // probes past the band's edge by at most one step before a window shows the extra queue.
+            var grown = _slowStart ? (long)limit * 2 : limit + Math.Max(1, limit / 16);
             return (int)Math.Min(grown, _options.MaxLimit);
         }
 

@@ -6,6 +6,9 @@ internal abstract class ItemSource<T>
     /// <summary>How many items there are, when known before enumerating (lists and arrays); otherwise -1.</summary>
     public virtual int KnownCount => -1;
 
+    /// <summary>Largest run of consecutive indices a worker may reserve at once (1: claim one at a time).</summary>
+    public int MaxChunk { get; set; } = 1;
+
     /// <summary>How many items were claimed; once the run is over, the number of items.</summary>
     public abstract int ClaimedCount { get; }
 
@@ -30,4 +33,22 @@ internal sealed class WorkerSlot<T>
 {
     public T Item = default!;
     public int Index;
+
+    /// <summary>Per-worker state of the run's subclass (a stream's batch of results).</summary>
+    public object? State;
+
+    /// <summary>Next index of the run of indices this worker reserved (indexed sources); equal to <see cref="ChunkEnd"/> when none is left.</summary>
+    public int ChunkNext;
+
+    /// <summary>End (exclusive) of the reserved run of indices.</summary>
+    public int ChunkEnd;
+
+    /// <summary>
+    /// Size of the next run of indices to reserve: doubles after each body that completed synchronously, back to 1 after
+    /// one that went asynchronous, so a pending body never holds more than the rest of one short run hostage.
+    /// </summary>
+    public int ChunkSize = 1;
+
+    /// <summary>True while the worker holds reserved indices it has not run: it must not retire before running them.</summary>
+    public bool HasReserved => ChunkNext < ChunkEnd;
 }

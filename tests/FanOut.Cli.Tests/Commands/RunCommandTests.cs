@@ -35,7 +35,7 @@ public sealed class RunCommandTests : IDisposable
         Assert.Equal("seed003-sync-async", scenario.GetProperty("id").GetString());
         Assert.Equal(0.01, scenario.GetProperty("scale").GetDouble());
         var cases = scenario.GetProperty("cases");
-        Assert.Equal(4, cases.GetArrayLength());
+        Assert.Equal(6, cases.GetArrayLength());   // the seed's 4 strategies + FanOut fixed and adaptive
         Assert.All(cases.EnumerateArray(), c => Assert.Equal(JsonValueKind.Null, c.GetProperty("error").ValueKind));
 
         // Five items: the blocking loop runs one at a time, WhenAll all five at once.

@@ -59,9 +59,9 @@ public sealed class ScenarioCatalogTests
     {
         var full = new ScenarioSize(1, Full: true);
         var byId = ScenarioCatalog.Default.Scenarios.ToDictionary(s => s.Id, s => s.Cases(full).Count);
-        Assert.Equal(32, byId["seed001-io"]);     // 4 counts x 4 durations x 2 strategies
-        Assert.Equal(32, byId["seed001-cpu"]);    // 4 counts x 4 calculation counts x 2 strategies
-        Assert.Equal(24, byId["seed004-mixed"]);  // 2 x 2 x 2 x 3 strategies
+        Assert.Equal(64, byId["seed001-io"]);     // 4 counts x 4 durations x (the seed's 2 strategies + FanOut fixed and adaptive)
+        Assert.Equal(64, byId["seed001-cpu"]);    // 4 counts x 4 calculation counts x (2 + 2)
+        Assert.Equal(40, byId["seed004-mixed"]);  // 2 x 2 x 2 x (the seed's 3 strategies + 2)
     }
 
     [Fact]

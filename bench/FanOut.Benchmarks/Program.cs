@@ -1,0 +1,26 @@
+using BenchmarkDotNet.Running;
+
+using FanOut.Benchmarks.Adaptive;
+
+namespace FanOut.Benchmarks;
+
+/// <summary>
+/// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
+/// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead.
+/// </summary>
+public static class Program
+{
+    public static async Task<int> Main(string[] args)
+    {
+        if (args is ["adaptive", ..])
+        {
+            var results = args.Length > 1 ? args[1] : Path.Combine("bench", "FanOut.Benchmarks", "results");
+            var svg = args.Length > 2 ? args[2] : Path.Combine("docs", "adaptive-limit.svg");
+            await AdaptiveMeasurement.RunAsync(results, svg);
+            return 0;
+        }
+
+        BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, new ShortConfig());
+        return 0;
+    }
+}

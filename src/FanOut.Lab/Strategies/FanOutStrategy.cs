@@ -1,0 +1,44 @@
+using FanOut.Lab.Workloads;
+
+namespace FanOut.Lab.Strategies;
+
+/// <summary>The FanOut library: <c>items.FanOutAsync(body, new FanOutOptions { Limit = ... })</c> with a fixed or an adaptive limit.</summary>
+/// <remarks>An adaptive limit is created fresh for every run, as <c>Limit = null</c> would be, but kept so the lab can
+/// report where it settled (<see cref="LastLimit"/>).</remarks>
+public sealed class FanOutStrategy : Strategy
+{
+    private readonly int? _fixed;
+    private readonly AdaptiveLimitOptions _adaptive = new();
+    private ConcurrencyLimit? _lastLimit;
+
+    private FanOutStrategy(int? fixedLimit) => _fixed = fixedLimit;
+
+    /// <summary>FanOut with <c>ConcurrencyLimit.Fixed(<paramref name="limit"/>)</c>.</summary>
+    public static FanOutStrategy Fixed(int limit) => new(CheckLimit(limit, nameof(limit)));
+
+    /// <summary>FanOut with a fresh <c>ConcurrencyLimit.Adaptive()</c> (the library's default) per run.</summary>
+    public static FanOutStrategy Adaptive() => new(null);
+
+    /// <inheritdoc/>
+    public override string Name => _fixed is { } limit ? $"FanOut (Fixed {limit})" : "FanOut (adaptive)";
+
+    /// <inheritdoc/>
+    public override WorkloadForms Needs => WorkloadForms.Asynchronous;
+
+    /// <inheritdoc/>
+    /// <remarks>Adaptive: its maximum, the concurrency it may climb to.</remarks>
+    public override int ConcurrencyFor(int itemCount) => Math.Min(itemCount, _fixed ?? _adaptive.MaxLimit);
+
+    /// <inheritdoc/>
+    public override LimitReading? LastLimit =>
+        _fixed is null && _lastLimit is { } limit ? new LimitReading(limit.Current, limit.Peak) : null;
+
+    /// <inheritdoc/>
+    public override Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(workload);
+        var limit = _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
+        _lastLimit = limit;
+        return items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit }, cancellationToken);
+    }
+}

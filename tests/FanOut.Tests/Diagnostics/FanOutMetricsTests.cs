@@ -1,0 +1,100 @@
+using System.Collections.Concurrent;
+using System.Diagnostics.Metrics;
+
+using FanOut.Diagnostics;
+using FanOut.Tests.Infrastructure;
+
+namespace FanOut.Tests.Diagnostics;
+
+/// <summary>Tests that must run alone: the meter is process-wide (no other test's items may be counted) and real timers must not compete with a busy test run.</summary>
+[CollectionDefinition(nameof(SerialCollection), DisableParallelization = true)]
+public sealed class SerialCollection;
+
+[Collection(nameof(SerialCollection))]
+public sealed class FanOutMetricsTests : IDisposable
+{
+    private readonly MeterListener _listener = new();
+    private readonly ConcurrentQueue<(string Instrument, double Value, string? Kind)> _measurements = new();
+
+    public FanOutMetricsTests()
+    {
+        _listener.InstrumentPublished = (instrument, listener) =>
+        {
+            if (instrument.Meter.Name == FanOutInstruments.MeterName)
+            {
+                listener.EnableMeasurementEvents(instrument);
+            }
+        };
+        _listener.SetMeasurementEventCallback<long>((i, v, tags, _) => Record(i, v, tags));
+        _listener.SetMeasurementEventCallback<int>((i, v, tags, _) => Record(i, v, tags));
+        _listener.SetMeasurementEventCallback<double>((i, v, tags, _) => Record(i, v, tags));
+        _listener.Start();
+    }
+
+    public void Dispose() => _listener.Dispose();
+
+    [Fact]
+    public async Task Metrics_RunAllWithFailures_CountCompletedFailedDurationsAndInFlight()
+    {
+        var task = Enumerable.Range(0, 20).ToArray().FanOutAsync(async (i, ct) =>
+        {
+            await Task.Yield();
+            return i % 10 == 0 ? throw new InvalidOperationException() : i;
+        }, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(3), Errors = ErrorMode.RunAll });
+        await task.Settled();
+
+        Assert.Equal(18, Sum(FanOutInstruments.ItemsCompleted));
+        Assert.Equal(2, Sum(FanOutInstruments.ItemsFailed));
+        Assert.Equal(20, Values(FanOutInstruments.ItemDuration).Length);
+        Assert.All(Values(FanOutInstruments.ItemDuration), d => Assert.True(d >= 0));
+
+        // In flight: +1/-1 per item, never above the limit, back to 0 at the end.
+        var running = 0.0;
+        var max = 0.0;
+        foreach (var delta in Values(FanOutInstruments.ItemsInFlight))
+        {
+            running += delta;
+            max = Math.Max(max, running);
+        }
+
+        Assert.Equal(0, running);
+        Assert.InRange(max, 1, 3);
+        Assert.Contains(3, Values(FanOutInstruments.LimitCurrent));
+        Assert.All(_measurements, m => Assert.Equal("fixed", m.Kind));
+    }
+
+    [Fact]
+    public async Task Metrics_AdaptiveLimit_PublishesEveryChangeOfTheLimit()
+    {
+        var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MaxLimit = 16 });
+        await Enumerable.Range(0, 200).FanOutAsync(async (i, ct) =>
+        {
+            await Task.Delay(5, ct);
+            return i;
+        }, new FanOutOptions { Limit = limit }).WithTimeout();
+
+        var limits = Values(FanOutInstruments.LimitCurrent);
+        Assert.Contains(1, limits);
+        Assert.Contains(limit.Peak, limits);
+        Assert.Equal(limit.Current, limits[^1]);
+        Assert.All(_measurements.Where(m => m.Instrument == FanOutInstruments.LimitCurrent), m => Assert.Equal("adaptive", m.Kind));
+    }
+
+    private void Record(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
+    {
+        string? kind = null;
+        foreach (var tag in tags)
+        {
+            if (tag.Key == FanOutInstruments.LimitKindTag)
+            {
+                kind = tag.Value as string;
+            }
+        }
+
+        _measurements.Enqueue((instrument.Name, value, kind));
+    }
+
+    private double[] Values(string instrument) => _measurements.Where(m => m.Instrument == instrument).Select(m => m.Value).ToArray();
+
+    private double Sum(string instrument) => Values(instrument).Sum();
+}
