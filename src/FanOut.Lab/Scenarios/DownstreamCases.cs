@@ -50,6 +50,7 @@ internal static class DownstreamCases
             new(new ChannelWorkersStrategy(Limit), Get, items, Policy: Quick),
             new(FanOutStrategy.Fixed(Limit), Get, items, Policy: Quick),
             new(FanOutStrategy.Adaptive(), Get, items, Policy: Quick),
+            new(FanOutStrategy.Adaptive(ErrorMode.RunAll), () => new HttpGetWorkload(server, CallTimeout, items) { ThrowOnFailure = true }, items, Policy: Quick),
         ];
     }
 

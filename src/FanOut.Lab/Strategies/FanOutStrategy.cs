@@ -8,19 +8,33 @@ namespace FanOut.Lab.Strategies;
 public sealed class FanOutStrategy : Strategy
 {
     private readonly int? _fixed;
+    private readonly ErrorMode _errors;
     private readonly AdaptiveLimitOptions _adaptive = new();
     private ConcurrencyLimit? _lastLimit;
 
-    private FanOutStrategy(int? fixedLimit) => _fixed = fixedLimit;
+    private FanOutStrategy(int? fixedLimit, ErrorMode errors)
+    {
+        _fixed = fixedLimit;
+        _errors = errors;
+    }
 
     /// <summary>FanOut with <c>ConcurrencyLimit.Fixed(<paramref name="limit"/>)</c>.</summary>
-    public static FanOutStrategy Fixed(int limit) => new(CheckLimit(limit, nameof(limit)));
+    public static FanOutStrategy Fixed(int limit) => new(CheckLimit(limit, nameof(limit)), ErrorMode.FailFast);
 
     /// <summary>FanOut with a fresh <c>ConcurrencyLimit.Adaptive()</c> (the library's default) per run.</summary>
-    public static FanOutStrategy Adaptive() => new(null);
+    /// <param name="errors">
+    /// <see cref="ErrorMode.RunAll"/> for workloads that throw their failures (so the limit can back off on a 429) while
+    /// counting them: every item still runs, and the run's <see cref="FanOutException"/> is expected, not a failed case.
+    /// </param>
+    public static FanOutStrategy Adaptive(ErrorMode errors = ErrorMode.FailFast) => new(null, errors);
 
     /// <inheritdoc/>
-    public override string Name => _fixed is { } limit ? $"FanOut (Fixed {limit})" : "FanOut (adaptive)";
+    public override string Name => (_fixed, _errors) switch
+    {
+        ({ } limit, _) => $"FanOut (Fixed {limit})",
+        (null, ErrorMode.RunAll) => "FanOut (adaptive, RunAll)",
+        _ => "FanOut (adaptive)",
+    };
 
     /// <inheritdoc/>
     public override WorkloadForms Needs => WorkloadForms.Asynchronous;
@@ -34,11 +48,18 @@ public sealed class FanOutStrategy : Strategy
         _fixed is null && _lastLimit is { } limit ? new LimitReading(limit.Current, limit.Peak) : null;
 
     /// <inheritdoc/>
-    public override Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
+    public override async Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(workload);
         var limit = _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
         _lastLimit = limit;
-        return items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit }, cancellationToken);
+        try
+        {
+            await items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors }, cancellationToken).ConfigureAwait(false);
+        }
+        catch (FanOutException) when (_errors == ErrorMode.RunAll && !cancellationToken.IsCancellationRequested)
+        {
+            // Every item ran; the workload counted each failure by kind before throwing it.
+        }
     }
 }

@@ -10,11 +10,11 @@ public sealed class RealIoScenarioTests
     private static readonly RunPolicy s_once = new(0, 1, 1, TimeSpan.Zero);
     private static readonly ScenarioSize s_tiny = new(0.05);
 
-    private static async Task<ScenarioResult> RunAsync(string id)
+    private static async Task<ScenarioResult> RunAsync(string id, ScenarioSize? size = null)
     {
         var scenario = ScenarioCatalog.Default.Select(id, out var error) ?? throw new InvalidOperationException(error);
         using var limit = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        var results = await new LabRunner(new InProcessScenarioCaseRunner(s_once), null, new SilentProgress()).RunAsync(scenario, s_tiny, limit.Token);
+        var results = await new LabRunner(new InProcessScenarioCaseRunner(s_once), null, new SilentProgress()).RunAsync(scenario, size ?? s_tiny, limit.Token);
         var result = Assert.Single(results.Scenarios);
         Assert.All(result.Cases, c => Assert.True(c.Succeeded, c.Error));
         Assert.All(result.Cases, c => Assert.NotNull(c.Io));
@@ -24,16 +24,19 @@ public sealed class RealIoScenarioTests
     [Fact]
     public async Task DownstreamCapacity_TinyScale_UnboundedCollects429sAndBoundedOnesDoNot()
     {
-        var result = await RunAsync("downstream-capacity");
+        // Scale 0.25 (median 5 ms), not the tiny scale's 1 ms: at 1 ms the first calls finish before the 256th connection
+        // is open, so on a loaded machine the server never holds capacity + queue at once and no 429 is due.
+        var result = await RunAsync("downstream-capacity", new ScenarioSize(0.25));
         var whenAll = result.Cases.Single(c => c.Strategy == "Task.WhenAll");
         var dop50 = result.Cases.Single(c => c.Strategy == "Parallel.ForEachAsync (DOP 50)");
         var byDefault = result.Cases.Single(c => c.Strategy == "Parallel.ForEachAsync (default)");
+        var items = (int)whenAll.ItemsStarted;
 
-        Assert.True(whenAll.Io!.Rejected429 > 0, "an unbounded fan-out of 256 at capacity 64 + queue 64 must be turned away in part");
+        Assert.True(whenAll.Io!.Rejected429 > 0, "an unbounded fan-out of 500 at capacity 64 + queue 64 must be turned away in part");
         Assert.Equal(whenAll.Io.Rejected429, whenAll.Io.FailuresByStatus["429"]);
-        Assert.Equal(256, whenAll.Io.Successes + whenAll.Io.Failures);
+        Assert.Equal(items, whenAll.Io.Successes + whenAll.Io.Failures);
         Assert.Equal(0, dop50.Io!.Failures);
-        Assert.Equal(256, dop50.Io.Successes);
+        Assert.Equal(items, dop50.Io.Successes);
         Assert.InRange(dop50.Io.PeakConcurrentServed!.Value, 1, 50);
         Assert.Equal(64, whenAll.Io.PeakConcurrentServed);
         Assert.InRange(byDefault.Io!.PeakConcurrentServed!.Value, 1, Environment.ProcessorCount);

@@ -127,3 +127,10 @@ public sealed class ParallelForFixedStrategyTests : StrategyContractTests
 
     protected override int ExpectedPeak => 2;
 }
+
+public sealed class FanOutFixedStrategyTests : StrategyContractTests
+{
+    protected override Strategy CreateStrategy() => FanOutStrategy.Fixed(5);
+
+    protected override int ExpectedPeak => 5;
+}

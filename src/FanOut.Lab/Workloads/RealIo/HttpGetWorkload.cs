@@ -38,6 +38,13 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
     }
 
     /// <inheritdoc/>
+    /// <summary>
+    /// When true, a failed call is counted and then thrown (a non-2xx answer as an <see cref="HttpRequestException"/>
+    /// with its status code, as <c>EnsureSuccessStatusCode</c> would), so a strategy that reacts to failures, such as
+    /// FanOut's adaptive limit backing off on a 429, sees them. The counts stay complete either way.
+    /// </summary>
+    public bool ThrowOnFailure { get; init; }
+
     public override string Name => $"GET /item ({_options.Latency})";
 
     /// <inheritdoc/>
@@ -47,6 +54,11 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
         {
             var parameters = new Dictionary<string, object>();
             DownstreamConnection.Describe(_options, _callTimeout, parameters);
+            if (ThrowOnFailure)
+            {
+                parameters["throwOnFailure"] = true;
+            }
+
             return parameters;
         }
     }
@@ -106,11 +118,19 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
             else
             {
                 outcomes.FailedWithStatus((int)response.StatusCode);
+                if (ThrowOnFailure)
+                {
+                    throw new HttpRequestException(HttpRequestError.Unknown, $"{(int)response.StatusCode} from {_paths[index]}", statusCode: response.StatusCode);
+                }
             }
         }
-        catch (Exception ex) when (!cancellationToken.IsCancellationRequested && ex is not OutOfMemoryException)
+        catch (Exception ex) when (!cancellationToken.IsCancellationRequested && ex is not OutOfMemoryException and not HttpRequestException { StatusCode: not null })
         {
             outcomes.Failed(ex);
+            if (ThrowOnFailure)
+            {
+                throw;
+            }
         }
     }
 

@@ -101,4 +101,34 @@ public sealed class HttpGetWorkloadTests
         };
         Assert.Equal(kind, ItemOutcomes.Classify(ex));
     }
+
+    [Fact]
+    public async Task RunAsync_ThrowOnFailure_Counts429ThenThrowsItWithTheStatusCode()
+    {
+        // One slot, no queue, 2 s: the second of two concurrent calls is turned away at once.
+        var server = new DownstreamOptions { Capacity = 1, Queue = 0, Latency = new FixedLatency(2000) };
+        await using var workload = new HttpGetWorkload(server, TimeSpan.FromSeconds(10), 2) { ThrowOnFailure = true };
+        await workload.SetUpAsync(CancellationToken.None);
+        workload.RunStarting();
+
+        var first = workload.RunAsync(0, CancellationToken.None).AsTask();
+        await WaitForServedAsync(workload);
+        var rejected = await Assert.ThrowsAsync<HttpRequestException>(() => workload.RunAsync(1, CancellationToken.None).AsTask().WaitAsync(s_runLimit));
+        await first.WaitAsync(s_runLimit);
+        var io = workload.RunFinished(2000);
+
+        Assert.Equal(System.Net.HttpStatusCode.TooManyRequests, rejected.StatusCode);
+        Assert.Equal(1, io.Successes);
+        Assert.Equal(1, io.FailuresByStatus[429]);
+        Assert.Equal(true, workload.Parameters["throwOnFailure"]);
+    }
+
+    /// <summary>Waits (bounded) until the server holds the first call, so the second one surely finds it full.</summary>
+    private static async Task WaitForServedAsync(HttpGetWorkload workload)
+    {
+        for (var i = 0; i < 200 && workload.Server.GetStats().InFlight == 0; i++)
+        {
+            await Task.Delay(10);
+        }
+    }
 }

@@ -1,0 +1,72 @@
+using FanOut.Lab.Strategies;
+using FanOut.Lab.Tests.Workloads;
+using FanOut.Lab.Workloads;
+
+namespace FanOut.Lab.Tests.Strategies;
+
+public sealed class FanOutStrategyTests
+{
+    private static readonly int[] s_items = Enumerable.Range(0, 40).ToArray();
+
+    [Fact]
+    public async Task RunAsync_Adaptive_RunsEveryItemOnceAndReportsWhereTheLimitStood()
+    {
+        var strategy = FanOutStrategy.Adaptive();
+        var workload = new RecordingWorkload(s_items.Length, waitMs: 2);
+        await strategy.RunAsync(workload, s_items, CancellationToken.None);
+        Assert.All(workload.Runs, runs => Assert.Equal(1, runs));
+        var reading = Assert.IsType<LimitReading>(strategy.LastLimit);
+        Assert.InRange(reading.Final, 1, reading.Peak);
+        Assert.True(workload.Probe.Peak <= reading.Peak, $"in flight {workload.Probe.Peak} above the limit's peak {reading.Peak}");
+    }
+
+    [Fact]
+    public void LastLimit_Fixed_IsNull()
+    {
+        Assert.Null(FanOutStrategy.Fixed(3).LastLimit);
+    }
+
+    [Fact]
+    public async Task RunAsync_RunAllWithThrowingItems_RunsEveryItemAndDoesNotThrow()
+    {
+        var workload = new EveryThirdThrows(s_items.Length);
+        await FanOutStrategy.Adaptive(ErrorMode.RunAll).RunAsync(workload, s_items, CancellationToken.None);
+        Assert.Equal(s_items.Length, workload.Probe.Started);
+    }
+
+    [Fact]
+    public async Task RunAsync_FailFastWithThrowingItems_Throws()
+    {
+        var workload = new EveryThirdThrows(s_items.Length);
+        await Assert.ThrowsAsync<InvalidOperationException>(() => FanOutStrategy.Adaptive().RunAsync(workload, s_items, CancellationToken.None));
+    }
+
+    [Fact]
+    public void Name_SaysLimitAndErrorMode()
+    {
+        Assert.Equal("FanOut (Fixed 50)", FanOutStrategy.Fixed(50).Name);
+        Assert.Equal("FanOut (adaptive)", FanOutStrategy.Adaptive().Name);
+        Assert.Equal("FanOut (adaptive, RunAll)", FanOutStrategy.Adaptive(ErrorMode.RunAll).Name);
+    }
+
+    private sealed class EveryThirdThrows(int itemCount) : Workload
+    {
+        public override string Name => "every third throws";
+
+        public override IReadOnlyDictionary<string, object> Parameters => new Dictionary<string, object>();
+
+        public override WorkloadForms Forms => WorkloadForms.Asynchronous;
+
+        public override WorkProfile Profile => new(Enumerable.Repeat(1, itemCount).ToArray(), UsesCpu: false);
+
+        public override async ValueTask RunAsync(int index, CancellationToken cancellationToken)
+        {
+            using var scope = Probe.Enter();
+            await Task.Delay(1, CancellationToken.None);
+            if (index % 3 == 0)
+            {
+                throw new InvalidOperationException($"item {index}");
+            }
+        }
+    }
+}
