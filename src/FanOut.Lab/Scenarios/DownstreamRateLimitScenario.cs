@@ -67,6 +67,12 @@ public sealed class DownstreamRateLimitScenario : Scenario
             verdict += $" DOP {LittlesLawDop} (about rate x latency) got {DownstreamCases.Outcome(dop10)}, {DownstreamCases.Rate(dop10)} in {Find.Ms(dop10.MeanMs)}.";
         }
 
+        if (Find.Case(measured, "FanOut (adaptive, RunAll)") is { Io: not null, LimitFinal: { } settled } listening)
+        {
+            verdict += $" FanOut adaptive that sees each 429 as an overload signal (RunAll, the body throws) settled at {settled:N0} and got {DownstreamCases.Outcome(listening)}, {DownstreamCases.Rate(listening)}" +
+                (Find.Case(measured, "FanOut (adaptive)") is { Io: not null } deaf ? $"; blind to the 429s (counted, not thrown) it climbed and got {DownstreamCases.Outcome(deaf)}." : ".");
+        }
+
         var complete = measured.Cases.Where(c => c.Succeeded && c.Io is { Failures: 0 }).MaxBy(c => c.Io!.SuccessesPerSecond);
         verdict += $" The bursty strategies' ~{Rate:N0} ok/s (best: {best.Strategy}, {DownstreamCases.Rate(best)}) lasted only until every item had been tried once: they finished fast by dropping most of the work.";
         return complete is null
