@@ -23,32 +23,11 @@ public static class AdaptiveMeasurement
         report.AppendLine(CultureInfo.InvariantCulture, $"Machine: {cores} logical cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, {System.Runtime.InteropServices.RuntimeInformation.FrameworkDescription}. Wall-clock times of single runs (median of 3).");
         report.AppendLine();
 
-        // 1. Simulated downstream of capacity C: adaptive vs fixed limits.
-        const int items = 3000;
-        report.AppendLine(CultureInfo.InvariantCulture, $"## Downstream with hidden capacity C = {DownstreamCapacity} (service {s_serviceTime.TotalMilliseconds} ms, FIFO queue beyond C), {items} items");
-        report.AppendLine();
-        report.AppendLine("| limit | total ms | settled limit (last 30% of the run) | vs best fixed |");
-        report.AppendLine("|---|---:|---:|---:|");
-        var fixedTimes = new List<(string Name, double Ms)>();
-        foreach (var k in new[] { DownstreamCapacity / 2, DownstreamCapacity, DownstreamCapacity * 2, DownstreamCapacity * 4 })
-        {
-            var ms = await MedianAsync(() => DownstreamRunAsync(ConcurrencyLimit.Fixed(k), items, trace: null));
-            fixedTimes.Add(($"Fixed({k})", ms));
-        }
-
+        // 1. Simulated downstreams of capacity C, steady and lognormal service times: adaptive vs fixed limits.
+        await DownstreamSectionAsync(report, DownstreamCapacity, logNormal: false, items: 3000, trace: null);
         var trace = new List<(double Ms, int Limit)>();
-        var adaptive = ConcurrencyLimit.Adaptive();
-        var adaptiveMs = await DownstreamRunAsync(adaptive, items, trace);
-        var adaptiveMedian = await MedianAsync(() => DownstreamRunAsync(ConcurrencyLimit.Adaptive(), items, trace: null), adaptiveMs);
-        var best = fixedTimes.Min(f => f.Ms);
-        foreach (var (name, ms) in fixedTimes)
-        {
-            report.AppendLine(CultureInfo.InvariantCulture, $"| {name} | {ms:F0} | - | {ms / best:F2}x |");
-        }
-
-        var tail = trace.Skip((int)(trace.Count * 0.7)).Select(t => t.Limit).ToArray();
-        report.AppendLine(CultureInfo.InvariantCulture, $"| **Adaptive** | {adaptiveMedian:F0} | {tail.Min()}..{tail.Max()} (= {tail.Min() / (double)DownstreamCapacity:F2}C..{tail.Max() / (double)DownstreamCapacity:F2}C), peak {adaptive.Peak} | **{adaptiveMedian / best:F2}x** |");
-        report.AppendLine();
+        var chartedMs = await DownstreamSectionAsync(report, DownstreamCapacity, logNormal: true, items: 3000, trace);
+        await DownstreamSectionAsync(report, 64, logNormal: true, items: 8000, trace: null);
 
         // 2. CPU-bound bodies: adaptive vs Fixed(ProcessorCount).
         const int cpuItems = 600;
@@ -77,14 +56,46 @@ public static class AdaptiveMeasurement
         var reportPath = Path.Combine(resultsDirectory, "adaptive.md");
         await File.WriteAllTextAsync(reportPath, report.ToString());
         Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(svgPath))!);
-        await File.WriteAllTextAsync(svgPath, SvgChart.Render(trace, DownstreamCapacity, adaptiveMs));
+        await File.WriteAllTextAsync(svgPath, SvgChart.Render(trace, DownstreamCapacity, chartedMs, "lognormal service, p99 = 4x median"));
         Console.WriteLine(report);
         Console.WriteLine($"Wrote {reportPath} and {svgPath}");
     }
 
-    private static async Task<double> DownstreamRunAsync(ConcurrencyLimit limit, int items, List<(double Ms, int Limit)>? trace)
+    /// <summary>One table: fixed limits C/2..4C and the adaptive limit (the first of its three runs traced); returns that run's time.</summary>
+    private static async Task<double> DownstreamSectionAsync(StringBuilder report, int capacity, bool logNormal, int items, List<(double Ms, int Limit)>? trace)
     {
-        using var downstream = new SimulatedDownstream(DownstreamCapacity, s_serviceTime);
+        var service = logNormal ? $"lognormal service, median {s_serviceTime.TotalMilliseconds} ms, p99 = 4x median" : $"service {s_serviceTime.TotalMilliseconds} ms";
+        report.AppendLine(CultureInfo.InvariantCulture, $"## Downstream with hidden capacity C = {capacity} ({service}, FIFO queue beyond C), {items} items");
+        report.AppendLine();
+        report.AppendLine("| limit | total ms | settled limit (last 30% of the run) | vs best fixed |");
+        report.AppendLine("|---|---:|---:|---:|");
+        var fixedTimes = new List<(string Name, double Ms)>();
+        foreach (var k in new[] { capacity / 2, capacity, capacity * 2, capacity * 4 })
+        {
+            var ms = await MedianAsync(() => DownstreamRunAsync(ConcurrencyLimit.Fixed(k), capacity, logNormal, items, trace: null));
+            fixedTimes.Add(($"Fixed({k})", ms));
+        }
+
+        trace ??= [];
+        var adaptive = ConcurrencyLimit.Adaptive();
+        var adaptiveMs = await DownstreamRunAsync(adaptive, capacity, logNormal, items, trace);
+        var adaptiveMedian = await MedianAsync(() => DownstreamRunAsync(ConcurrencyLimit.Adaptive(), capacity, logNormal, items, trace: null), adaptiveMs);
+        var best = fixedTimes.Min(f => f.Ms);
+        foreach (var (name, ms) in fixedTimes)
+        {
+            report.AppendLine(CultureInfo.InvariantCulture, $"| {name} | {ms:F0} | - | {ms / best:F2}x |");
+        }
+
+        var tail = trace.Skip((int)(trace.Count * 0.7)).Select(t => t.Limit).Order().ToArray();
+        var median = tail[tail.Length / 2];
+        report.AppendLine(CultureInfo.InvariantCulture, $"| **Adaptive** | {adaptiveMedian:F0} | {tail[0]}..{tail[^1]}, median {median} (= {tail[0] / (double)capacity:F2}C..{tail[^1] / (double)capacity:F2}C, median {median / (double)capacity:F2}C); final {adaptive.Current}, peak {adaptive.Peak} | **{adaptiveMedian / best:F2}x** |");
+        report.AppendLine();
+        return adaptiveMs;
+    }
+
+    private static async Task<double> DownstreamRunAsync(ConcurrencyLimit limit, int capacity, bool logNormal, int items, List<(double Ms, int Limit)>? trace)
+    {
+        using var downstream = new SimulatedDownstream(capacity, s_serviceTime, logNormal);
         var sw = Stopwatch.StartNew();
         using var sampling = new CancellationTokenSource();
         var sampler = trace is null ? Task.CompletedTask : Task.Run(async () =>

@@ -6,7 +6,7 @@ namespace FanOut.Benchmarks.Adaptive;
 /// <summary>Draws the adaptive limit over time as a small self-contained SVG line chart.</summary>
 public static class SvgChart
 {
-    public static string Render(IReadOnlyList<(double Ms, int Limit)> trace, int capacity, double totalMs)
+    public static string Render(IReadOnlyList<(double Ms, int Limit)> trace, int capacity, double totalMs, string downstream)
     {
         const int width = 720, height = 320, left = 50, right = 20, top = 30, bottom = 40;
         var maxMs = Math.Max(totalMs, trace.Count > 0 ? trace[^1].Ms : 1);
@@ -18,7 +18,7 @@ public static class SvgChart
         var svg = new StringBuilder();
         svg.AppendLine(CultureInfo.InvariantCulture, $"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">");
         svg.AppendLine(CultureInfo.InvariantCulture, $"<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>");
-        svg.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{left}\" y=\"18\">Adaptive limit over time, downstream capacity C = {capacity} (measured run)</text>");
+        svg.AppendLine(CultureInfo.InvariantCulture, $"<text x=\"{left}\" y=\"18\">Adaptive limit over time, downstream capacity C = {capacity}, {downstream} (measured run)</text>");
 
         // Axes and the band the targets allow (0.7C..1.5C).
         svg.AppendLine(CultureInfo.InvariantCulture, $"<rect x=\"{left}\" y=\"{F(Y(1.5 * capacity))}\" width=\"{width - left - right}\" height=\"{F(Y(0.7 * capacity) - Y(1.5 * capacity))}\" fill=\"#e6f4ea\"/>");

@@ -5,12 +5,28 @@ using FanOut.Diagnostics;
 namespace FanOut;
 
 /// <summary>
-/// A limit that slow-starts (doubles every window while latency stays flat), then holds within a latency band and backs off
-/// in proportion to the latency rise (a gradient, as in Netflix's Gradient2 and Envoy's adaptive concurrency filter) or by
+/// A limit that slow-starts (doubles every round while latency stays flat) and meanwhile measures the uncontended latency
+/// over a pooled sample, then holds within a latency band around that baseline: it grows while the median of a window of
+/// at least <see cref="AdaptiveLimitOptions.MinWindowSamples"/> items stays near the baseline and backs off in proportion to
+/// the rise above the tolerance (a gradient, as in Netflix's Gradient2 and Envoy's adaptive concurrency filter), or by
 /// <see cref="AdaptiveLimitOptions.BackoffRatio"/> on an overload failure (AIMD). The algorithm is described in docs/library.md.
 /// </summary>
 internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 {
+    /// <summary>Latencies the baseline is the median of (a ring: the newest uncontended samples win).</summary>
+    private const int PoolCapacity = 128;
+
+    /// <summary>The most latencies a window keeps; beyond it a window closes early (only limits above this are affected).</summary>
+    private const int MaxWindowCapacity = 4096;
+
+    /// <summary>
+    /// The most latencies one slow-start round adds to the pool. Rounds double, so uncapped the last round would be half the
+    /// pool, and the last round is the one most likely to have queued a little without showing it; capped, the low rounds
+    /// (certainly uncontended) keep most of the weight.
+    /// </summary>
+    private const int SlowStartRoundShare = 16;
+
+
     private readonly AdaptiveLimitOptions _options;
     private readonly TimeProvider _time;
     private readonly Func<Exception, bool> _isOverload;
@@ -24,16 +40,37 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private volatile int _limit;
     private int _peak;
 
-    /// <summary>True until the first back-off, like TCP's slow start: growth doubles instead of adding limit/16.</summary>
+    /// <summary>True until the first back-off, like TCP's slow start: the limit doubles every round (one window = one round).</summary>
     private bool _slowStart = true;
 
-    /// <summary>Lowest mean item latency of any window, in timestamp ticks: the latency without queueing. 0 until measured.</summary>
+    /// <summary>
+    /// The highest limit slow start found uncontended. After slow start, windows run at half of it or less refresh the
+    /// baseline pool (Envoy's re-measurement at low concurrency, taken when the limit is low anyway).
+    /// </summary>
+    private int _cleanLimit;
+
+    /// <summary>Uncontended latencies, in timestamp ticks; <see cref="_baseline"/> is their median.</summary>
+    private readonly long[] _pool = new long[PoolCapacity];
+    private int _poolCount;
+    private int _poolNext;
+
+    /// <summary>Median latency of the pool, in timestamp ticks: the latency without queueing. 0 until measured.</summary>
     private double _baseline;
+
+    /// <summary>The pool's 75th percentile, in timestamp ticks: the slow-start round test counts the items above it.</summary>
+    private long _upperQuartile;
+
+    /// <summary>The pool's spread: the standard deviation of log latency, estimated from its interquartile range.</summary>
+    private double _spread;
+
+    /// <summary>Sorting space for the pool's median, so a decision never allocates.</summary>
+    private readonly long[] _scratch = new long[PoolCapacity];
 
     /// <summary>Items that started before this timestamp ran under an older limit and are left out of the window.</summary>
     private long _windowStart;
     private int _windowItems;
     private int _windowSuccesses;
+
     /// <summary>Latencies of the window's successful items; the window's latency is their median (one GC pause or timer hiccup must not read as congestion).</summary>
     private readonly long[] _windowLatencies;
     private int _windowOverloads;
@@ -48,8 +85,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _growBelow = 1 + ((options.Tolerance - 1) / 2);
         _limit = options.InitialLimit;
         _peak = options.InitialLimit;
+        _cleanLimit = options.InitialLimit;
         _windowStart = long.MinValue;
-        _windowLatencies = new long[options.MaxLimit + 1];
+        _windowLatencies = new long[Math.Min(Math.Max(options.MaxLimit, options.MinWindowSamples), MaxWindowCapacity)];
         FanOutMetrics.RecordLimit(_limit, Kind);
     }
 
@@ -67,6 +105,18 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             lock (_lock)
             {
                 return TimeSpan.FromSeconds(_baseline / _time.TimestampFrequency);
+            }
+        }
+    }
+
+    /// <summary>True until the first back-off.</summary>
+    internal bool InSlowStart
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _slowStart;
             }
         }
     }
@@ -111,7 +161,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
 
             before = _limit;
-            if (_windowItems < before && _windowOverloads == 0)
+            if (_windowItems < WindowSize(before) && _windowOverloads == 0)
             {
                 return;
             }
@@ -137,12 +187,19 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
     }
 
+    /// <summary>
+    /// Items per window: one round (the limit) in slow start, so the ramp costs one round trip per doubling; afterwards at
+    /// least <see cref="AdaptiveLimitOptions.MinWindowSamples"/>, so a window's median is steady enough to steer by.
+    /// </summary>
+    private int WindowSize(int limit) =>
+        Math.Min(_slowStart ? limit : Math.Max(limit, _options.MinWindowSamples), _windowLatencies.Length);
+
     /// <summary>The next limit, at the end of a window (or at once on an overload failure: one back-off per window).</summary>
     private int Decide(int limit)
     {
         if (_windowOverloads > 0)
         {
-            _slowStart = false;
+            ExitSlowStart(limit);
             return Math.Clamp((int)(limit * _options.BackoffRatio), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
         }
 
@@ -151,35 +208,115 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             return limit;
         }
 
-        var samples = _windowLatencies.AsSpan(0, _windowSuccesses);
-        samples.Sort();
-        var latency = (double)samples[samples.Length / 2];
-        if (_baseline <= 0 || latency < _baseline)
+        var window = _windowLatencies.AsSpan(0, _windowSuccesses);
+        window.Sort();
+        var latency = (double)window[window.Length / 2];
+        var filled = _windowPeakInFlight >= limit;
+        return _slowStart ? DecideInSlowStart(limit, window, latency, filled) : DecideAfterSlowStart(limit, window, latency, filled);
+    }
+
+    private int DecideInSlowStart(int limit, ReadOnlySpan<long> window, double latency, bool filled)
+    {
+        if (_poolCount >= 3)
         {
-            _baseline = latency;
+            // Is this round slower than the rounds before it? Queueing delays every item, so most of the round lands above
+            // the pool's upper quartile, where a quarter of uncontended items land: a rank test, which holds whatever the
+            // spread of the latencies, unlike a ratio of medians of a few items, which a lognormal makes read 1.5x by chance
+            // one round in four. More than two thirds of the round must be above it (all of a round under 8 items), which
+            // chance does about once in a hundred rounds; queueing at 4x the capacity does almost always, at 2x often.
+            // The median must also have risen past the growth threshold by more than twice its standard error (about
+            // 1.25 sigma / sqrt(n) in log terms, sigma being the pool's spread): a steady downstream's small drift (a busy
+            // CPU, timer jitter) is not a queue, and with a lognormal spread a round of 4 must read about 4x, of 64 about 1.6x.
+            var above = window.Length - UpperBound(window, _upperQuartile);
+            var needed = window.Length < 8 ? window.Length : (2 * window.Length / 3) + 1;
+            var ratio = latency / _baseline;
+            var standardError = 1.2533 * _spread * Math.Sqrt((1.0 / window.Length) + (1.0 / _poolCount));
+            if (window.Length >= 2 && above >= needed && ratio > _growBelow * Math.Exp(2 * standardError))
+            {
+                // Gradient: by Little's law the round's queue drains when the limit is limit / ratio; aim at the growth
+                // threshold, but trust the jump at most 4x (the ratio of a small round is noisy).
+                ExitSlowStart(limit);
+                return Math.Clamp(Math.Max((int)(limit * _growBelow / ratio), limit / 4), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+            }
+        }
+
+        AddToPool(window, SlowStartRoundShare);
+        _cleanLimit = Math.Max(_cleanLimit, limit);
+
+        // Grow only when the round used the whole limit: an app-limited round says nothing about more concurrency.
+        return filled ? (int)Math.Min((long)limit * 2, _options.MaxLimit) : limit;
+    }
+
+    /// <summary>Index of the first latency in sorted <paramref name="sorted"/> above <paramref name="value"/>.</summary>
+    private static int UpperBound(ReadOnlySpan<long> sorted, long value)
+    {
+        var index = sorted.Length;
+        while (index > 0 && sorted[index - 1] > value)
+        {
+            index--;
+        }
+
+        return index;
+    }
+
+    private int DecideAfterSlowStart(int limit, ReadOnlySpan<long> window, double latency, bool filled)
+    {
+        if (limit * 2 <= _cleanLimit || _poolCount == 0)
+        {
+            // Half of a level slow start found uncontended: this window measured the baseline again. This is what keeps a
+            // baseline that came out too low (or a downstream that got slower) from pushing the limit to its minimum. With an
+            // empty pool (an overload ended slow start before a round completed) the first window is the best there is.
+            AddToPool(window, PoolCapacity);
         }
 
         var ratio = latency / _baseline;
         if (ratio > _options.Tolerance)
         {
-            // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the bottom of the band,
-            // but by at most a quarter per window (one noisy window must not collapse the limit; a real overload
-            // keeps every window above the tolerance, so the limit still falls geometrically).
-            _slowStart = false;
+            // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the growth threshold, by at
+            // most half per window. Windows hold at least MinWindowSamples items, so noise alone rarely gets here.
             var target = (int)(limit * _growBelow / ratio);
-            return Math.Clamp(Math.Max(target, limit * 3 / 4), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+            return Math.Clamp(Math.Max(target, limit / 2), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
         }
 
-        // Grow only when the window used the whole limit: an app-limited window says nothing about more concurrency.
-        if (ratio < _growBelow && _windowPeakInFlight >= limit)
+        if (ratio < _growBelow && filled)
         {
-            // Slow start doubles; after the first back-off, growth is additive, about 6% a window (at least 1), so the limit
-            // probes past the band's edge by at most one step before a window shows the extra queue.
-            var grown = _slowStart ? (long)limit * 2 : limit + Math.Max(1, limit / 16);
-            return (int)Math.Min(grown, _options.MaxLimit);
+            // Grow toward the limit at which, by the same law, latency would reach the growth threshold: far below it (ratio
+            // near 1, no queue) by a quarter a window, close to it by a step or two, so the limit approaches the band from
+            // below rather than overshooting it.
+            var step = Math.Max(1, (int)(limit * Math.Min(0.25, (_growBelow / ratio) - 1)));
+            return (int)Math.Min((long)limit + step, _options.MaxLimit);
         }
 
         return limit;
+    }
+
+    private void ExitSlowStart(int limit)
+    {
+        if (_slowStart)
+        {
+            _slowStart = false;
+            _cleanLimit = Math.Max(_options.MinLimit, Math.Min(_cleanLimit, limit / 2));
+        }
+    }
+
+    /// <summary>Adds up to <paramref name="share"/> of a window's (sorted) latencies to the baseline pool and recomputes the baseline.</summary>
+    private void AddToPool(ReadOnlySpan<long> latencies, int share)
+    {
+        // A window larger than its share contributes an even spread of its sorted latencies, so its median stays its median.
+        var take = Math.Min(latencies.Length, share);
+        for (var i = 0; i < take; i++)
+        {
+            _pool[_poolNext] = latencies[(int)((long)i * latencies.Length / take)];
+            _poolNext = (_poolNext + 1) % PoolCapacity;
+        }
+
+        _poolCount = Math.Min(_poolCount + take, PoolCapacity);
+        var sorted = _scratch.AsSpan(0, _poolCount);
+        _pool.AsSpan(0, _poolCount).CopyTo(sorted);
+        sorted.Sort();
+        _baseline = Math.Max(1, sorted[sorted.Length / 2]);
+        _upperQuartile = sorted[(3 * sorted.Length) / 4];
+        _spread = Math.Log((double)_upperQuartile / Math.Max(1, sorted[sorted.Length / 4])) / 1.349; // a normal's IQR is 1.349 sigma
     }
 
     [Conditional("DEBUG")]
@@ -189,5 +326,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         Debug.Assert(_limit >= _options.MinLimit && _limit <= _options.MaxLimit);
         Debug.Assert(_peak >= _limit);
         Debug.Assert(_windowSuccesses + _windowOverloads <= _windowItems);
+        Debug.Assert(_poolCount <= PoolCapacity);
     }
 }

@@ -27,14 +27,26 @@ public sealed record AdaptiveLimitOptions
     /// </value>
     public int InitialLimit { get; init; } = 1;
 
-    /// <summary>How far mean item latency may rise above the uncontended baseline before the limit backs off.</summary>
+    /// <summary>How far a window's median latency may rise above the uncontended baseline (the median of a pooled sample) before the limit backs off.</summary>
     /// <value>
     /// Default 1.5 (latency 50% above baseline), range above 1. The limit grows only while latency stays below the midpoint
     /// (1.25 by default) and holds between the two, so on a downstream that serves C at once it settles near 1.25 C:
     /// a little queue keeps every server busy (full throughput) without the latency of a long one. Real timers and networks
-    /// jitter by a few percent, so a smaller tolerance would read noise as congestion.
+    /// jitter by a few percent, and the median of a 32-item window of a lognormal downstream (p99 = 4x median) by about 13%,
+    /// so a smaller tolerance would read noise as congestion.
     /// </value>
     public double Tolerance { get; init; } = 1.5;
+
+    /// <summary>The fewest completed items a window holds after slow start before the limit moves.</summary>
+    /// <value>
+    /// Default 32, range 1 to 4096. A window's latency is the median of its items; with a spread such as a lognormal whose
+    /// p99 is 4x its median, the median of 32 items is within about 13% of the true median two times in three, which the
+    /// band between growth (1.25) and back-off (1.5) absorbs, while the median of 4 items is off by a third or more as often
+    /// and would read as congestion. A window is never shorter than the limit (one round), so above 32 this costs nothing;
+    /// below it a window takes 32 / limit rounds. Slow start is unaffected: it judges each round against everything measured
+    /// before it, with a bar that rises for small rounds.
+    /// </value>
+    public int MinWindowSamples { get; init; } = 32;
 
     /// <summary>The factor the limit is multiplied by when a window saw an overload failure (see <see cref="IsOverload"/>).</summary>
     /// <value>
@@ -75,6 +87,8 @@ public sealed record AdaptiveLimitOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(InitialLimit, MinLimit, nameof(InitialLimit));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(InitialLimit, MaxLimit, nameof(InitialLimit));
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(Tolerance, 1.0, nameof(Tolerance));
+        ArgumentOutOfRangeException.ThrowIfLessThan(MinWindowSamples, 1, nameof(MinWindowSamples));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(MinWindowSamples, 4096, nameof(MinWindowSamples));
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(BackoffRatio, 0.0, nameof(BackoffRatio));
         ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(BackoffRatio, 1.0, nameof(BackoffRatio));
         ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));

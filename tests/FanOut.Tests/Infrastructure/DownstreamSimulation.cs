@@ -13,14 +13,30 @@ public enum Overflow
     Share,
 }
 
+/// <summary>How a simulated downstream's service time varies from one request to the next.</summary>
+public enum ServiceTimes
+{
+    /// <summary>The nominal time +-10% (uniform): a steady downstream.</summary>
+    Steady,
+
+    /// <summary>
+    /// Lognormal around the nominal median with sigma 0.6, so p99 = 4x the median and p1 = median / 4: the intrinsic spread of
+    /// real networks and databases, which the adaptive limit must not read as queueing.
+    /// </summary>
+    LogNormal,
+}
+
 /// <summary>
 /// A discrete-event simulation of a fan-out driven by a <see cref="ConcurrencyLimit"/> against a downstream that serves
 /// <c>capacity</c> requests at once. Time is a <see cref="ManualTimeProvider"/>: each step jumps to the next completion,
 /// so the run is exact and repeatable, and takes no wall-clock time. The simulation acts as the fan-out's workers: it keeps
 /// as many requests in flight as the limit grants.
 /// </summary>
-public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSpan serviceTime, int seed = 1, ManualTimeProvider? clock = null)
+public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSpan serviceTime, int seed = 1, ManualTimeProvider? clock = null, ServiceTimes serviceTimes = ServiceTimes.Steady)
 {
+    /// <summary>Sigma of <see cref="ServiceTimes.LogNormal"/>: ln(4) / 2.326 (the p99 z-score) puts p99 at 4x the median.</summary>
+    public const double LogNormalSigma = 0.596;
+
     private readonly Random _random = new(seed);
     private readonly List<Request> _inService = [];
     private readonly Queue<Request> _queue = new();
@@ -61,7 +77,17 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
         return _trace.Skip(items - tail).Select(t => t.Limit).ToArray();
     }
 
-    private long ServiceTicks() => (long)(serviceTime.Ticks * (0.9 + (0.2 * _random.NextDouble()))); // +-10% jitter
+    private long ServiceTicks() => serviceTimes == ServiceTimes.LogNormal
+        ? Math.Max(1, (long)(serviceTime.Ticks * Math.Exp(LogNormalSigma * StandardNormal())))
+        : (long)(serviceTime.Ticks * (0.9 + (0.2 * _random.NextDouble()))); // +-10% jitter
+
+    /// <summary>Box-Muller from the seeded generator, so a run is repeatable.</summary>
+    private double StandardNormal()
+    {
+        var u1 = 1.0 - _random.NextDouble();
+        var u2 = _random.NextDouble();
+        return Math.Sqrt(-2.0 * Math.Log(u1)) * Math.Cos(2.0 * Math.PI * u2);
+    }
 
     private void Start(Request request)
     {

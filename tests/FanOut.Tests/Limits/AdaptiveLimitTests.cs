@@ -24,6 +24,66 @@ public sealed class AdaptiveLimitTests
     }
 
     [Theory]
+    [InlineData(8, ServiceTimes.Steady)]
+    [InlineData(16, ServiceTimes.Steady)]
+    [InlineData(64, ServiceTimes.Steady)]
+    [InlineData(8, ServiceTimes.LogNormal)]
+    [InlineData(16, ServiceTimes.LogNormal)]
+    [InlineData(64, ServiceTimes.LogNormal)]
+    public void Adaptive_QueueingDownstream_SettlesWithinBandAndKeepsUpWithBestFixedLimit(int capacity, ServiceTimes serviceTimes)
+    {
+        // Issue 3's targets, for steady and for lognormal service times (p99 = 4x median): final limit and the median limit
+        // over the second half of the run within 0.7C..1.5C, and total time within 1.3x of the best fixed limit.
+        var items = 200 * capacity;
+        var simulation = new DownstreamSimulation(capacity, Overflow.Queue, s_serviceTime, serviceTimes: serviceTimes);
+        var limit = Adaptive(simulation);
+        var secondHalf = simulation.Run(limit, items, tailFraction: 0.5);
+        var median = secondHalf.Order().ElementAt(secondHalf.Length / 2);
+
+        var bestFixed = new[] { capacity / 2, capacity, capacity * 2, capacity * 4 }.Min(k =>
+        {
+            var run = new DownstreamSimulation(capacity, Overflow.Queue, s_serviceTime, serviceTimes: serviceTimes);
+            run.Run(ConcurrencyLimit.Fixed(k), items);
+            return run.Elapsed;
+        });
+
+        var context = $"final {limit.Current}, median {median}, peak {limit.Peak}, time {simulation.Elapsed / bestFixed:F2}x best fixed";
+        Assert.True(limit.Current >= 0.7 * capacity && limit.Current <= 1.5 * capacity, context);
+        Assert.True(median >= 0.7 * capacity && median <= 1.5 * capacity, context);
+        Assert.True(simulation.Elapsed <= 1.3 * bestFixed, context);
+    }
+
+    [Theory]
+    [InlineData(8)]
+    [InlineData(64)]
+    public void Adaptive_LogNormalLatency_BaselineIsTheMedianNotTheLuckiestSample(int capacity)
+    {
+        // The old baseline was the lowest window median ever seen: with small windows of a lognormal, the luckiest sample,
+        // so typical windows read as queueing and the limit ratcheted down to 1. The pooled median stays near the real one.
+        var simulation = new DownstreamSimulation(capacity, Overflow.Queue, s_serviceTime, serviceTimes: ServiceTimes.LogNormal);
+        var limit = (AdaptiveConcurrencyLimit)Adaptive(simulation);
+        simulation.Run(limit, items: 100 * capacity);
+
+        Assert.InRange(limit.Baseline.TotalMilliseconds, 0.75 * s_serviceTime.TotalMilliseconds, 1.25 * s_serviceTime.TotalMilliseconds);
+        Assert.InRange(limit.Current, 0.7 * capacity, 1.5 * capacity);
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void Adaptive_LogNormalLatencyWithoutQueueing_ClimbsToItsMaximum(int seed)
+    {
+        // Spread alone must never read as congestion: a downstream with room to spare and p99 = 4x median.
+        var simulation = new DownstreamSimulation(int.MaxValue, Overflow.Queue, s_serviceTime, seed, serviceTimes: ServiceTimes.LogNormal);
+        var limit = Adaptive(simulation, max: 128);
+        var tail = simulation.Run(limit, items: 4000);
+
+        Assert.Equal(128, limit.Peak);
+        Assert.All(tail, l => Assert.True(l >= 96, $"fell to {l}"));
+    }
+
+    [Theory]
     [InlineData(4)]
     [InlineData(10)]
     [InlineData(50)]
