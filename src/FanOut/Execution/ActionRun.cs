@@ -19,17 +19,6 @@ internal sealed class ActionRun<T>(
 
     protected override void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions)
     {
-        if (canceled)
-        {
-            _completion.TrySetCanceled(callerToken);
-        }
-        else if (exceptions is not null)
-        {
-            _completion.TrySetException(exceptions);
-        }
-        else
-        {
-            _completion.TrySetResult();
-        }
+        RunOutcome.Settle(_completion, canceled, callerToken, exceptions);
     }
 }

@@ -31,18 +31,7 @@ internal sealed class ResultsRun<T, TResult>(
 
     protected override void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions)
     {
-        if (canceled)
-        {
-            _completion.TrySetCanceled(callerToken);
-        }
-        else if (exceptions is not null)
-        {
-            _completion.TrySetException(exceptions);
-        }
-        else
-        {
-            _completion.TrySetResult(_results.ToArray(ItemCount));
-        }
+        RunOutcome.Settle(_completion, canceled, callerToken, exceptions, () => _results.ToArray(ItemCount));
     }
 
     private async ValueTask AwaitAndStoreAsync(ValueTask<TResult> pending, int index) =>

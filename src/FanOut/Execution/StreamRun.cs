@@ -88,18 +88,7 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
 
     protected override void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions)
     {
-        if (canceled)
-        {
-            _completion.TrySetCanceled(callerToken);
-        }
-        else if (exceptions is not null)
-        {
-            _completion.TrySetException(exceptions);
-        }
-        else
-        {
-            _completion.TrySetResult();
-        }
+        RunOutcome.Settle(_completion, canceled, callerToken, exceptions);
 
         // After the outcome is set, so the consumer that sees the end of the results can await it at once.
         _channel?.Writer.TryComplete();
