@@ -5,8 +5,9 @@ using FanOut.Diagnostics;
 namespace FanOut;
 
 /// <summary>
-/// A limit that slow-starts (doubles every round while latency stays flat) and meanwhile measures the uncontended latency
-/// over a pooled sample, then holds within a latency band around that baseline: it grows while the median of a window of
+/// A limit that slow-starts (doubles every round while latency stays flat, extends a round that looks slower but not
+/// conclusively so) and meanwhile measures the uncontended latency over a pooled sample of the rounds that read
+/// uncontended, then holds within a latency band around that baseline: it grows while the median of a window of
 /// at least <see cref="AdaptiveLimitOptions.MinWindowSamples"/> items stays near the baseline and backs off in proportion to
 /// the rise above the tolerance (a gradient, as in Netflix's Gradient2 and Envoy's adaptive concurrency filter), or by
 /// <see cref="AdaptiveLimitOptions.BackoffRatio"/> on an overload failure (AIMD). The algorithm is described in docs/library.md.
@@ -25,6 +26,25 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// (certainly uncontended) keep most of the weight.
     /// </summary>
     private const int SlowStartRoundShare = 16;
+
+    /// <summary>
+    /// A slow-start round that reads above the growth threshold but not conclusively is extended (the limit held, its
+    /// samples kept) until it holds this many latencies or two rounds' worth: the test then has the samples a queue at 2C
+    /// needs to show against a lognormal's spread, instead of doubling on (and pooling) a round that may have queued.
+    /// </summary>
+    private const int HoldSamples = 32;
+
+    /// <summary>
+    /// After slow start a window is one round; one shorter than <see cref="AdaptiveLimitOptions.MinWindowSamples"/> decides
+    /// only when it reads at or below the baseline (and so grows), else it is extended to MinWindowSamples first.
+    /// </summary>
+    private const double ClearlyUncontended = 1.0;
+
+    /// <summary>Set by a decision that extends the current window instead of closing it.</summary>
+    private bool _holding;
+
+    /// <summary>Items the current (extended) window runs to; 0 for an ordinary window.</summary>
+    private int _holdUntil;
 
 
     private readonly AdaptiveLimitOptions _options;
@@ -173,6 +193,14 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 Volatile.Write(ref _peak, after);
             }
 
+            if (_holding)
+            {
+                _holding = false;
+                _holdUntil = _windowItems + before;
+                return;
+            }
+
+            _holdUntil = 0;
             _windowStart = after == before ? _windowStart : now;
             _windowItems = _windowSuccesses = _windowOverloads = _windowPeakInFlight = 0;
         }
@@ -188,11 +216,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     }
 
     /// <summary>
-    /// Items per window: one round (the limit) in slow start, so the ramp costs one round trip per doubling; afterwards at
-    /// least <see cref="AdaptiveLimitOptions.MinWindowSamples"/>, so a window's median is steady enough to steer by.
+    /// Items per window: one round (the limit), so the ramp costs one round trip per doubling, except that the rounds at
+    /// limits 1 and 2 are two rounds long (the baseline's first samples: 2 + 4 rather than 1 + 2, so one lucky or unlucky
+    /// item does not set it), and a window a decision extended runs to <see cref="_holdUntil"/>.
     /// </summary>
     private int WindowSize(int limit) =>
-        Math.Min(_slowStart ? limit : Math.Max(limit, _options.MinWindowSamples), _windowLatencies.Length);
+        Math.Min(Math.Max(_slowStart && limit <= 2 ? 2 * limit : limit, _holdUntil), _windowLatencies.Length);
 
     /// <summary>The next limit, at the end of a window (or at once on an overload failure: one back-off per window).</summary>
     private int Decide(int limit)
@@ -238,9 +267,24 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 ExitSlowStart(limit);
                 return Math.Clamp(Math.Max((int)(limit * _growBelow / ratio), limit / 4), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
             }
+
+            if (ratio > _growBelow && window.Length < Math.Max(2 * limit, HoldSamples) && _windowItems + limit <= _windowLatencies.Length)
+            {
+                // Suspicious but not conclusive (a round of 8 at 2C reads 2x, which a lognormal's spread can also make):
+                // hold the limit and extend the round, so the test above sees more samples next time. Doubling here is
+                // how slow start used to miss a 2C round and reach 4C.
+                _holding = true;
+                return limit;
+            }
         }
 
-        AddToPool(window, SlowStartRoundShare);
+        // Only rounds that read as uncontended feed the baseline (the first two, at limits 1 and 2, always): a round that
+        // queued a little without proving it used to push the baseline up, and the limit then settled at 1.5-2C.
+        if (limit <= 2 || latency <= _baseline * _growBelow)
+        {
+            AddToPool(window, SlowStartRoundShare);
+        }
+
         _cleanLimit = Math.Max(_cleanLimit, limit);
 
         // Grow only when the round used the whole limit: an app-limited round says nothing about more concurrency.
@@ -261,6 +305,16 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     private int DecideAfterSlowStart(int limit, ReadOnlySpan<long> window, double latency, bool filled)
     {
+        if (window.Length < _options.MinWindowSamples && _windowItems + limit <= _windowLatencies.Length
+            && !(filled && latency < _baseline * ClearlyUncontended))
+        {
+            // A round of a few items may grow the limit when it reads no queue at all (faster recovery from an early
+            // exit or a deep back-off: a window per round, not per 32 items), but back-offs and holds need the samples
+            // MinWindowSamples buys, so anything else extends the window to it.
+            _holding = true;
+            return limit;
+        }
+
         if (limit * 2 <= _cleanLimit || _poolCount == 0)
         {
             // Half of a level slow start found uncontended: this window measured the baseline again. This is what keeps a
