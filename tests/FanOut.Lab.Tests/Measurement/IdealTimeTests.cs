@@ -46,11 +46,19 @@ public sealed class IdealTimeTests
     }
 
     [Fact]
-    public void Milliseconds_Mixed_IsTheLargerOfWaitAndCpu()
+    public void Milliseconds_Mixed_IsTheLargerOfSlotsAndCores()
     {
         var profile = new WorkProfile(Enumerable.Repeat(3, 10).ToArray(), UsesCpu: true);
-        Assert.Equal(25, IdealTime.Milliseconds(profile, 10, 10, cores: 2, cpuMsPerItem: 5));   // cpu 50/2 = 25 > wait 3
-        Assert.Equal(30, IdealTime.Milliseconds(profile, 10, 1, cores: 2, cpuMsPerItem: 1));    // wait 10 x 3 = 30 > cpu 10
+        Assert.Equal(25, IdealTime.Milliseconds(profile, 10, 10, cores: 2, cpuMsPerItem: 5));   // cores 50/2 = 25 > one slot round 3 + 5
+        Assert.Equal(40, IdealTime.Milliseconds(profile, 10, 1, cores: 2, cpuMsPerItem: 1));    // one slot: 10 x (3 + 1) = 40 > cores 10
+        Assert.Equal(20, IdealTime.Milliseconds(profile, 10, 2, cores: 2, cpuMsPerItem: 1));    // two slots: 5 x (3 + 1); wait-only model said 15
+    }
+
+    [Fact]
+    public void Milliseconds_CpuItemsFewerSlotsThanItems_CountsWholeItems()
+    {
+        // 25 items of 1 ms on 2 slots: the slot that runs 13 items takes 13 ms, not 12.5.
+        Assert.Equal(13, IdealTime.Milliseconds(WorkProfile.Cpu, 25, 2, cores: 2, cpuMsPerItem: 1));
     }
 
     [Fact]
