@@ -34,4 +34,16 @@ public sealed class CliHarness
     /// <summary>The FanOut.Cli.dll built beside the tests, started through dotnet, as the child process.</summary>
     private static ChildProcessLauncher LaunchBuiltCli() =>
         new("dotnet", [Path.Combine(AppContext.BaseDirectory, "FanOut.Cli.dll")]);
+
+    /// <summary>The contract for bad input: exit code 2, one line on stderr naming every text in <paramref name="mustName"/>.</summary>
+    public void AssertUsageError(int exit, params string[] mustName)
+    {
+        Assert.Equal(2, exit);
+        var error = Error.ToString().TrimEnd();
+        Assert.DoesNotContain("\n", error, StringComparison.Ordinal);
+        foreach (var text in mustName)
+        {
+            Assert.Contains(text, error, StringComparison.Ordinal);
+        }
+    }
 }

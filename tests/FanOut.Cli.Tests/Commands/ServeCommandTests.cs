@@ -16,12 +16,7 @@ public sealed class ServeCommandTests
     public async Task Serve_BadValue_OneLineErrorAndExitCode2(string commandLine, string namesValue, string namesRange)
     {
         var cli = new CliHarness();
-        var exit = await cli.RunAsync(commandLine.Split(' '));
-        Assert.Equal(2, exit);
-        var error = cli.Error.ToString().TrimEnd();
-        Assert.DoesNotContain("\n", error, StringComparison.Ordinal);
-        Assert.Contains(namesValue, error, StringComparison.Ordinal);
-        Assert.Contains(namesRange, error, StringComparison.Ordinal);
+        cli.AssertUsageError(await cli.RunAsync(commandLine.Split(' ')), namesValue, namesRange);
         Assert.DoesNotContain("listening", cli.Output, StringComparison.Ordinal);
     }
 

@@ -15,12 +15,7 @@ public sealed class UsageErrorTests
     public async Task Invoke_BadInput_OneLineErrorAndExitCode2(string commandLine, string namesValue, string namesChoices)
     {
         var cli = new CliHarness();
-        var exit = await cli.RunAsync(commandLine.Split(' '));
-        Assert.Equal(2, exit);
-        var error = cli.Error.ToString().TrimEnd();
-        Assert.DoesNotContain("\n", error, StringComparison.Ordinal);
-        Assert.Contains(namesValue, error, StringComparison.Ordinal);
-        Assert.Contains(namesChoices, error, StringComparison.Ordinal);
+        cli.AssertUsageError(await cli.RunAsync(commandLine.Split(' ')), namesValue, namesChoices);
         Assert.DoesNotContain("==", cli.Output, StringComparison.Ordinal);
     }
 
