@@ -23,16 +23,17 @@ public sealed class DownstreamCapacityScenario : Scenario
     public override string Describe(ScenarioSize size)
     {
         ArgumentNullException.ThrowIfNull(size);
-        return $"{DownstreamCases.Items(size, Items, 256)} x GET /item against capacity {Capacity} + queue {Queue}, {DownstreamCases.LogNormal(size, 20, 80)}";
+        return $"{DownstreamCases.Items(size, Items, 256)} x GET /item against {DownstreamCases.Describe(Server(size))}";
     }
 
     /// <inheritdoc/>
     public override IReadOnlyList<LabCase> Cases(ScenarioSize size)
     {
         ArgumentNullException.ThrowIfNull(size);
-        var server = new DownstreamOptions { Capacity = Capacity, Queue = Queue, Latency = DownstreamCases.LogNormal(size, 20, 80), Seed = 42 };
-        return DownstreamCases.SeedComparison(server, DownstreamCases.Items(size, Items, 256));
+        return DownstreamCases.SeedComparison(Server(size), DownstreamCases.Items(size, Items, 256));
     }
+
+    private static DownstreamOptions Server(ScenarioSize size) => DownstreamCases.Server(size, Capacity, Queue, 20, 80);
 
     /// <inheritdoc/>
     public override string Verdict(ScenarioResult measured)

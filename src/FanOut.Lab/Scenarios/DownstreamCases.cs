@@ -36,6 +36,17 @@ internal static class DownstreamCases
     public static LatencySpec LogNormal(ScenarioSize size, double medianMs, double p99Ms) =>
         LatencySpec.Parse(string.Create(CultureInfo.InvariantCulture, $"lognormal:{Math.Round(medianMs * size.Scale, 3)},p99={Math.Round(p99Ms * size.Scale, 3)}"));
 
+    /// <summary>The server the real-I/O scenarios start: a capacity, a queue and lognormal latency scaled with <paramref name="size"/>, seed 42.</summary>
+    public static DownstreamOptions Server(ScenarioSize size, int capacity, int queue, double medianMs, double p99Ms) =>
+        new() { Capacity = capacity, Queue = queue, Latency = LogNormal(size, medianMs, p99Ms), Seed = 42 };
+
+    /// <summary>The server as the scenario line shows it: <c>capacity 64 + queue 64, lognormal:20,p99=80</c>.</summary>
+    public static string Describe(DownstreamOptions server)
+    {
+        ArgumentNullException.ThrowIfNull(server);
+        return $"capacity {server.Capacity} + queue {server.Queue}, {server.Latency}";
+    }
+
     /// <summary>Seed 000's comparison against a real server: unbounded WhenAll, the default ForEachAsync, four ways to hold 50
     /// (FanOut's among them), and FanOut's adaptive limit, which is told nothing about the server.</summary>
     public static List<LabCase> SeedComparison(DownstreamOptions server, int items)

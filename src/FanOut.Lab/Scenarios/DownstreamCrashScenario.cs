@@ -30,7 +30,7 @@ public sealed class DownstreamCrashScenario : Scenario
     public override string Describe(ScenarioSize size)
     {
         ArgumentNullException.ThrowIfNull(size);
-        return $"{DownstreamCases.Items(size, Items, 256)} x GET /item; the server crashes on request {CrashAfter + 1} (capacity {Capacity} + queue {Queue}, {DownstreamCases.LogNormal(size, 20, 80)}, {s_callTimeout.TotalSeconds:0} s timeout)";
+        return $"{DownstreamCases.Items(size, Items, 256)} x GET /item; the server crashes on request {CrashAfter + 1} ({DownstreamCases.Describe(Server(size))}, {s_callTimeout.TotalSeconds:0} s timeout)";
     }
 
     /// <inheritdoc/>
@@ -38,14 +38,7 @@ public sealed class DownstreamCrashScenario : Scenario
     {
         ArgumentNullException.ThrowIfNull(size);
         var items = DownstreamCases.Items(size, Items, 256);
-        var server = new DownstreamOptions
-        {
-            Capacity = Capacity,
-            Queue = Queue,
-            Latency = DownstreamCases.LogNormal(size, 20, 80),
-            Seed = 42,
-            CrashAfterRequests = CrashAfter,
-        };
+        var server = Server(size);
         Workload Get() => new HttpGetWorkload(server, s_callTimeout, items);
         return
         [
@@ -54,6 +47,9 @@ public sealed class DownstreamCrashScenario : Scenario
             new(new ParallelForEachAsyncStrategy(DownstreamCases.Limit), Get, items, Policy: DownstreamCases.Quick),
         ];
     }
+
+    private static DownstreamOptions Server(ScenarioSize size) =>
+        DownstreamCases.Server(size, Capacity, Queue, 20, 80) with { CrashAfterRequests = CrashAfter };
 
     /// <inheritdoc/>
     public override string Verdict(ScenarioResult measured)

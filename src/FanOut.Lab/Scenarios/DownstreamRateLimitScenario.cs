@@ -30,7 +30,7 @@ public sealed class DownstreamRateLimitScenario : Scenario
     public override string Describe(ScenarioSize size)
     {
         ArgumentNullException.ThrowIfNull(size);
-        return $"{DownstreamCases.Items(size, Items, 256)} x GET /item against {Rate:N0} requests/s (token bucket), capacity {Capacity} + queue {Queue}, {DownstreamCases.LogNormal(size, 20, 80)}";
+        return $"{DownstreamCases.Items(size, Items, 256)} x GET /item against {Rate:N0} requests/s (token bucket), {DownstreamCases.Describe(Server(size))}";
     }
 
     /// <inheritdoc/>
@@ -38,7 +38,7 @@ public sealed class DownstreamRateLimitScenario : Scenario
     {
         ArgumentNullException.ThrowIfNull(size);
         var items = DownstreamCases.Items(size, Items, 256);
-        var server = new DownstreamOptions { Capacity = Capacity, Queue = Queue, RatePerSecond = Rate, Latency = DownstreamCases.LogNormal(size, 20, 80), Seed = 42 };
+        var server = Server(size);
         var cases = DownstreamCases.SeedComparison(server, items);
         Workload Get() => new HttpGetWorkload(server, DownstreamCases.CallTimeout, items);
 
@@ -46,6 +46,9 @@ public sealed class DownstreamRateLimitScenario : Scenario
         cases.Add(new(new ParallelForEachAsyncStrategy(LittlesLawDop), Get, items, Policy: size.Scale < 0.5 ? DownstreamCases.Quick : DownstreamCases.Once));
         return cases;
     }
+
+    private static DownstreamOptions Server(ScenarioSize size) =>
+        DownstreamCases.Server(size, Capacity, Queue, 20, 80) with { RatePerSecond = Rate };
 
     /// <inheritdoc/>
     public override string Verdict(ScenarioResult measured)

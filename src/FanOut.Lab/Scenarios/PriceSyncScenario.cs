@@ -26,7 +26,7 @@ public sealed class PriceSyncScenario : Scenario
     public override string Describe(ScenarioSize size)
     {
         ArgumentNullException.ThrowIfNull(size);
-        return $"{DownstreamCases.Items(size, Items, 200)} products: GET /price ({DownstreamCases.LogNormal(size, 10, 40)}, capacity {Capacity} + queue {Queue}) + SQLite UPDATE";
+        return $"{DownstreamCases.Items(size, Items, 200)} products: GET /price ({DownstreamCases.Describe(Server(size))}) + SQLite UPDATE";
     }
 
     /// <inheritdoc/>
@@ -34,7 +34,7 @@ public sealed class PriceSyncScenario : Scenario
     {
         ArgumentNullException.ThrowIfNull(size);
         var items = DownstreamCases.Items(size, Items, 200);
-        var server = new DownstreamOptions { Capacity = Capacity, Queue = Queue, Latency = DownstreamCases.LogNormal(size, 10, 40), Seed = 42 };
+        var server = Server(size);
         Workload Sync() => new PriceSyncWorkload(server, DownstreamCases.CallTimeout, items);
         return
         [
@@ -43,6 +43,8 @@ public sealed class PriceSyncScenario : Scenario
             new(new WhenAllStrategy(), Sync, items, Policy: DownstreamCases.Quick),
         ];
     }
+
+    private static DownstreamOptions Server(ScenarioSize size) => DownstreamCases.Server(size, Capacity, Queue, 10, 40);
 
     /// <inheritdoc/>
     public override string Verdict(ScenarioResult measured)
