@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 
 using FanOut.Execution;
@@ -37,7 +36,7 @@ public static class FanOutExtensions
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(source);
-        return RunResults(ItemSourceOf(source), body, options, cancellationToken);
+        return RunResults(() => ItemSource<T>.From(source), body, options, cancellationToken);
     }
 
     /// <summary>Runs <paramref name="body"/> for every item of an async sequence, at most <see cref="FanOutOptions.Limit"/> at once; results in source order.</summary>
@@ -56,7 +55,7 @@ public static class FanOutExtensions
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(source);
-        return RunResults(new AsyncEnumerableSource<T>(source), body, options, cancellationToken);
+        return RunResults(() => new AsyncEnumerableSource<T>(source), body, options, cancellationToken);
     }
 
     /// <summary>Runs <paramref name="body"/> for every item, at most <see cref="FanOutOptions.Limit"/> at once.</summary>
@@ -74,7 +73,7 @@ public static class FanOutExtensions
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(source);
-        return RunActions(ItemSourceOf(source), body, options, cancellationToken);
+        return RunActions(() => ItemSource<T>.From(source), body, options, cancellationToken);
     }
 
     /// <summary>Runs <paramref name="body"/> for every item of an async sequence, at most <see cref="FanOutOptions.Limit"/> at once.</summary>
@@ -92,7 +91,7 @@ public static class FanOutExtensions
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(source);
-        return RunActions(new AsyncEnumerableSource<T>(source), body, options, cancellationToken);
+        return RunActions(() => new AsyncEnumerableSource<T>(source), body, options, cancellationToken);
     }
 
     /// <summary>
@@ -119,7 +118,7 @@ public static class FanOutExtensions
         ArgumentNullException.ThrowIfNull(source);
         ArgumentNullException.ThrowIfNull(body);
         var resolved = Validated(options);
-        return StreamAsync(() => ItemSourceOf(source), body, resolved, cancellationToken);
+        return StreamAsync(() => ItemSource<T>.From(source), body, resolved, cancellationToken);
     }
 
     /// <summary>Yields results of an async sequence's items while later items still run (see the <see cref="IEnumerable{T}"/> overload).</summary>
@@ -143,7 +142,51 @@ public static class FanOutExtensions
         return StreamAsync(() => new AsyncEnumerableSource<T>(source), body, resolved, cancellationToken);
     }
 
-    private static ItemSource<T> ItemSourceOf<T>(IEnumerable<T> source) => ItemSource<T>.From(source);
+    /// <summary>
+    /// Yields what became of every item, success or failure, with its index, while later items still run: a failure is an
+    /// outcome like a success, so the run goes on (whatever <see cref="FanOutOptions.Errors"/> says) and keeps nothing of
+    /// it, which is how an endless source with failures runs in bounded memory.
+    /// </summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit and ordering (completion order unless <see cref="FanOutOptions.Ordered"/>); <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
+    /// <returns>One outcome per item that ran. The enumeration throws only what the source threw, or ends canceled.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        ArgumentNullException.ThrowIfNull(body);
+        var resolved = Validated(options);
+        return OutcomesAsync<T, TResult, FanOutOutcome<TResult>, WholeOutcome<TResult>>(() => ItemSource<T>.From(source), body, resolved, yieldFailures: true, cancellationToken);
+    }
+
+    /// <summary>Yields what became of every item of an async sequence, success or failure (see the <see cref="IEnumerable{T}"/> overload).</summary>
+    /// <typeparam name="T">The item type.</typeparam>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="source">The items; an endless source runs in bounded memory.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="options">Limit and ordering; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
+    /// <returns>One outcome per item that ran.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        ArgumentNullException.ThrowIfNull(body);
+        var resolved = Validated(options);
+        return OutcomesAsync<T, TResult, FanOutOutcome<TResult>, WholeOutcome<TResult>>(() => new AsyncEnumerableSource<T>(source), body, resolved, yieldFailures: true, cancellationToken);
+    }
 
     private static FanOutOptions Validated(FanOutOptions? options)
     {
@@ -153,7 +196,7 @@ public static class FanOutExtensions
     }
 
     private static Task<TResult[]> RunResults<T, TResult>(
-        ItemSource<T> source, Func<T, CancellationToken, ValueTask<TResult>> body, FanOutOptions? options, CancellationToken cancellationToken)
+        Func<ItemSource<T>> sourceFactory, Func<T, CancellationToken, ValueTask<TResult>> body, FanOutOptions? options, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(body);
         var resolved = Validated(options);
@@ -162,13 +205,24 @@ public static class FanOutExtensions
             return Task.FromCanceled<TResult[]>(cancellationToken);
         }
 
-        var run = new ResultsRun<T, TResult>(source, body, resolved, cancellationToken);
+        ResultsRun<T, TResult> run;
+        try
+        {
+            // A list's Count (or an allocation for its results) may throw: the source's failures fault the task, as
+            // Parallel.ForEachAsync's do; only the argument checks above throw to the caller.
+            run = new ResultsRun<T, TResult>(sourceFactory(), body, resolved, cancellationToken);
+        }
+        catch (Exception e)
+        {
+            return Task.FromException<TResult[]>(e);
+        }
+
         run.Start();
         return run.Task;
     }
 
     private static Task RunActions<T>(
-        ItemSource<T> source, Func<T, CancellationToken, ValueTask> body, FanOutOptions? options, CancellationToken cancellationToken)
+        Func<ItemSource<T>> sourceFactory, Func<T, CancellationToken, ValueTask> body, FanOutOptions? options, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(body);
         var resolved = Validated(options);
@@ -177,17 +231,40 @@ public static class FanOutExtensions
             return Task.FromCanceled(cancellationToken);
         }
 
-        var run = new ActionRun<T>(source, body, resolved, cancellationToken);
+        ActionRun<T> run;
+        try
+        {
+            run = new ActionRun<T>(sourceFactory(), body, resolved, cancellationToken);
+        }
+        catch (Exception e)
+        {
+            return Task.FromException(e);
+        }
+
         run.Start();
         return run.Task;
     }
 
-    private static async IAsyncEnumerable<TResult> StreamAsync<T, TResult>(
+    private static IAsyncEnumerable<TResult> StreamAsync<T, TResult>(
         Func<ItemSource<T>> sourceFactory,
         Func<T, CancellationToken, ValueTask<TResult>> body,
         FanOutOptions options,
+        CancellationToken cancellationToken) =>
+        OutcomesAsync<T, TResult, TResult, ResultOnly<TResult>>(sourceFactory, body, options, yieldFailures: false, cancellationToken);
+
+    /// <summary>
+    /// The one reading loop of every stream, in the iterator the caller enumerates: a nested iterator would add a
+    /// MoveNextAsync per item, a large share of a stream's per-item cost; <typeparamref name="TProjection"/> turns an
+    /// outcome into what is yielded at no cost (a static call on a struct type argument).
+    /// </summary>
+    private static async IAsyncEnumerable<TOut> OutcomesAsync<T, TResult, TOut, TProjection>(
+        Func<ItemSource<T>> sourceFactory,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions options,
+        bool yieldFailures,
         CancellationToken cancellationToken,
         [EnumeratorCancellation] CancellationToken enumeratorToken = default)
+        where TProjection : struct, IOutcomeProjection<TResult, TOut>
     {
         // Either token cancels the run; a linked source only when both can be canceled.
         using var linked = cancellationToken.CanBeCanceled && enumeratorToken.CanBeCanceled
@@ -196,30 +273,17 @@ public static class FanOutExtensions
         var token = linked?.Token ?? (cancellationToken.CanBeCanceled ? cancellationToken : enumeratorToken);
         token.ThrowIfCancellationRequested();
 
-        var run = new StreamRun<T, TResult>(sourceFactory(), body, options, token);
+        var run = new StreamRun<T, TResult>(sourceFactory(), body, options, yieldFailures, token);
         run.Start();
         try
         {
-            // The reading loop lives here, in the one iterator the caller enumerates: a nested iterator would add a
-            // MoveNextAsync per item, which is a large share of a stream's per-item cost.
             if (run.Reader is { } reader)
             {
                 while (await reader.WaitToReadAsync().ConfigureAwait(false))
                 {
-                    while (reader.TryRead(out var batch))
+                    while (reader.TryRead(out var outcome))
                     {
-                        if (batch.Items is not { } items)
-                        {
-                            yield return batch.Single!;
-                            continue;
-                        }
-
-                        for (var i = 0; i < batch.Count; i++)
-                        {
-                            yield return items[i];
-                        }
-
-                        ArrayPool<TResult>.Shared.Return(items, RuntimeHelpers.IsReferenceOrContainsReferences<TResult>());
+                        yield return TProjection.Project(outcome);
                     }
                 }
             }
@@ -228,11 +292,11 @@ public static class FanOutExtensions
                 var ordered = run.Ordered!;
                 while (true)
                 {
-                    if (ordered.TryTake(out var value, out var hasValue))
+                    if (ordered.TryTake(out var outcome, out var hasValue))
                     {
                         if (hasValue)
                         {
-                            yield return value;
+                            yield return TProjection.Project(outcome);
                         }
 
                         continue;

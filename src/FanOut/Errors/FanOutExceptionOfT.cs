@@ -13,11 +13,20 @@ public sealed class FanOutException<TResult> : FanOutException
     /// <param name="failures">The failed items, in index order.</param>
     /// <param name="results">One slot per item in source order; failed items' slots hold <see langword="default"/>.</param>
     public FanOutException(IReadOnlyList<FanOutFailure> failures, TResult[] results)
-        : base(failures, (results ?? throw new ArgumentNullException(nameof(results))).Length)
+        : this(failures, results, [])
+    {
+    }
+
+    /// <summary>Creates the exception, with what the source threw besides the bodies.</summary>
+    /// <param name="failures">The failed items, in index order.</param>
+    /// <param name="results">One slot per item in source order; failed items' slots hold <see langword="default"/>.</param>
+    /// <param name="sourceExceptions">What the source threw (MoveNext, Dispose), if anything.</param>
+    public FanOutException(IReadOnlyList<FanOutFailure> failures, TResult[] results, IReadOnlyList<Exception> sourceExceptions)
+        : base(failures, (results ?? throw new ArgumentNullException(nameof(results))).Length, failures?.Count ?? 0, sourceExceptions)
     {
         _results = results;
         _failed = new bool[results.Length];
-        foreach (var failure in failures)
+        foreach (var failure in failures!)
         {
             _failed[failure.Index] = true;
         }

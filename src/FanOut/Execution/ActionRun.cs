@@ -13,9 +13,10 @@ internal sealed class ActionRun<T>(
 
     public Task Task => _completion.Task;
 
-    protected override ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken) => body(item, cancellationToken);
+    protected override ValueTask InvokeAsync(T item, long index, WorkerSlot<T> worker, CancellationToken cancellationToken) => body(item, cancellationToken);
 
-    protected override Exception CreateRunAllException(List<FanOutFailure> failures) => new FanOutException(failures, ItemCount);
+    protected override Exception CreateRunAllException(List<FanOutFailure> failures, long failureCount, IReadOnlyList<Exception> sourceExceptions) =>
+        new FanOutException(failures, ItemCount, failureCount, sourceExceptions);
 
     protected override void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions)
     {

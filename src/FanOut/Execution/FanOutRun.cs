@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 
 using FanOut.Diagnostics;
 using FanOut.Sources;
@@ -7,16 +8,30 @@ namespace FanOut.Execution;
 
 /// <summary>
 /// One fan-out call: its workers, its share of the limit, its token and its failures. Subclasses decide what a body
-/// returns and where results go (an array, a stream); the worker loop, cancellation and error rules live here, once.
+/// returns and where results go (an array, a stream); the worker loop, the permit protocol, cancellation and error rules
+/// live here, once.
 /// </summary>
 /// <remarks>
-/// One async loop per worker, not one task per item (Parallel.ForEachAsync's design). A worker takes a permit, claims an
-/// item, runs its body and, while nobody else waits for the permit, keeps it for its next item, so a synchronous body
-/// over an array costs an interlocked increment and a few field reads per item, with no allocation.
+/// <para>
+/// One async loop per worker, not one task per item (Parallel.ForEachAsync's design). Each turn of the loop claims an item
+/// first and only then takes a permit, runs the body and gives the permit back before publishing the result: a permit is
+/// held only while a body runs, never while a worker waits for the source, for the consumer of a stream or for a permit.
+/// The one exception costs nothing to others: over an array or list, whose claim never waits, a worker keeps its permit
+/// into its next item while nobody waits for one and the limit has not dropped, which saves two interlocked operations per
+/// item.
+/// </para>
+/// <para>
 /// Workers start on the thread pool (the call returns before any body runs) and multiply on demand: a worker that finds
 /// room under the limit starts one more, up to <see cref="ConcurrencyLimit.WorkerHint"/> for synchronous bodies and up to
-/// the limit itself while bodies are pending. A worker that finds no permit waits, unless another worker of this call
-/// already waits, in which case it retires (at most one waiter per call, however far an adaptive limit falls).
+/// the item count while bodies are pending. A worker that has no permit and finds another worker of this call already
+/// waiting for one retires instead of pulling an item: at most one item is pulled early per waiting worker.
+/// </para>
+/// <para>
+/// Everything a worker starts (a claim, a body, a publication) it awaits before it looks at anything else, and the call
+/// completes only after the last worker stopped and the enumerator was disposed. The run's token source is never
+/// disposed (it owns no timer and no wait handle): a consumer that leaves at any moment can cancel it safely; the
+/// registration on the caller's token is removed at completion.
+/// </para>
 /// </remarks>
 internal abstract class FanOutRun<T>
 {
@@ -27,29 +42,38 @@ internal abstract class FanOutRun<T>
     private readonly ConcurrencyLimit _limit;
     private readonly ErrorMode _errors;
     private readonly CancellationToken _callerToken;
-    private readonly CancellationTokenSource _cts;
+    private readonly CancellationTokenSource _cts = new();
     private readonly KeyValuePair<string, object?> _kindTag;
-    private readonly int _maxWorkers;
+    private readonly long _maxWorkers;
+    private readonly int _maxRetainedFailures;
 
-    /// <summary>Guards <see cref="_exceptions"/> and <see cref="_failures"/>; never held while user code runs.</summary>
+    /// <summary>Guards <see cref="_exceptions"/>, <see cref="_failures"/> and <see cref="_failureCount"/>; never held while user code runs.</summary>
     private readonly Lock _lock = new();
 
-    /// <summary>Exceptions that fault the call as they are: FailFast body failures and source failures.</summary>
+    private CancellationTokenRegistration _callerRegistration;
+
+    /// <summary>Exceptions that fault the call as they are: FailFast body failures, source failures, failing token callbacks.</summary>
     private List<Exception>? _exceptions;
 
-    /// <summary>RunAll body failures, tied to their items.</summary>
+    /// <summary>RunAll body failures, tied to their items (at most <see cref="_maxRetainedFailures"/>).</summary>
     private List<FanOutFailure>? _failures;
 
-    /// <summary>Workers started and not yet finished; the one that brings it to 0 completes the call.</summary>
-    private int _activeWorkers;
+    /// <summary>RunAll body failures, kept or not.</summary>
+    private long _failureCount;
 
-    /// <summary>Workers of this call waiting for a permit (0 or 1, briefly 2).</summary>
+    /// <summary>Workers started and not yet finished; the one that brings it to 0 completes the call.</summary>
+    private long _activeWorkers;
+
+    /// <summary>Workers of this call waiting for a permit (each holds at most one pulled item).</summary>
     private int _waitingWorkers;
+
+    /// <summary>Workers of this call between deciding to look for an item and holding a permit for it: the room they will take.</summary>
+    private int _seekingWorkers;
 
     /// <summary>Set by a FailFast failure, a source failure or <see cref="Abort"/>: no new item starts.</summary>
     private volatile bool _stopped;
 
-    protected FanOutRun(ItemSource<T> source, FanOutOptions options, CancellationToken cancellationToken)
+    protected FanOutRun(ItemSource<T> source, FanOutOptions options, CancellationToken cancellationToken, int maxRetainedFailures = int.MaxValue)
     {
         _source = source;
 
@@ -58,9 +82,9 @@ internal abstract class FanOutRun<T>
         _limit = options.ResolveLimit();
         _errors = options.Errors;
         _callerToken = cancellationToken;
-        _cts = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         _kindTag = new KeyValuePair<string, object?>(FanOutInstruments.LimitKindTag, _limit.Kind);
-        _maxWorkers = source.KnownCount >= 0 ? Math.Max(1, source.KnownCount) : int.MaxValue;
+        _maxWorkers = source.KnownCount >= 0 ? Math.Max(1, source.KnownCount) : long.MaxValue;
+        _maxRetainedFailures = maxRetainedFailures;
     }
 
     /// <summary>The token every body and the async enumerator get.</summary>
@@ -69,41 +93,58 @@ internal abstract class FanOutRun<T>
     protected ErrorMode Errors => _errors;
 
     /// <summary>How many items the source had; valid once every worker has stopped.</summary>
-    protected int ItemCount => _source.KnownCount >= 0 ? _source.KnownCount : _source.ClaimedCount;
+    protected long ItemCount => _source.KnownCount >= 0 ? _source.KnownCount : _source.ClaimedCount;
+
+    /// <summary>Permits the limit could grant right now.</summary>
+    private int Room => Math.Max(0, _limit.Current - _limit.InFlight);
+
+    /// <summary>True when the limit has room that the workers already looking for an item will not take.</summary>
+    private bool HasRoomForAnotherWorker => Room > Volatile.Read(ref _seekingWorkers);
 
     /// <summary>Starts the first worker on the thread pool; it starts the others.</summary>
     public void Start()
     {
         FanOutMetrics.RecordLimit(_limit.Current, _limit.Kind);
         _activeWorkers = 1;
+        _callerRegistration = _callerToken.UnsafeRegister(static run => ((FanOutRun<T>)run!).Stop(), this);
 
         // QueueUserWorkItem flows the caller's ExecutionContext (AsyncLocal values) to the worker, and every worker
         // after it inherits it from the worker that starts it.
         ThreadPool.QueueUserWorkItem(static run => _ = run.WorkerAsync(), this, preferLocal: false);
     }
 
-    /// <summary>Stops new items and cancels the token (a stream's consumer left early).</summary>
+    /// <summary>Stops new items and cancels the token (a stream's consumer left early). Safe at any time, also after completion.</summary>
     public void Abort() => Stop();
 
-    /// <summary>Runs one item's body and stores its result; throws what the body throws.</summary>
-    protected abstract ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken);
+    /// <summary>Runs one item's body and keeps its result (in the results, or in the worker's state until it is published); throws what the body throws.</summary>
+    protected abstract ValueTask InvokeAsync(T item, long index, WorkerSlot<T> worker, CancellationToken cancellationToken);
 
     /// <summary>
-    /// Called before a worker may wait (for a permit, an item, a pending body) and when it stops: a stream publishes
-    /// the results it batched, so that no finished result waits on an idle worker.
+    /// Publishes the item the worker just finished without waiting (a stream hands it to its consumer); false when that would
+    /// wait, and then <see cref="PublishAsync"/> follows once the worker gave its permit back. Called for successes, and for
+    /// failures the run took as outcomes (see <see cref="TakeFailure"/>).
     /// </summary>
-    protected virtual ValueTask FlushAsync(WorkerSlot<T> worker) => default;
+    protected virtual bool TryPublish(WorkerSlot<T> worker, long index) => true;
+
+    /// <summary>Publishes the worker's finished item, waiting for room; throws <see cref="OperationCanceledException"/> when the run is canceled first.</summary>
+    protected virtual ValueTask PublishAsync(WorkerSlot<T> worker, long index, CancellationToken cancellationToken) => default;
 
     /// <summary>Called before each claim; a stream that yields in order waits here for room in its window. False: stop.</summary>
     protected virtual ValueTask<bool> BeforeClaimAsync(CancellationToken cancellationToken) => new(true);
 
-    /// <summary>Undoes <see cref="BeforeClaimAsync"/> when no item was claimed after it.</summary>
+    /// <summary>Undoes <see cref="BeforeClaimAsync"/> when no item was run after it.</summary>
     protected virtual void ClaimAbandoned()
     {
     }
 
+    /// <summary>
+    /// Offers a body's failure to the subclass before the run records it: true when the subclass takes it as an outcome to
+    /// publish (a stream of outcomes), so it is neither recorded nor stops the run.
+    /// </summary>
+    protected virtual bool TakeFailure(WorkerSlot<T> worker, long index, Exception failure) => false;
+
     /// <summary>Called after a body failed, once the failure is recorded.</summary>
-    protected virtual void ItemFailed(int index)
+    protected virtual void ItemFailed(long index)
     {
     }
 
@@ -113,94 +154,98 @@ internal abstract class FanOutRun<T>
     /// </summary>
     protected abstract void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions);
 
-    /// <summary>Builds the RunAll exception from the failures, in index order.</summary>
-    protected abstract Exception CreateRunAllException(List<FanOutFailure> failures);
+    /// <summary>Builds the RunAll exception from the failures (in index order), carrying what the source threw.</summary>
+    protected abstract Exception CreateRunAllException(List<FanOutFailure> failures, long failureCount, IReadOnlyList<Exception> sourceExceptions);
 
     private async Task WorkerAsync()
     {
         var slot = new WorkerSlot<T>();
+        _source.Register(slot);
         var holdsPermit = false;
         try
         {
-            while (!_stopped && !_cts.IsCancellationRequested)
+            while (!_stopped)
             {
-                if (!holdsPermit)
+                // Between items a permit is kept only where the next claim cannot wait, nobody else wants it and the limit
+                // still has room for it (a limit that shrank takes its permits back here).
+                if (holdsPermit && (!_source.ClaimNeverWaits || _limit.ShouldReturnPermit))
                 {
-                    if (!_limit.TryAcquire())
+                    holdsPermit = false;
+                    _limit.Release();
+                }
+
+                // One worker of this call waiting for a permit is enough: when it gets one it starts workers for any
+                // further room. A worker that finds no room becomes that waiter before it pulls an item, or retires if
+                // another worker already is: at most one item is pulled ahead of a permit.
+                var waiter = false;
+                if (!holdsPermit && Interlocked.Increment(ref _seekingWorkers) > Room)
+                {
+                    // The room is spoken for by the workers already looking: be the call's one waiter, or retire.
+                    if (Interlocked.CompareExchange(ref _waitingWorkers, 1, 0) != 0)
                     {
-                        // One waiter per call is enough: when it gets its permit it starts workers for any further room.
-                        // A worker still holding reserved indices waits regardless: nobody else would run them.
-                        if (Interlocked.Increment(ref _waitingWorkers) > 1 && !slot.HasReserved)
-                        {
-                            Interlocked.Decrement(ref _waitingWorkers);
-                            return;
-                        }
-
-                        await FlushAsync(slot).ConfigureAwait(false);
-                        bool granted;
-                        try
-                        {
-                            granted = await _limit.WaitAsync(_cts.Token).ConfigureAwait(false);
-                        }
-                        finally
-                        {
-                            Interlocked.Decrement(ref _waitingWorkers);
-                        }
-
-                        if (!granted)
-                        {
-                            return;
-                        }
-                    }
-
-                    holdsPermit = true;
-                    if (_stopped || _cts.IsCancellationRequested)
-                    {
+                        Interlocked.Decrement(ref _seekingWorkers);
                         return;
                     }
+
+                    waiter = true;
                 }
 
-                if (!await BeforeClaimAsync(_cts.Token).ConfigureAwait(false))
-                {
-                    return;
-                }
-
-                bool claimed;
+                // The permit, if any, passes to ClaimAndAcquireAsync, which either returns with one or gives it back.
+                var kept = holdsPermit;
+                holdsPermit = false;
+                bool granted;
                 try
                 {
-                    var claim = _source.TryClaimAsync(slot, _cts.Token);
-                    if (!claim.IsCompleted)
+                    granted = await ClaimAndAcquireAsync(slot, kept, waiter).ConfigureAwait(false);
+                }
+                finally
+                {
+                    if (waiter)
                     {
-                        await FlushAsync(slot).ConfigureAwait(false);
+                        Interlocked.Decrement(ref _waitingWorkers);
                     }
 
-                    claimed = await claim.ConfigureAwait(false);
+                    if (!kept)
+                    {
+                        Interlocked.Decrement(ref _seekingWorkers);
+                    }
                 }
-                catch (Exception e)
+
+                if (!granted)
                 {
-                    ClaimAbandoned();
-                    RecordException(e);
                     return;
                 }
 
-                if (!claimed)
+                holdsPermit = true;
+                if (_stopped)
                 {
                     ClaimAbandoned();
                     return;
                 }
 
                 // Room for another worker? Synchronous bodies only use up to WorkerHint workers (more would time-slice the cores).
-                if (_limit.HasRoom && Volatile.Read(ref _activeWorkers) < _limit.WorkerHint)
+                if (HasRoomForAnotherWorker && Volatile.Read(ref _activeWorkers) < _limit.WorkerHint)
                 {
                     TryStartWorker();
                 }
 
-                await RunItemAsync(slot).ConfigureAwait(false);
-
-                if (_limit.ShouldReturnPermit)
+                var index = slot.Index;
+                var publish = await RunItemAsync(slot, index).ConfigureAwait(false);
+                if (!publish || TryPublish(slot, index))
                 {
-                    holdsPermit = false;
-                    _limit.Release();
+                    continue;
+                }
+
+                // The consumer is behind: give the permit back before waiting for it.
+                holdsPermit = false;
+                _limit.Release();
+                try
+                {
+                    await PublishAsync(slot, index, Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException) when (Token.IsCancellationRequested)
+                {
+                    return; // the run is over (the consumer left, the caller canceled, FailFast): nobody reads this result
                 }
             }
         }
@@ -211,19 +256,6 @@ internal abstract class FanOutRun<T>
         }
         finally
         {
-            try
-            {
-                await FlushAsync(slot).ConfigureAwait(false);
-            }
-            catch (Exception e) when (e is not OperationCanceledException || !_cts.IsCancellationRequested)
-            {
-                RecordException(e);
-            }
-            catch (OperationCanceledException)
-            {
-                // The run was canceled while the stream was full: the consumer will not read these results.
-            }
-
             if (holdsPermit)
             {
                 _limit.Release();
@@ -236,9 +268,92 @@ internal abstract class FanOutRun<T>
         }
     }
 
-    private async ValueTask RunItemAsync(WorkerSlot<T> slot)
+    /// <summary>
+    /// Claims the next item, then makes sure the worker holds a permit for it: true when both succeeded; false when the
+    /// source is exhausted or failed, or the run stopped, with the claim undone and no permit held.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<bool> ClaimAndAcquireAsync(WorkerSlot<T> slot, bool holdsPermit, bool waiter)
     {
-        var index = slot.Index;
+        var window = BeforeClaimAsync(Token);
+        if (!window.IsCompleted && holdsPermit)
+        {
+            holdsPermit = false; // an ordered stream's window is full: wait for the consumer without a permit
+            _limit.Release();
+        }
+
+        if (!await window.ConfigureAwait(false))
+        {
+            return GiveUp(holdsPermit, claimed: false);
+        }
+
+        bool claimed;
+        try
+        {
+            claimed = await _source.TryClaimAsync(slot, Token).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            RecordSourceFailure(e);
+            return GiveUp(holdsPermit, claimed: true);
+        }
+
+        if (!claimed)
+        {
+            return GiveUp(holdsPermit, claimed: true);
+        }
+
+        if (!holdsPermit && !_limit.TryAcquire())
+        {
+            // Raced for the last room with another worker: wait as a second waiter rather than drop the pulled item.
+            if (!waiter)
+            {
+                Interlocked.Increment(ref _waitingWorkers);
+            }
+
+            bool granted;
+            try
+            {
+                granted = await _limit.WaitAsync(Token).ConfigureAwait(false);
+            }
+            finally
+            {
+                if (!waiter)
+                {
+                    Interlocked.Decrement(ref _waitingWorkers);
+                }
+            }
+
+            if (!granted)
+            {
+                return GiveUp(holdsPermit: false, claimed: true); // canceled: the pulled item never runs
+            }
+        }
+
+        return !_stopped || GiveUp(holdsPermit: true, claimed: true);
+    }
+
+    /// <summary>Undoes a turn that will not run an item; always false.</summary>
+    private bool GiveUp(bool holdsPermit, bool claimed)
+    {
+        if (claimed)
+        {
+            ClaimAbandoned();
+        }
+
+        if (holdsPermit)
+        {
+            _limit.Release();
+        }
+
+        return false;
+    }
+
+    /// <summary>Runs the claimed item's body; true when there is something to publish.</summary>
+    /// <remarks>Pooled: a body that goes asynchronous costs no allocation here beyond its own.</remarks>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<bool> RunItemAsync(WorkerSlot<T> slot, long index)
+    {
         var item = slot.Item;
         slot.Item = default!; // the worker must not keep the item alive while it waits for its next one
 
@@ -252,45 +367,60 @@ internal abstract class FanOutRun<T>
         Exception? failure = null;
         try
         {
-            var pending = InvokeAsync(item, index, slot, _cts.Token);
-            slot.ChunkSize = pending.IsCompleted ? Math.Min(slot.ChunkSize * 2, MaxChunk) : 1;
-            if (!pending.IsCompleted)
+            var pending = InvokeAsync(item, index, slot, Token);
+            if (pending.IsCompleted)
             {
-                if (_limit.HasRoom && Volatile.Read(ref _activeWorkers) < _maxWorkers)
+                slot.ChunkSize = Math.Min(slot.ChunkSize * 2, MaxChunk);
+                pending.GetAwaiter().GetResult();
+            }
+            else
+            {
+                slot.ChunkSize = 1;
+                if (HasRoomForAnotherWorker && Volatile.Read(ref _activeWorkers) < _maxWorkers)
                 {
                     // The body went asynchronous: the limit has room this worker cannot use until the body finishes.
                     TryStartWorker();
                 }
 
-                await FlushAsync(slot).ConfigureAwait(false);
+                await pending.ConfigureAwait(false);
             }
-
-            await pending.ConfigureAwait(false);
         }
         catch (Exception e)
         {
             failure = e;
         }
 
-        OnItemDone(index, start, timed, failure);
+        return OnItemDone(slot, index, start, timed, failure);
     }
 
-    private void OnItemDone(int index, long start, bool timed, Exception? failure)
+    private bool OnItemDone(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
     {
         var canceled = _cts.IsCancellationRequested;
-        if (timed)
+        Exception? callbackFailure = null;
+        try
         {
-            _limit.OnItemCompleted(start, failure, canceled);
-            if (FanOutMetrics.Duration.Enabled)
+            if (timed)
+            {
+                // User code may run here (an adaptive limit's IsOverload): a throwing callback must not corrupt the run.
+                _limit.OnItemCompleted(start, failure, canceled);
+            }
+        }
+        catch (Exception e)
+        {
+            callbackFailure = e;
+        }
+        finally
+        {
+            if (timed && FanOutMetrics.Duration.Enabled)
             {
                 var seconds = (double)(_limit.GetTimestamp() - start) / _limit.TimestampFrequency;
                 FanOutMetrics.Duration.Record(seconds, _kindTag);
             }
-        }
 
-        if (FanOutMetrics.InFlight.Enabled)
-        {
-            FanOutMetrics.InFlight.Add(-1, _kindTag);
+            if (FanOutMetrics.InFlight.Enabled)
+            {
+                FanOutMetrics.InFlight.Add(-1, _kindTag);
+            }
         }
 
         if (failure is null)
@@ -300,7 +430,12 @@ internal abstract class FanOutRun<T>
                 FanOutMetrics.Completed.Add(1, _kindTag);
             }
 
-            return;
+            if (callbackFailure is not null)
+            {
+                RecordException(callbackFailure); // the limit's own hook failed on a success: a bug, never lost
+            }
+
+            return true;
         }
 
         if (FanOutMetrics.Failed.Enabled)
@@ -308,20 +443,30 @@ internal abstract class FanOutRun<T>
             FanOutMetrics.Failed.Add(1, _kindTag);
         }
 
+        if (TakeFailure(slot, index, failure))
+        {
+            return true;
+        }
+
         if (_errors == ErrorMode.FailFast)
         {
-            RecordException(failure);
+            RecordException(callbackFailure is null ? failure : new AggregateException(failure, callbackFailure));
         }
         else
         {
             lock (_lock)
             {
                 AssertInvariants();
-                (_failures ??= []).Add(new FanOutFailure(index, failure));
+                _failureCount++;
+                if ((_failures ??= []).Count < _maxRetainedFailures)
+                {
+                    _failures.Add(new FanOutFailure(index, failure) { CallbackException = callbackFailure });
+                }
             }
         }
 
         ItemFailed(index);
+        return false;
     }
 
     /// <summary>Records an exception that faults the call and stops it: no new item starts, the token is canceled.</summary>
@@ -334,6 +479,28 @@ internal abstract class FanOutRun<T>
         }
 
         Stop();
+    }
+
+    /// <summary>
+    /// Records what the source threw (GetEnumerator, MoveNext, Dispose). A source failure is a failure like a body's: in
+    /// FailFast it cancels the token; in RunAll the items in flight finish, but no new item can be claimed.
+    /// </summary>
+    private void RecordSourceFailure(Exception exception)
+    {
+        lock (_lock)
+        {
+            AssertInvariants();
+            (_exceptions ??= []).Add(exception);
+        }
+
+        if (_errors == ErrorMode.FailFast)
+        {
+            Stop();
+        }
+        else
+        {
+            _stopped = true;
+        }
     }
 
     private void Stop()
@@ -377,11 +544,11 @@ internal abstract class FanOutRun<T>
         }
         catch (Exception e)
         {
-            lock (_lock)
-            {
-                (_exceptions ??= []).Add(e);
-            }
+            RecordSourceFailure(e);
         }
+
+        // Unregister without waiting: a callback already running only cancels _cts, which stays valid.
+        _callerRegistration.Unregister();
 
         List<Exception>? exceptions;
         lock (_lock)
@@ -390,14 +557,14 @@ internal abstract class FanOutRun<T>
             exceptions = _exceptions;
             if (_failures is { Count: > 0 } failures)
             {
+                // RunAll: the FanOutException comes first and carries what the source threw, so that a catch of it
+                // (and the partial results it holds) is never defeated by a failing Dispose.
                 failures.Sort(static (a, b) => a.Index.CompareTo(b.Index));
-                (exceptions ??= []).Add(CreateRunAllException(failures));
+                exceptions = [CreateRunAllException(failures, _failureCount, (IReadOnlyList<Exception>?)_exceptions ?? [])];
             }
         }
 
-        var canceled = _callerToken.IsCancellationRequested;
-        _cts.Dispose();
-        Complete(canceled, _callerToken, exceptions);
+        Complete(_callerToken.IsCancellationRequested, _callerToken, exceptions);
     }
 
     [Conditional("DEBUG")]

@@ -20,7 +20,7 @@ internal sealed class OrderedBuffer<TResult>
     private readonly byte[] _states;
 
     /// <summary>Index of the next item to yield; item i lives in slot i % capacity (the window keeps i below _next + capacity).</summary>
-    private int _next;
+    private long _next;
     private bool _completed;
 
     /// <summary>The consumer, when it waits for the next item.</summary>
@@ -46,9 +46,9 @@ internal sealed class OrderedBuffer<TResult>
     /// <summary>Frees a slot a worker took but did not use (the source was exhausted).</summary>
     public void LeaveWindow() => _window.Release();
 
-    public void Set(int index, TResult value) => Store(index, value, HasValue);
+    public void Set(long index, TResult value) => Store(index, value, HasValue);
 
-    public void Skip(int index) => Store(index, default!, Skipped);
+    public void Skip(long index) => Store(index, default!, Skipped);
 
     /// <summary>No more items will be stored.</summary>
     public void Complete()
@@ -70,7 +70,7 @@ internal sealed class OrderedBuffer<TResult>
         lock (_lock)
         {
             AssertInvariants();
-            var slot = _next % _values.Length;
+            var slot = (int)(_next % _values.Length);
             var state = _states[slot];
             if (state == Empty)
             {
@@ -96,7 +96,7 @@ internal sealed class OrderedBuffer<TResult>
         lock (_lock)
         {
             AssertInvariants();
-            if (_states[_next % _values.Length] != Empty)
+            if (_states[(int)(_next % _values.Length)] != Empty)
             {
                 return PermitWaiter.s_true;
             }
@@ -124,13 +124,13 @@ internal sealed class OrderedBuffer<TResult>
         }
     }
 
-    private void Store(int index, TResult value, byte state)
+    private void Store(long index, TResult value, byte state)
     {
         TaskCompletionSource<bool>? consumer = null;
         lock (_lock)
         {
             AssertInvariants();
-            var slot = index % _values.Length;
+            var slot = (int)(index % _values.Length);
             Debug.Assert(_states[slot] == Empty, "The window keeps every unconsumed index in its own slot.");
             _values[slot] = value;
             _states[slot] = state;

@@ -23,7 +23,7 @@ internal sealed class ResultStore<TResult>
         }
     }
 
-    public void Set(int index, TResult value)
+    public void Set(long index, TResult value)
     {
         if (_array is { } array)
         {
@@ -32,26 +32,28 @@ internal sealed class ResultStore<TResult>
         }
 
         var chunks = Volatile.Read(ref _chunks);
-        var chunkIndex = index >> ChunkShift;
+        var chunkIndex = (int)(index >> ChunkShift);
         var chunk = chunkIndex < chunks.Length ? Volatile.Read(ref chunks[chunkIndex]) : null;
-        (chunk ?? GrowTo(chunkIndex))[index & (ChunkSize - 1)] = value;
+        (chunk ?? GrowTo(chunkIndex))[(int)(index & (ChunkSize - 1))] = value;
     }
 
     /// <summary>All results in index order; call once every worker has stopped.</summary>
-    public TResult[] ToArray(int count)
+    public TResult[] ToArray(long count)
     {
         if (_array is { } array)
         {
             return array;
         }
 
-        var result = count == 0 ? [] : new TResult[count];
-        for (var start = 0; start < count; start += ChunkSize)
+        // The source caps a collecting run at Array.MaxLength items, so the count fits an int here.
+        var length = (int)count;
+        var result = length == 0 ? [] : new TResult[length];
+        for (var start = 0; start < length; start += ChunkSize)
         {
-            var chunk = _chunks[start >> ChunkShift];
-            if (chunk is not null)
+            var chunkIndex = start >> ChunkShift;
+            if (chunkIndex < _chunks.Length && _chunks[chunkIndex] is { } chunk)
             {
-                Array.Copy(chunk, 0, result, start, Math.Min(ChunkSize, count - start));
+                Array.Copy(chunk, 0, result, start, Math.Min(ChunkSize, length - start));
             }
         }
 

@@ -1,22 +1,31 @@
+using System.Runtime.CompilerServices;
+
 using FanOut.Sources;
 
 namespace FanOut.Execution;
 
 /// <summary>A fan-out whose bodies return results, collected in source order into one array.</summary>
-internal sealed class ResultsRun<T, TResult>(
-    ItemSource<T> source,
-    Func<T, CancellationToken, ValueTask<TResult>> body,
-    FanOutOptions options,
-    CancellationToken cancellationToken) : FanOutRun<T>(source, options, cancellationToken)
+internal sealed class ResultsRun<T, TResult> : FanOutRun<T>
 {
-    private readonly ResultStore<TResult> _results = new(source.KnownCount);
+    private readonly Func<T, CancellationToken, ValueTask<TResult>> _body;
+    private readonly ResultStore<TResult> _results;
     private readonly TaskCompletionSource<TResult[]> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    public ResultsRun(ItemSource<T> source, Func<T, CancellationToken, ValueTask<TResult>> body, FanOutOptions options, CancellationToken cancellationToken)
+        : base(source, options, cancellationToken)
+    {
+        _body = body;
+        _results = new ResultStore<TResult>(source.KnownCount);
+
+        // One array holds every result: a source longer than that fails with a clear error instead of wrapping around.
+        source.MaxCount = Array.MaxLength;
+    }
 
     public Task<TResult[]> Task => _completion.Task;
 
-    protected override ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken)
+    protected override ValueTask InvokeAsync(T item, long index, WorkerSlot<T> worker, CancellationToken cancellationToken)
     {
-        var pending = body(item, cancellationToken);
+        var pending = _body(item, cancellationToken);
         if (pending.IsCompletedSuccessfully)
         {
             _results.Set(index, pending.Result);
@@ -26,14 +35,15 @@ internal sealed class ResultsRun<T, TResult>(
         return AwaitAndStoreAsync(pending, index);
     }
 
-    protected override Exception CreateRunAllException(List<FanOutFailure> failures) =>
-        new FanOutException<TResult>(failures, _results.ToArray(ItemCount));
+    protected override Exception CreateRunAllException(List<FanOutFailure> failures, long failureCount, IReadOnlyList<Exception> sourceExceptions) =>
+        new FanOutException<TResult>(failures, _results.ToArray(ItemCount), sourceExceptions);
 
     protected override void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions)
     {
         RunOutcome.Settle(_completion, canceled, callerToken, exceptions, () => _results.ToArray(ItemCount));
     }
 
-    private async ValueTask AwaitAndStoreAsync(ValueTask<TResult> pending, int index) =>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask AwaitAndStoreAsync(ValueTask<TResult> pending, long index) =>
         _results.Set(index, await pending.ConfigureAwait(false));
 }

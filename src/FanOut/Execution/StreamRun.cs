@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Threading.Channels;
 
 using FanOut.Sources;
@@ -6,31 +7,44 @@ namespace FanOut.Execution;
 
 /// <summary>
 /// A fan-out whose results are yielded while later items still run: through a bounded channel in completion order, or
-/// through an <see cref="OrderedBuffer{TResult}"/> in source order. Either way a slow consumer stops the workers (back-pressure).
+/// through an <see cref="OrderedBuffer{TResult}"/> in source order. Either way a slow consumer stops the workers
+/// (back-pressure), and a worker waits for the consumer only after it gave its permit back.
 /// </summary>
+/// <remarks>
+/// Each result is published the moment its body finishes (completion order never holds a finished result back). With
+/// <c>yieldFailures</c> (<c>FanOutOutcomes</c>) a body's failure is published as an outcome like a success and never
+/// recorded; otherwise RunAll keeps at most <see cref="FanOutException.FanOutStreamRetainedFailures"/> of them, so an
+/// endless source runs in bounded memory.
+/// </remarks>
 internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
 {
     private readonly Func<T, CancellationToken, ValueTask<TResult>> _body;
-    private readonly Channel<ResultBatch<TResult>>? _channel;
-    private readonly OrderedBuffer<TResult>? _ordered;
+    private readonly bool _yieldFailures;
+    private readonly Channel<FanOutOutcome<TResult>>? _channel;
+    private readonly OrderedBuffer<FanOutOutcome<TResult>>? _ordered;
     private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    public StreamRun(ItemSource<T> source, Func<T, CancellationToken, ValueTask<TResult>> body, FanOutOptions options, CancellationToken cancellationToken)
-        : base(source, options, cancellationToken)
+    public StreamRun(
+        ItemSource<T> source,
+        Func<T, CancellationToken, ValueTask<TResult>> body,
+        FanOutOptions options,
+        bool yieldFailures,
+        CancellationToken cancellationToken)
+        : base(source, options, cancellationToken, FanOutException.FanOutStreamRetainedFailures)
     {
         _body = body;
+        _yieldFailures = yieldFailures;
 
         // Enough room that every item in flight can finish without waiting, and bounded so an endless source stays in bounded memory.
         var limit = options.Limit?.MaxCurrent ?? new AdaptiveLimitOptions().MaxLimit;
         var capacity = (int)Math.Clamp(2L * Math.Max(limit, Environment.ProcessorCount), 64, 4096);
         if (options.Ordered)
         {
-            _ordered = new OrderedBuffer<TResult>(capacity);
+            _ordered = new OrderedBuffer<FanOutOutcome<TResult>>(capacity);
         }
         else
         {
-            // Capacity counts batches: at most `capacity` results wait in whole batches (plus each worker's partial one).
-            _channel = Channel.CreateBounded<ResultBatch<TResult>>(new BoundedChannelOptions(Math.Max(2, capacity / ResultBatch<TResult>.Capacity))
+            _channel = Channel.CreateBounded<FanOutOutcome<TResult>>(new BoundedChannelOptions(capacity)
             {
                 SingleReader = true,
                 FullMode = BoundedChannelFullMode.Wait,
@@ -41,50 +55,66 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
     /// <summary>Completes when every worker has stopped: canceled, faulted (FailFast exceptions or a <see cref="FanOutException"/>) or successful.</summary>
     public Task Completion => _completion.Task;
 
-    /// <summary>Completion-order results, in batches (null when ordered). The consumer returns batch arrays to the shared pool.</summary>
-    public ChannelReader<ResultBatch<TResult>>? Reader => _channel?.Reader;
+    /// <summary>Completion-order outcomes (null when ordered); only successes unless failures are yielded.</summary>
+    public ChannelReader<FanOutOutcome<TResult>>? Reader => _channel?.Reader;
 
-    /// <summary>Source-order results (null when unordered).</summary>
-    public OrderedBuffer<TResult>? Ordered => _ordered;
+    /// <summary>Source-order outcomes (null when unordered).</summary>
+    public OrderedBuffer<FanOutOutcome<TResult>>? Ordered => _ordered;
 
     protected override ValueTask<bool> BeforeClaimAsync(CancellationToken cancellationToken) =>
         _ordered?.EnterWindowAsync(cancellationToken) ?? new ValueTask<bool>(true);
 
     protected override void ClaimAbandoned() => _ordered?.LeaveWindow();
 
-    protected override void ItemFailed(int index) => _ordered?.Skip(index);
+    protected override void ItemFailed(long index) => _ordered?.Skip(index);
 
-    protected override ValueTask InvokeAsync(T item, int index, WorkerSlot<T> worker, CancellationToken cancellationToken)
+    protected override ValueTask InvokeAsync(T item, long index, WorkerSlot<T> worker, CancellationToken cancellationToken)
     {
+        var holder = (OutcomeHolder<TResult>?)worker.State ?? CreateHolder(worker);
         var pending = _body(item, cancellationToken);
-        if (!pending.IsCompletedSuccessfully)
+        if (pending.IsCompletedSuccessfully)
         {
-            return AwaitAndPublishAsync(pending, index, cancellationToken);
-        }
-
-        if (_ordered is not null)
-        {
-            _ordered.Set(index, pending.Result);
+            holder.Set(pending.Result);
             return default;
         }
 
-        // Synchronous result: batch it on this worker. Publish when the batch is full, or when a millisecond tick passed
-        // since this worker's previous result: fast bodies then pay one channel write per batch, while a result of a slow
-        // body (or one after a pause) goes out at once instead of waiting for the next body.
-        var batch = (PendingBatch<TResult>?)worker.State ?? CreateBatch(worker);
-        var now = Environment.TickCount64;
-        batch.Items[batch.Count++] = pending.Result;
-        var tickPassed = now != batch.LastTick;
-        batch.LastTick = now;
-        return batch.Count == ResultBatch<TResult>.Capacity || tickPassed
-            ? Write(batch.Take(), cancellationToken)
-            : default;
+        return AwaitIntoAsync(pending, holder);
     }
 
-    protected override ValueTask FlushAsync(WorkerSlot<T> worker) =>
-        worker.State is PendingBatch<TResult> { Count: > 0 } batch ? Write(batch.Take(), Token) : default;
+    protected override bool TakeFailure(WorkerSlot<T> worker, long index, Exception failure)
+    {
+        if (!_yieldFailures)
+        {
+            return false;
+        }
 
-    protected override Exception CreateRunAllException(List<FanOutFailure> failures) => new FanOutException(failures, ItemCount);
+        ((OutcomeHolder<TResult>)worker.State!).Fail(failure);
+        return true;
+    }
+
+    protected override bool TryPublish(WorkerSlot<T> worker, long index)
+    {
+        var outcome = ((OutcomeHolder<TResult>)worker.State!).Take(index);
+        if (_ordered is not null)
+        {
+            _ordered.Set(index, outcome); // never waits: the window reserved this index's slot before the claim
+            return true;
+        }
+
+        if (_channel!.Writer.TryWrite(outcome))
+        {
+            return true;
+        }
+
+        ((OutcomeHolder<TResult>)worker.State!).Keep(outcome);
+        return false;
+    }
+
+    protected override ValueTask PublishAsync(WorkerSlot<T> worker, long index, CancellationToken cancellationToken) =>
+        _channel!.Writer.WriteAsync(((OutcomeHolder<TResult>)worker.State!).Take(index), cancellationToken);
+
+    protected override Exception CreateRunAllException(List<FanOutFailure> failures, long failureCount, IReadOnlyList<Exception> sourceExceptions) =>
+        new FanOutException(failures, ItemCount, failureCount, sourceExceptions);
 
     protected override void Complete(bool canceled, CancellationToken callerToken, IReadOnlyList<Exception>? exceptions)
     {
@@ -95,29 +125,14 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
         _ordered?.Complete();
     }
 
-    private static PendingBatch<TResult> CreateBatch(WorkerSlot<T> worker)
+    private static OutcomeHolder<TResult> CreateHolder(WorkerSlot<T> worker)
     {
-        var batch = new PendingBatch<TResult>();
-        worker.State = batch;
-        return batch;
+        var holder = new OutcomeHolder<TResult>();
+        worker.State = holder;
+        return holder;
     }
 
-    private ValueTask Write(ResultBatch<TResult> batch, CancellationToken cancellationToken)
-    {
-        var writer = _channel!.Writer;
-        return writer.TryWrite(batch) ? default : writer.WriteAsync(batch, cancellationToken);
-    }
-
-    /// <summary>An asynchronous body's result goes out on its own: its worker may be busy with another item by now.</summary>
-    private async ValueTask AwaitAndPublishAsync(ValueTask<TResult> pending, int index, CancellationToken cancellationToken)
-    {
-        var value = await pending.ConfigureAwait(false);
-        if (_ordered is not null)
-        {
-            _ordered.Set(index, value);
-            return;
-        }
-
-        await Write(new ResultBatch<TResult>(value), cancellationToken).ConfigureAwait(false);
-    }
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private static async ValueTask AwaitIntoAsync(ValueTask<TResult> pending, OutcomeHolder<TResult> holder) =>
+        holder.Set(await pending.ConfigureAwait(false));
 }

@@ -8,10 +8,10 @@ internal sealed class AsyncEnumerableSource<T>(IAsyncEnumerable<T> source) : Ite
 {
     private readonly SemaphoreSlim _gate = new(1, 1);
     private IAsyncEnumerator<T>? _enumerator;
-    private int _claimed;
+    private long _claimed;
     private bool _done;
 
-    public override int ClaimedCount => Volatile.Read(ref _claimed);
+    public override long ClaimedCount => Volatile.Read(ref _claimed);
 
     public override async ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
     {
@@ -33,11 +33,17 @@ internal sealed class AsyncEnumerableSource<T>(IAsyncEnumerable<T> source) : Ite
 
             try
             {
-                _enumerator ??= source.GetAsyncEnumerator(cancellationToken);
+                _enumerator ??= source.GetAsyncEnumerator(cancellationToken)
+                    ?? throw new InvalidOperationException("The source's GetAsyncEnumerator() returned null.");
                 if (!await _enumerator.MoveNextAsync().ConfigureAwait(false))
                 {
                     _done = true;
                     return false;
+                }
+
+                if (_claimed >= MaxCount)
+                {
+                    throw TooManyItems();
                 }
 
                 slot.Item = _enumerator.Current;
@@ -60,6 +66,7 @@ internal sealed class AsyncEnumerableSource<T>(IAsyncEnumerable<T> source) : Ite
 
     public override async ValueTask DisposeAsync()
     {
+        // Every worker has stopped (none is inside the gate), so the gate and the enumerator are ours alone now.
         if (_enumerator is not null)
         {
             await _enumerator.DisposeAsync().ConfigureAwait(false);

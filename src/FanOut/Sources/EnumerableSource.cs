@@ -8,14 +8,16 @@ namespace FanOut.Sources;
 /// guards nothing else, so no other lock can ever be held inside it (the same design as Parallel.ForEachAsync).
 /// The enumerator is created by the first claim, on a worker, so a throwing GetEnumerator faults the task instead of the caller.
 /// </remarks>
-internal sealed class EnumerableSource<T>(IEnumerable<T> source) : ItemSource<T>
+/// <param name="source">The items.</param>
+/// <param name="firstIndex">The index of the first item: 0, except in tests that start near <see cref="int.MaxValue"/>.</param>
+internal sealed class EnumerableSource<T>(IEnumerable<T> source, long firstIndex = 0) : ItemSource<T>
 {
     private readonly Lock _gate = new();
     private IEnumerator<T>? _enumerator;
-    private int _claimed;
+    private long _claimed = firstIndex;
     private bool _done;
 
-    public override int ClaimedCount => Volatile.Read(ref _claimed);
+    public override long ClaimedCount => Volatile.Read(ref _claimed);
 
     public override ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
     {
@@ -28,11 +30,16 @@ internal sealed class EnumerableSource<T>(IEnumerable<T> source) : ItemSource<T>
 
             try
             {
-                _enumerator ??= source.GetEnumerator();
+                _enumerator ??= source.GetEnumerator() ?? throw new InvalidOperationException("The source's GetEnumerator() returned null.");
                 if (!_enumerator.MoveNext())
                 {
                     _done = true;
                     return new ValueTask<bool>(false);
+                }
+
+                if (_claimed >= MaxCount)
+                {
+                    throw TooManyItems();
                 }
 
                 slot.Item = _enumerator.Current;

@@ -9,12 +9,29 @@ internal abstract class ItemSource<T>
     /// <summary>Largest run of consecutive indices a worker may reserve at once (1: claim one at a time).</summary>
     public int MaxChunk { get; set; } = 1;
 
+    /// <summary>
+    /// The most items a claim may reach; the claim past it fails the run with an <see cref="InvalidOperationException"/>
+    /// (a call that collects results in one array cannot hold more than <see cref="Array.MaxLength"/>).
+    /// </summary>
+    public long MaxCount { get; set; } = long.MaxValue;
+
+    /// <summary>
+    /// True when a claim never waits (an array or list read by index): a worker may then keep its permit from one item to
+    /// the next, because the gap between two bodies is a few instructions, not a wait for the source.
+    /// </summary>
+    public virtual bool ClaimNeverWaits => false;
+
     /// <summary>How many items were claimed; once the run is over, the number of items.</summary>
-    public abstract int ClaimedCount { get; }
+    public abstract long ClaimedCount { get; }
 
     /// <summary>Claims the next item into <paramref name="slot"/>; false when the source is exhausted (or the run is canceled).</summary>
     /// <exception cref="Exception">Whatever GetEnumerator or MoveNext(Async) threw: the run faults with it.</exception>
     public abstract ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken);
+
+    /// <summary>Makes a new worker's unstarted items visible to the other workers (indexed sources let idle workers take them).</summary>
+    public virtual void Register(WorkerSlot<T> slot)
+    {
+    }
 
     /// <summary>Disposes the enumerator, if one was created. Called once, after every worker has stopped.</summary>
     public virtual ValueTask DisposeAsync() => default;
@@ -26,29 +43,8 @@ internal abstract class ItemSource<T>
         IReadOnlyList<T> list => new ReadOnlyListSource<T>(list),
         _ => new EnumerableSource<T>(source),
     };
-}
 
-/// <summary>A worker's claimed item: written by <see cref="ItemSource{T}.TryClaimAsync"/>, which may complete asynchronously.</summary>
-internal sealed class WorkerSlot<T>
-{
-    public T Item = default!;
-    public int Index;
-
-    /// <summary>Per-worker state of the run's subclass (a stream's batch of results).</summary>
-    public object? State;
-
-    /// <summary>Next index of the run of indices this worker reserved (indexed sources); equal to <see cref="ChunkEnd"/> when none is left.</summary>
-    public int ChunkNext;
-
-    /// <summary>End (exclusive) of the reserved run of indices.</summary>
-    public int ChunkEnd;
-
-    /// <summary>
-    /// Size of the next run of indices to reserve: doubles after each body that completed synchronously, back to 1 after
-    /// one that went asynchronous, so a pending body never holds more than the rest of one short run hostage.
-    /// </summary>
-    public int ChunkSize = 1;
-
-    /// <summary>True while the worker holds reserved indices it has not run: it must not retire before running them.</summary>
-    public bool HasReserved => ChunkNext < ChunkEnd;
+    /// <summary>The error of a claim past <see cref="MaxCount"/>.</summary>
+    protected InvalidOperationException TooManyItems() =>
+        new($"The source has more than {MaxCount:N0} items, the most one array of results can hold; use FanOutStream or the overload without results.");
 }

@@ -247,7 +247,7 @@ public abstract class FanOutContractTests
         await task.Settled();
         Assert.Equal(50, ran);
         var error = Assert.IsAssignableFrom<FanOutException>(Assert.Single(task.Exception!.InnerExceptions));
-        Assert.Equal(new[] { 3, 13, 23, 33, 43 }, error.Failures.Select(f => f.Index));
+        Assert.Equal(new long[] { 3, 13, 23, 33, 43 }, error.Failures.Select(f => f.Index));
         Assert.All(error.Failures, f => Assert.Equal($"item {f.Index}", f.Exception.Message));
         Assert.Equal(50, error.ItemCount);
     }
