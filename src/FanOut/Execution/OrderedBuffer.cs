@@ -26,8 +26,9 @@ internal sealed class OrderedBuffer<TResult>
     /// <summary>The consumer, when it waits for the next item.</summary>
     private TaskCompletionSource<bool>? _consumer;
 
-    public OrderedBuffer(int capacity)
+    public OrderedBuffer(int capacity, long firstIndex = 0)
     {
+        _next = firstIndex;
         _window = new SemaphoreSlim(capacity, capacity);
         _values = new TResult[capacity];
         _states = new byte[capacity];

@@ -40,7 +40,7 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
         var capacity = (int)Math.Clamp(2L * Math.Max(limit, Environment.ProcessorCount), 64, 4096);
         if (options.Ordered)
         {
-            _ordered = new OrderedBuffer<FanOutOutcome<TResult>>(capacity);
+            _ordered = new OrderedBuffer<FanOutOutcome<TResult>>(capacity, source.FirstIndex);
         }
         else
         {

@@ -14,8 +14,11 @@ internal sealed class EnumerableSource<T>(IEnumerable<T> source, long firstIndex
 {
     private readonly Lock _gate = new();
     private IEnumerator<T>? _enumerator;
+    private readonly long _firstIndex = firstIndex;
     private long _claimed = firstIndex;
     private bool _done;
+
+    public override long FirstIndex => _firstIndex;
 
     public override long ClaimedCount => Volatile.Read(ref _claimed);
 

@@ -21,6 +21,9 @@ internal abstract class ItemSource<T>
     /// </summary>
     public virtual bool ClaimNeverWaits => false;
 
+    /// <summary>The index of the first item (0, except for tests that start a source near <see cref="int.MaxValue"/>).</summary>
+    public virtual long FirstIndex => 0;
+
     /// <summary>How many items were claimed; once the run is over, the number of items.</summary>
     public abstract long ClaimedCount { get; }
 
