@@ -1,12 +1,14 @@
 using BenchmarkDotNet.Running;
 
 using FanOut.Benchmarks.Adaptive;
+using FanOut.Benchmarks.Soak;
 
 namespace FanOut.Benchmarks;
 
 /// <summary>
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
-/// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead.
+/// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
+/// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes.
 /// </summary>
 public static class Program
 {
@@ -18,6 +20,11 @@ public static class Program
             var svg = args.Length > 2 ? args[2] : Path.Combine("docs", "adaptive-limit.svg");
             await AdaptiveMeasurement.RunAsync(results, svg);
             return 0;
+        }
+
+        if (args is ["soak", ..])
+        {
+            return await SoakCommand.RunAsync(args);
         }
 
         BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, new ShortConfig());

@@ -483,7 +483,7 @@ internal abstract class FanOutRun<T>
 
     /// <summary>
     /// Records what the source threw (GetEnumerator, MoveNext, Dispose). A source failure is a failure like a body's: in
-    /// FailFast it cancels the token; in RunAll the items in flight finish, but no new item can be claimed.
+    /// FailFast it cancels the token; in RunAll the items already pulled still run (the source, once it threw, yields no more).
     /// </summary>
     private void RecordSourceFailure(Exception exception)
     {
@@ -496,10 +496,6 @@ internal abstract class FanOutRun<T>
         if (_errors == ErrorMode.FailFast)
         {
             Stop();
-        }
-        else
-        {
-            _stopped = true;
         }
     }
 
