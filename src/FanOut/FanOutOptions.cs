@@ -1,3 +1,5 @@
+using System.Threading.RateLimiting;
+
 namespace FanOut;
 
 /// <summary>How one fan-out call runs: its concurrency limit, its error mode and, for streams, its ordering.</summary>
@@ -26,6 +28,36 @@ public sealed record FanOutOptions
     /// </value>
     public bool Ordered { get; init; }
 
+    /// <summary>
+    /// How many times an item whose body failed with an overload signal is run again, when the limit is adaptive: the limit
+    /// backs off, the worker gives its permit back, waits (the downstream's retry-after hint when the failure carries one,
+    /// else a short jittered exponential backoff) and runs the whole body again, under the same index. Only when the
+    /// attempts are exhausted does the item fail, in the caller's <see cref="Errors"/> mode.
+    /// </summary>
+    /// <value>
+    /// Default 8; range 0 (off: an overload fails the item at once, as any failure) to 100. Fixed and unbounded limits
+    /// never re-run items. An overload signal (HTTP 429 or 503, a timeout, an <see cref="OverloadedException"/>, or whatever
+    /// <see cref="AdaptiveLimitOptions.IsOverload"/> says) means the downstream did not process the item, which is why
+    /// running it again is safe. The unit that runs again is the whole body: a body that made a side-effecting call before
+    /// the rejected one repeats it. Keep one downstream call per body, or set 0.
+    /// </value>
+    public int OverloadRetries { get; init; } = DefaultOverloadRetries;
+
+    /// <summary>Paces item starts: every attempt of every item takes one permit of this limiter before it takes a concurrency permit.</summary>
+    /// <value>
+    /// Default <see langword="null"/> (no pacing). A <see cref="TokenBucketRateLimiter"/> of R per second plus the
+    /// concurrency <see cref="Limit"/> enforces both: at most R starts per second and at most the limit in flight. Share one
+    /// limiter between calls for one budget. The lease is held while the body runs and disposed after it. A lease the limiter
+    /// refuses (its queue is full) is asked for again after the limiter's retry-after metadata, or a short backoff.
+    /// </value>
+    public RateLimiter? RateLimiter { get; init; }
+
+    /// <summary>The default of <see cref="OverloadRetries"/>.</summary>
+    internal const int DefaultOverloadRetries = 8;
+
+    /// <summary>The highest <see cref="OverloadRetries"/> accepts.</summary>
+    internal const int MaxOverloadRetries = 100;
+
     internal ConcurrencyLimit ResolveLimit() => Limit ?? ConcurrencyLimit.Adaptive();
 
     internal void Validate()
@@ -33,6 +65,11 @@ public sealed record FanOutOptions
         if (Errors is not ErrorMode.FailFast and not ErrorMode.RunAll)
         {
             throw new ArgumentOutOfRangeException(nameof(Errors), Errors, "Errors must be FailFast or RunAll.");
+        }
+
+        if (OverloadRetries is < 0 or > MaxOverloadRetries)
+        {
+            throw new ArgumentOutOfRangeException(nameof(OverloadRetries), OverloadRetries, $"OverloadRetries must be 0 (off) to {MaxOverloadRetries}.");
         }
     }
 }

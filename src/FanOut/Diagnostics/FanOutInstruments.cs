@@ -22,6 +22,9 @@ public static class FanOutInstruments
     /// <summary>Counter of items whose body threw.</summary>
     public const string ItemsFailed = "fanout.items.failed";
 
+    /// <summary>Counter of re-runs: attempts of items run again after an overload (see <see cref="FanOutOptions.OverloadRetries"/>).</summary>
+    public const string ItemsRetried = "fanout.items.retried";
+
     /// <summary>Histogram of item durations in seconds.</summary>
     public const string ItemDuration = "fanout.item.duration";
 

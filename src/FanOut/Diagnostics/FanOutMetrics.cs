@@ -24,6 +24,9 @@ internal static class FanOutMetrics
     internal static readonly Counter<long> Failed = s_meter.CreateCounter<long>(
         FanOutInstruments.ItemsFailed, "{item}", "Items whose body threw.");
 
+    internal static readonly Counter<long> Retried = s_meter.CreateCounter<long>(
+        FanOutInstruments.ItemsRetried, "{item}", "Attempts of items run again after their body failed with an overload signal.");
+
     internal static readonly Histogram<double> Duration = s_meter.CreateHistogram<double>(
         FanOutInstruments.ItemDuration, "s", "Time from an item's start to its body's completion.",
         tags: null,

@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 
+using System.Threading.RateLimiting;
+
 using FanOut.Diagnostics;
 using FanOut.Sources;
 
@@ -46,6 +48,8 @@ internal abstract class FanOutRun<T>
     private readonly KeyValuePair<string, object?> _kindTag;
     private readonly long _maxWorkers;
     private readonly int _maxRetainedFailures;
+    private readonly int _overloadRetries;
+    private readonly RateLimiter? _rateLimiter;
 
     /// <summary>Guards <see cref="_exceptions"/>, <see cref="_failures"/> and <see cref="_failureCount"/>; never held while user code runs.</summary>
     private readonly Lock _lock = new();
@@ -85,6 +89,21 @@ internal abstract class FanOutRun<T>
         _kindTag = new KeyValuePair<string, object?>(FanOutInstruments.LimitKindTag, _limit.Kind);
         _maxWorkers = source.KnownCount >= 0 ? Math.Max(1, source.KnownCount) : long.MaxValue;
         _maxRetainedFailures = maxRetainedFailures;
+        _overloadRetries = options.OverloadRetries;
+        _rateLimiter = options.RateLimiter;
+    }
+
+    /// <summary>What became of one attempt of an item.</summary>
+    private enum Disposition
+    {
+        /// <summary>Finished with something to publish (a result, or a failure taken as an outcome).</summary>
+        Publish,
+
+        /// <summary>Failed, and the failure is recorded.</summary>
+        Recorded,
+
+        /// <summary>Rejected as overloaded: runs again after <see cref="WorkerSlot{T}.RetryDelay"/>.</summary>
+        Retry,
     }
 
     /// <summary>The token every body and the async enumerator get.</summary>
@@ -230,8 +249,23 @@ internal abstract class FanOutRun<T>
                 }
 
                 var index = slot.Index;
-                var publish = await RunItemAsync(slot, index).ConfigureAwait(false);
-                if (!publish || TryPublish(slot, index))
+                var disposition = await RunItemAsync(slot, index).ConfigureAwait(false);
+                while (disposition == Disposition.Retry)
+                {
+                    // Overloaded: the limit has backed off; wait without a permit, then run the same item again.
+                    holdsPermit = false;
+                    _limit.Release();
+                    if (!await WaitToRetryAsync(slot).ConfigureAwait(false))
+                    {
+                        ClaimAbandoned(); // canceled while waiting: the item does not run again
+                        return;
+                    }
+
+                    holdsPermit = true;
+                    disposition = await RunItemAsync(slot, index).ConfigureAwait(false);
+                }
+
+                if (disposition != Disposition.Publish || TryPublish(slot, index))
                 {
                     continue;
                 }
@@ -256,6 +290,7 @@ internal abstract class FanOutRun<T>
         }
         finally
         {
+            ReleaseLease(slot);
             if (holdsPermit)
             {
                 _limit.Release();
@@ -303,6 +338,21 @@ internal abstract class FanOutRun<T>
             return GiveUp(holdsPermit, claimed: true);
         }
 
+        slot.Attempt = 0;
+        if (_rateLimiter is not null)
+        {
+            if (holdsPermit)
+            {
+                holdsPermit = false; // the rate limiter may make us wait: never with a permit
+                _limit.Release();
+            }
+
+            if (!await AcquireLeaseAsync(slot).ConfigureAwait(false))
+            {
+                return GiveUp(holdsPermit: false, claimed: true);
+            }
+        }
+
         if (!holdsPermit && !_limit.TryAcquire())
         {
             // Raced for the last room with another worker: wait as a second waiter rather than drop the pulled item.
@@ -326,11 +376,94 @@ internal abstract class FanOutRun<T>
 
             if (!granted)
             {
+                ReleaseLease(slot);
                 return GiveUp(holdsPermit: false, claimed: true); // canceled: the pulled item never runs
             }
         }
 
-        return !_stopped || GiveUp(holdsPermit: true, claimed: true);
+        if (_stopped)
+        {
+            ReleaseLease(slot);
+            return GiveUp(holdsPermit: true, claimed: true);
+        }
+
+        return true;
+    }
+
+    /// <summary>Waits out an overloaded item's delay, then takes a lease and a permit for its next attempt; false when the run was canceled first.</summary>
+    private async ValueTask<bool> WaitToRetryAsync(WorkerSlot<T> slot)
+    {
+        try
+        {
+            await Task.Delay(slot.RetryDelay, _limit.Clock, Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (Token.IsCancellationRequested)
+        {
+            return false;
+        }
+
+        if (_stopped || !await AcquireLeaseAsync(slot).ConfigureAwait(false))
+        {
+            return false;
+        }
+
+        if (!_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
+        {
+            ReleaseLease(slot);
+            return false;
+        }
+
+        if (_stopped)
+        {
+            ReleaseLease(slot);
+            _limit.Release();
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>Takes one permit of the rate limiter (when there is one) for the slot's next attempt; false when the run was canceled first.</summary>
+    private async ValueTask<bool> AcquireLeaseAsync(WorkerSlot<T> slot)
+    {
+        if (_rateLimiter is null)
+        {
+            return true;
+        }
+
+        try
+        {
+            while (true)
+            {
+                var lease = _rateLimiter.AttemptAcquire(1);
+                if (!lease.IsAcquired)
+                {
+                    lease.Dispose();
+                    lease = await _rateLimiter.AcquireAsync(1, Token).ConfigureAwait(false);
+                }
+
+                if (lease.IsAcquired)
+                {
+                    slot.Lease = lease;
+                    return true;
+                }
+
+                // Refused (the limiter's queue is full): ask again when it says, or after a short pause.
+                var wait = lease.TryGetMetadata(MetadataName.RetryAfter, out var retryAfter) ? retryAfter : OverloadBackoff.LeaseRetryDelay;
+                lease.Dispose();
+                await Task.Delay(wait, _limit.Clock, Token).ConfigureAwait(false);
+            }
+        }
+        catch (OperationCanceledException) when (Token.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+
+    private static void ReleaseLease(WorkerSlot<T> slot)
+    {
+        slot.Lease?.Dispose();
+        slot.Lease = null;
     }
 
     /// <summary>Undoes a turn that will not run an item; always false.</summary>
@@ -349,14 +482,12 @@ internal abstract class FanOutRun<T>
         return false;
     }
 
-    /// <summary>Runs the claimed item's body; true when there is something to publish.</summary>
+    /// <summary>Runs one attempt of the claimed item's body and settles it.</summary>
     /// <remarks>Pooled: a body that goes asynchronous costs no allocation here beyond its own.</remarks>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<bool> RunItemAsync(WorkerSlot<T> slot, long index)
+    private async ValueTask<Disposition> RunItemAsync(WorkerSlot<T> slot, long index)
     {
         var item = slot.Item;
-        slot.Item = default!; // the worker must not keep the item alive while it waits for its next one
-
         var timed = _limit.WantsSamples || FanOutMetrics.Duration.Enabled;
         var start = timed ? _limit.GetTimestamp() : 0;
         if (FanOutMetrics.InFlight.Enabled)
@@ -390,10 +521,17 @@ internal abstract class FanOutRun<T>
             failure = e;
         }
 
-        return OnItemDone(slot, index, start, timed, failure);
+        ReleaseLease(slot);
+        var disposition = OnItemDone(slot, index, start, timed, failure);
+        if (disposition != Disposition.Retry)
+        {
+            slot.Item = default!; // the worker must not keep the item alive while it waits for its next one
+        }
+
+        return disposition;
     }
 
-    private bool OnItemDone(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
+    private Disposition OnItemDone(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
     {
         var canceled = _cts.IsCancellationRequested;
         Exception? callbackFailure = null;
@@ -435,7 +573,17 @@ internal abstract class FanOutRun<T>
                 RecordException(callbackFailure); // the limit's own hook failed on a success: a bug, never lost
             }
 
-            return true;
+            return Disposition.Publish;
+        }
+
+        if (!canceled && !_stopped && slot.Attempt < _overloadRetries && callbackFailure is null && ShouldRetry(slot, failure, ref callbackFailure))
+        {
+            if (FanOutMetrics.Retried.Enabled)
+            {
+                FanOutMetrics.Retried.Add(1, _kindTag);
+            }
+
+            return Disposition.Retry;
         }
 
         if (FanOutMetrics.Failed.Enabled)
@@ -445,7 +593,7 @@ internal abstract class FanOutRun<T>
 
         if (TakeFailure(slot, index, failure))
         {
-            return true;
+            return Disposition.Publish;
         }
 
         if (_errors == ErrorMode.FailFast)
@@ -466,7 +614,34 @@ internal abstract class FanOutRun<T>
         }
 
         ItemFailed(index);
-        return false;
+        return Disposition.Recorded;
+    }
+
+    /// <summary>True when the failure is an overload the item may be run again after (its delay set on the slot).</summary>
+    private bool ShouldRetry(WorkerSlot<T> slot, Exception failure, ref Exception? callbackFailure)
+    {
+        try
+        {
+            if (!_limit.IsOverload(failure))
+            {
+                return false;
+            }
+        }
+        catch (Exception e)
+        {
+            callbackFailure = e; // a throwing predicate means "not an overload"; its exception goes with the item's failure
+            return false;
+        }
+
+        var hint = RetryAfterHint.From(failure, _limit.Clock.GetUtcNow());
+        if (hint > OverloadBackoff.MaxHonouredRetryAfter)
+        {
+            return false; // the downstream asked for a longer pause than a fan-out should sit out: fail the item now
+        }
+
+        slot.Attempt++;
+        slot.RetryDelay = hint ?? OverloadBackoff.Delay(slot.Attempt);
+        return true;
     }
 
     /// <summary>Records an exception that faults the call and stops it: no new item starts, the token is canceled.</summary>

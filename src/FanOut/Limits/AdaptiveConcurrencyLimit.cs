@@ -147,6 +147,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     internal override long GetTimestamp() => _time.GetTimestamp();
 
+    internal override TimeProvider Clock => _time;
+
+    internal override bool IsOverload(Exception failure) => _isOverload(failure);
+
     internal override long TimestampFrequency => _time.TimestampFrequency;
 
     internal override void OnItemCompleted(long startTimestamp, Exception? failure, bool canceled)

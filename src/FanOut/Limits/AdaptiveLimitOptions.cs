@@ -68,7 +68,7 @@ public sealed record AdaptiveLimitOptions
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 
     /// <summary>
-    /// The default overload test: a <see cref="TimeoutException"/> (also as the inner exception of a canceled
+    /// The default overload test: an <see cref="OverloadedException"/>, a <see cref="TimeoutException"/> (also as the inner exception of a canceled
     /// <c>HttpClient</c> request), or an <see cref="HttpRequestException"/> with status 429 (Too Many Requests) or 503 (Service Unavailable).
     /// </summary>
     /// <param name="exception">The item's exception.</param>
@@ -76,6 +76,7 @@ public sealed record AdaptiveLimitOptions
     public static bool IsOverloadByDefault(Exception exception) => exception switch
     {
         TimeoutException => true,
+        OverloadedException => true,
         HttpRequestException { StatusCode: HttpStatusCode.TooManyRequests or HttpStatusCode.ServiceUnavailable } => true,
         OperationCanceledException { InnerException: TimeoutException } => true,
         _ => false,

@@ -86,6 +86,16 @@ public abstract class ConcurrencyLimit
     /// <summary>Ticks per second of <see cref="GetTimestamp"/>.</summary>
     internal virtual long TimestampFrequency => Stopwatch.Frequency;
 
+    /// <summary>The clock the run waits with between attempts of an overloaded item (adaptive limits share their own).</summary>
+    internal virtual TimeProvider Clock => TimeProvider.System;
+
+    /// <summary>
+    /// True when <paramref name="failure"/> means the downstream was overloaded and did not process the item, so the run may
+    /// run it again. Only adaptive limits say so (their <see cref="AdaptiveLimitOptions.IsOverload"/>): with a fixed limit the
+    /// caller chose the concurrency, and a failure is a failure. May run user code, and throw.
+    /// </summary>
+    internal virtual bool IsOverload(Exception failure) => false;
+
     /// <summary>Feeds one finished item to the limit (adaptive limits learn from it).</summary>
     /// <param name="startTimestamp">When the item started, from <see cref="GetTimestamp"/>.</param>
     /// <param name="failure">The item's exception, or <see langword="null"/> when it succeeded.</param>
