@@ -1,6 +1,7 @@
 using BenchmarkDotNet.Running;
 
 using FanOut.Benchmarks.Adaptive;
+using FanOut.Benchmarks.Overload;
 using FanOut.Benchmarks.Soak;
 
 namespace FanOut.Benchmarks;
@@ -8,7 +9,8 @@ namespace FanOut.Benchmarks;
 /// <summary>
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
 /// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
-/// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes.
+/// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
+/// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams.
 /// </summary>
 public static class Program
 {
@@ -19,6 +21,12 @@ public static class Program
             var results = args.Length > 1 ? args[1] : Path.Combine("bench", "FanOut.Benchmarks", "results");
             var svg = args.Length > 2 ? args[2] : Path.Combine("docs", "adaptive-limit.svg");
             await AdaptiveMeasurement.RunAsync(results, svg);
+            return 0;
+        }
+
+        if (args is ["overload", ..])
+        {
+            await OverloadMeasurement.RunAsync(args.Length > 1 ? args[1] : Path.Combine("bench", "FanOut.Benchmarks", "results"));
             return 0;
         }
 
