@@ -51,6 +51,9 @@ internal abstract class FanOutRun<T>
     private readonly int _overloadRetries;
     private readonly RateLimiter? _rateLimiter;
 
+    /// <summary>True when a worker that kept its permit may claim without the general path: an indexed source, no rate limiter, no ordered window.</summary>
+    private readonly bool _claimsInline;
+
     /// <summary>Guards <see cref="_exceptions"/>, <see cref="_failures"/> and <see cref="_failureCount"/>; never held while user code runs.</summary>
     private readonly Lock _lock = new();
 
@@ -91,6 +94,7 @@ internal abstract class FanOutRun<T>
         _maxRetainedFailures = maxRetainedFailures;
         _overloadRetries = options.OverloadRetries;
         _rateLimiter = options.RateLimiter;
+        _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && source.MaxChunk > 1;
     }
 
     /// <summary>What became of one attempt of an item.</summary>
@@ -209,30 +213,53 @@ internal abstract class FanOutRun<T>
                     waiter = true;
                 }
 
-                // The permit, if any, passes to ClaimAndAcquireAsync, which either returns with one or gives it back.
-                var kept = holdsPermit;
-                holdsPermit = false;
                 bool granted;
-                try
+                if (holdsPermit && _claimsInline)
                 {
-                    granted = await ClaimAndAcquireAsync(slot, kept, waiter).ConfigureAwait(false);
-                }
-                finally
-                {
-                    if (waiter)
+                    // The fast path of an array or list: the claim cannot wait and the kept permit covers the item.
+                    try
                     {
-                        Interlocked.Decrement(ref _waitingWorkers);
+                        granted = _source.TryClaimAsync(slot, Token).Result;
+                    }
+                    catch (Exception e)
+                    {
+                        RecordSourceFailure(e);
+                        return;
                     }
 
-                    if (!kept)
+                    if (!granted)
                     {
-                        Interlocked.Decrement(ref _seekingWorkers);
+                        return;
                     }
-                }
 
-                if (!granted)
+                    slot.Attempt = 0;
+                }
+                else
                 {
-                    return;
+                    // The permit, if any, passes to ClaimAndAcquireAsync, which either returns with one or gives it back.
+                    var kept = holdsPermit;
+                    holdsPermit = false;
+                    try
+                    {
+                        granted = await ClaimAndAcquireAsync(slot, kept, waiter).ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        if (waiter)
+                        {
+                            Interlocked.Decrement(ref _waitingWorkers);
+                        }
+
+                        if (!kept)
+                        {
+                            Interlocked.Decrement(ref _seekingWorkers);
+                        }
+                    }
+
+                    if (!granted)
+                    {
+                        return;
+                    }
                 }
 
                 holdsPermit = true;
@@ -482,12 +509,9 @@ internal abstract class FanOutRun<T>
         return false;
     }
 
-    /// <summary>Runs one attempt of the claimed item's body and settles it.</summary>
-    /// <remarks>Pooled: a body that goes asynchronous costs no allocation here beyond its own.</remarks>
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<Disposition> RunItemAsync(WorkerSlot<T> slot, long index)
+    /// <summary>Runs one attempt of the claimed item's body and settles it; a body that completes synchronously costs no state machine.</summary>
+    private ValueTask<Disposition> RunItemAsync(WorkerSlot<T> slot, long index)
     {
-        var item = slot.Item;
         var timed = _limit.WantsSamples || FanOutMetrics.Duration.Enabled;
         var start = timed ? _limit.GetTimestamp() : 0;
         if (FanOutMetrics.InFlight.Enabled)
@@ -495,32 +519,52 @@ internal abstract class FanOutRun<T>
             FanOutMetrics.InFlight.Add(1, _kindTag);
         }
 
-        Exception? failure = null;
+        ValueTask pending;
         try
         {
-            var pending = InvokeAsync(item, index, slot, Token);
+            pending = InvokeAsync(slot.Item, index, slot, Token);
             if (pending.IsCompleted)
             {
                 slot.ChunkSize = Math.Min(slot.ChunkSize * 2, MaxChunk);
                 pending.GetAwaiter().GetResult();
+                return new ValueTask<Disposition>(Settle(slot, index, start, timed, failure: null));
             }
-            else
-            {
-                slot.ChunkSize = 1;
-                if (HasRoomForAnotherWorker && Volatile.Read(ref _activeWorkers) < _maxWorkers)
-                {
-                    // The body went asynchronous: the limit has room this worker cannot use until the body finishes.
-                    TryStartWorker();
-                }
+        }
+        catch (Exception e)
+        {
+            return new ValueTask<Disposition>(Settle(slot, index, start, timed, e));
+        }
 
-                await pending.ConfigureAwait(false);
-            }
+        slot.ChunkSize = 1;
+        if (HasRoomForAnotherWorker && Volatile.Read(ref _activeWorkers) < _maxWorkers)
+        {
+            // The body went asynchronous: the limit has room this worker cannot use until the body finishes.
+            TryStartWorker();
+        }
+
+        return AwaitItemAsync(pending, slot, index, start, timed);
+    }
+
+    /// <summary>Awaits a body that went asynchronous. Pooled: it costs no allocation beyond the body's own.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<Disposition> AwaitItemAsync(ValueTask pending, WorkerSlot<T> slot, long index, long start, bool timed)
+    {
+        Exception? failure = null;
+        try
+        {
+            await pending.ConfigureAwait(false);
         }
         catch (Exception e)
         {
             failure = e;
         }
 
+        return Settle(slot, index, start, timed, failure);
+    }
+
+    /// <summary>Ends an attempt: gives the lease back, settles the outcome, and lets go of the item unless it runs again.</summary>
+    private Disposition Settle(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
+    {
         ReleaseLease(slot);
         var disposition = OnItemDone(slot, index, start, timed, failure);
         if (disposition != Disposition.Retry)
