@@ -44,6 +44,9 @@ public sealed class DownstreamRateLimitScenario : Scenario
 
         // Rate x latency: at scale 1 this takes ~5 s a run, so one run.
         cases.Add(new(new ParallelForEachAsyncStrategy(LittlesLawDop), Get, items, Policy: size.Scale < 0.5 ? DownstreamCases.Quick : DownstreamCases.Once));
+
+        // The library's answer to a rate: a token bucket of the server's rate in front of the usual limit.
+        cases.Add(new(FanOutStrategy.FixedWithRate(DownstreamCases.Limit, Rate), Get, items, Policy: size.Scale < 0.5 ? DownstreamCases.Quick : DownstreamCases.Once));
         return cases;
     }
 
@@ -70,10 +73,15 @@ public sealed class DownstreamRateLimitScenario : Scenario
             verdict += $" DOP {LittlesLawDop} (about rate x latency) got {DownstreamCases.Outcome(dop10)}, {DownstreamCases.Rate(dop10)} in {Find.Ms(dop10.MeanMs)}.";
         }
 
-        if (Find.Case(measured, "FanOut (adaptive, RunAll)") is { Io: not null, LimitFinal: { } settled } listening)
+        if (Find.Case(measured, $"FanOut (default, {DownstreamCases.OverloadThrown})") is { Io: not null, LimitFinal: { } settled } listening)
         {
-            verdict += $" FanOut adaptive that sees each 429 as an overload signal (RunAll, the body throws) settled at {settled:N0} and got {DownstreamCases.Outcome(listening)}, {DownstreamCases.Rate(listening)}" +
+            verdict += $" FanOut's default, whose body throws each 429 (an overload: the limit backs off and the item runs again after the server's Retry-After), settled at {settled:N0} and got {DownstreamCases.Outcome(listening)}, {DownstreamCases.Rate(listening)}" +
                 (Find.Case(measured, "FanOut (adaptive)") is { Io: not null } deaf ? $"; blind to the 429s (counted, not thrown) it climbed and got {DownstreamCases.Outcome(deaf)}." : ".");
+        }
+
+        if (Find.Case(measured, $"FanOut (Fixed {DownstreamCases.Limit}, {Rate:N0}/s bucket)") is { Io: not null } paced)
+        {
+            verdict += $" With a {Rate:N0}/s TokenBucketRateLimiter in FanOutOptions.RateLimiter beside Fixed({DownstreamCases.Limit}), FanOut got {DownstreamCases.Outcome(paced)}, {DownstreamCases.Rate(paced)}: a rate limit wants a rate limiter.";
         }
 
         var complete = measured.Cases.Where(c => c.Succeeded && c.Io is { Failures: 0 }).MaxBy(c => c.Io!.SuccessesPerSecond);

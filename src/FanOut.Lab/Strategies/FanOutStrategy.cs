@@ -1,3 +1,5 @@
+using System.Threading.RateLimiting;
+
 using FanOut.Lab.Workloads;
 
 namespace FanOut.Lab.Strategies;
@@ -7,31 +9,48 @@ namespace FanOut.Lab.Strategies;
 /// report where it settled (<see cref="LastLimit"/>).</remarks>
 public sealed class FanOutStrategy : Strategy
 {
+    /// <summary>Replenishments per second of the token bucket in front (<see cref="FixedWithRate"/>): small bursts, smooth pacing.</summary>
+    private const int RefillsPerSecond = 100;
+
     private readonly int? _fixed;
     private readonly ErrorMode _errors;
+    private readonly double? _ratePerSecond;
+    private readonly string? _variant;
     private readonly AdaptiveLimitOptions _adaptive = new();
     private ConcurrencyLimit? _lastLimit;
 
-    private FanOutStrategy(int? fixedLimit, ErrorMode errors)
+    private FanOutStrategy(int? fixedLimit, ErrorMode errors, double? ratePerSecond = null, string? variant = null)
     {
+        _variant = variant;
         _fixed = fixedLimit;
         _errors = errors;
+        _ratePerSecond = ratePerSecond;
     }
 
     /// <summary>FanOut with <c>ConcurrencyLimit.Fixed(<paramref name="limit"/>)</c>.</summary>
     public static FanOutStrategy Fixed(int limit) => new(CheckLimit(limit, nameof(limit)), ErrorMode.FailFast);
+
+    /// <summary>FanOut with <c>ConcurrencyLimit.Fixed(<paramref name="limit"/>)</c> and a token bucket of <paramref name="ratePerSecond"/> in <c>FanOutOptions.RateLimiter</c>.</summary>
+    public static FanOutStrategy FixedWithRate(int limit, double ratePerSecond)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(ratePerSecond, 0);
+        return new(CheckLimit(limit, nameof(limit)), ErrorMode.FailFast, ratePerSecond);
+    }
 
     /// <summary>FanOut with a fresh <c>ConcurrencyLimit.Adaptive()</c> (the library's default) per run.</summary>
     /// <param name="errors">
     /// <see cref="ErrorMode.RunAll"/> for workloads that throw their failures (so the limit can back off on a 429) while
     /// counting them: every item still runs, and the run's <see cref="FanOutException"/> is expected, not a failed case.
     /// </param>
-    public static FanOutStrategy Adaptive(ErrorMode errors = ErrorMode.FailFast) => new(null, errors);
+    /// <param name="variant">What sets this row apart from the plain default (its body, say), shown in its name.</param>
+    public static FanOutStrategy Adaptive(ErrorMode errors = ErrorMode.FailFast, string? variant = null) => new(null, errors, variant: variant);
 
     /// <inheritdoc/>
     public override string Name => (_fixed, _errors) switch
     {
+        ({ } limit, _) when _ratePerSecond is { } rate => $"FanOut (Fixed {limit}, {rate:N0}/s bucket)",
         ({ } limit, _) => $"FanOut (Fixed {limit})",
+        (null, _) when _variant is not null => $"FanOut (default, {_variant})",
         (null, ErrorMode.RunAll) => "FanOut (adaptive, RunAll)",
         _ => "FanOut (adaptive)",
     };
@@ -55,11 +74,25 @@ public sealed class FanOutStrategy : Strategy
         _lastLimit = limit;
         try
         {
-            await items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors }, cancellationToken).ConfigureAwait(false);
+            using var bucket = _ratePerSecond is { } rate ? TokenBucket(rate) : null;
+            await items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors, RateLimiter = bucket }, cancellationToken).ConfigureAwait(false);
         }
         catch (FanOutException) when (_errors == ErrorMode.RunAll && !cancellationToken.IsCancellationRequested)
         {
             // Every item ran; the workload counted each failure by kind before throwing it.
         }
+    }
+
+    private static TokenBucketRateLimiter TokenBucket(double ratePerSecond)
+    {
+        var perRefill = Math.Max(1, (int)Math.Round(ratePerSecond / RefillsPerSecond));
+        return new TokenBucketRateLimiter(new TokenBucketRateLimiterOptions
+        {
+            TokenLimit = perRefill,
+            TokensPerPeriod = perRefill,
+            ReplenishmentPeriod = TimeSpan.FromSeconds(perRefill / ratePerSecond),
+            QueueLimit = int.MaxValue,
+            AutoReplenishment = true,
+        });
     }
 }

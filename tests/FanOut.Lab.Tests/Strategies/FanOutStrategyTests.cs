@@ -47,6 +47,34 @@ public sealed class FanOutStrategyTests
         Assert.Equal("FanOut (Fixed 50)", FanOutStrategy.Fixed(50).Name);
         Assert.Equal("FanOut (adaptive)", FanOutStrategy.Adaptive().Name);
         Assert.Equal("FanOut (adaptive, RunAll)", FanOutStrategy.Adaptive(ErrorMode.RunAll).Name);
+        Assert.Equal("FanOut (default, 429 thrown)", FanOutStrategy.Adaptive(variant: "429 thrown").Name);
+        Assert.Equal("FanOut (Fixed 50, 500/s bucket)", FanOutStrategy.FixedWithRate(50, 500).Name);
+    }
+
+    [Fact]
+    public async Task RunAsync_FixedWithRate_RunsEveryItemThroughTheBucket()
+    {
+        var ran = 0;
+        var workload = new Counting(() => Interlocked.Increment(ref ran));
+        await FanOutStrategy.FixedWithRate(4, 10_000).RunAsync(workload, s_items, CancellationToken.None);
+        Assert.Equal(s_items.Length, ran);
+    }
+
+    private sealed class Counting(Action onItem) : Workload
+    {
+        public override string Name => "counting";
+
+        public override IReadOnlyDictionary<string, object> Parameters => new Dictionary<string, object>();
+
+        public override WorkloadForms Forms => WorkloadForms.Asynchronous;
+
+        public override WorkProfile Profile => new([], UsesCpu: false);
+
+        public override ValueTask RunAsync(int index, CancellationToken cancellationToken)
+        {
+            onItem();
+            return ValueTask.CompletedTask;
+        }
     }
 
     private sealed class EveryThirdThrows(int itemCount) : Workload

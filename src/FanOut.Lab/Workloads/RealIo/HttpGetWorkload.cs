@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Net;
 
 using FanOut.Downstream;
 using FanOut.Lab.Measurement;
@@ -45,6 +46,14 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
     /// </summary>
     public bool ThrowOnFailure { get; init; }
 
+    /// <summary>
+    /// When true, an overload answer (429 or 503) is counted and then thrown as an <see cref="HttpRequestException"/> with
+    /// its status code and the server's <c>Retry-After</c> in its <see cref="Exception.Data"/>, which is what FanOut's
+    /// default needs to back off and run the item again; every other failure is only counted. This is how a user's body
+    /// that calls <c>EnsureSuccessStatusCode</c> on overload answers looks to the library.
+    /// </summary>
+    public bool ThrowOnOverload { get; init; }
+
     public override string Name => $"GET /item ({_options.Latency})";
 
     /// <inheritdoc/>
@@ -57,6 +66,11 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
             if (ThrowOnFailure)
             {
                 parameters["throwOnFailure"] = true;
+            }
+
+            if (ThrowOnOverload)
+            {
+                parameters["throwOnOverload"] = true;
             }
 
             return parameters;
@@ -118,9 +132,16 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
             else
             {
                 outcomes.FailedWithStatus((int)response.StatusCode);
-                if (ThrowOnFailure)
+                var overload = response.StatusCode is HttpStatusCode.TooManyRequests or HttpStatusCode.ServiceUnavailable;
+                if (ThrowOnFailure || (ThrowOnOverload && overload))
                 {
-                    throw new HttpRequestException(HttpRequestError.Unknown, $"{(int)response.StatusCode} from {_paths[index]}", statusCode: response.StatusCode);
+                    var error = new HttpRequestException(HttpRequestError.Unknown, $"{(int)response.StatusCode} from {_paths[index]}", statusCode: response.StatusCode);
+                    if (response.Headers.RetryAfter?.Delta is { } retryAfter)
+                    {
+                        error.Data["Retry-After"] = retryAfter;
+                    }
+
+                    throw error;
                 }
             }
         }
