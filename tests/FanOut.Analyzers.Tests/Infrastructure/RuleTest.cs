@@ -49,4 +49,13 @@ internal sealed class RuleTest<TAnalyzer, TFix> : CSharpCodeFixTest<TAnalyzer, T
     /// </summary>
     public static Task FixAsync(string source, string fixedSource, bool withFanOut = false) =>
         new RuleTest<TAnalyzer, TFix>(withFanOut) { TestCode = Usings + source, FixedCode = Usings + fixedSource }.RunAsync();
+
+    /// <summary>As <see cref="FixAsync"/>, for a program of top-level statements.</summary>
+    public static Task FixProgramAsync(string source, string fixedSource)
+    {
+        var test = new RuleTest<TAnalyzer, TFix>(withFanOut: false) { TestCode = Usings + source, FixedCode = Usings + fixedSource };
+        test.TestState.OutputKind = OutputKind.ConsoleApplication;
+        test.FixedState.OutputKind = OutputKind.ConsoleApplication;
+        return test.RunAsync();
+    }
 }
