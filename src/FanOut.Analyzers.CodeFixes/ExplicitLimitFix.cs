@@ -14,7 +14,6 @@ using Microsoft.CodeAnalysis.CSharp;
 using Microsoft.CodeAnalysis.CSharp.Syntax;
 using Microsoft.CodeAnalysis.Formatting;
 using Microsoft.CodeAnalysis.Operations;
-using Microsoft.CodeAnalysis.Simplification;
 
 using static Microsoft.CodeAnalysis.CSharp.SyntaxFactory;
 
@@ -25,8 +24,6 @@ namespace FanOut.Analyzers.CodeFixes;
 [Shared]
 public sealed class ExplicitLimitFix : CodeFixProvider
 {
-    private const string LimitProperty = "MaxDegreeOfParallelism";
-
     /// <inheritdoc />
     public override ImmutableArray<string> FixableDiagnosticIds { get; } =
         ImmutableArray.Create(DiagnosticIds.DefaultLimitForIo);
@@ -70,40 +67,29 @@ public sealed class ExplicitLimitFix : CodeFixProvider
         }
 
         var symbols = KnownSymbols.From(model.Compilation);
-        var limit = AssignmentExpression(SyntaxKind.SimpleAssignmentExpression, IdentifierName(LimitProperty), ParseExpression(LimitPlaceholder.Value.ToString(System.Globalization.CultureInfo.InvariantCulture)));
         var options = operation.Arguments.FirstOrDefault(argument => KnownSymbols.Is(argument.Parameter?.Type, symbols.ParallelOptions));
+        var token = operation.Arguments.FirstOrDefault(argument => symbols.IsCancellationToken(argument.Parameter?.Type));
         SyntaxNode newLoop;
         if (options is not null && OperationWalk.Unwrap(options.Value).Syntax is BaseObjectCreationExpressionSyntax creation)
         {
+            // Options without a limit: add the limit first in their initializer.
+            var limit = LimitedParallelOptions.LimitAssignment();
             var initializer = creation.Initializer is { } existing
                 ? existing.WithExpressions(existing.Expressions.Insert(0, limit))
                 : InitializerExpression(SyntaxKind.ObjectInitializerExpression, SingletonSeparatedList<ExpressionSyntax>(limit));
             newLoop = loop.ReplaceNode(creation, creation.WithInitializer(initializer).WithAdditionalAnnotations(Formatter.Annotation));
         }
+        else if (token?.Syntax is ArgumentSyntax tokenArgument)
+        {
+            // The (source, token, body) overload: the token moves into the options.
+            var newOptions = LimitedParallelOptions.Create(tokenArgument.Expression).WithTriviaFrom(tokenArgument.Expression);
+            newLoop = loop.ReplaceNode(tokenArgument, tokenArgument.WithExpression(newOptions));
+        }
         else
         {
-            var token = operation.Arguments.FirstOrDefault(argument => symbols.IsCancellationToken(argument.Parameter?.Type));
-            var initializers = token is null
-                ? SingletonSeparatedList<ExpressionSyntax>(limit)
-                : SeparatedList<ExpressionSyntax>([
-                    limit,
-                    AssignmentExpression(SyntaxKind.SimpleAssignmentExpression, IdentifierName("CancellationToken"), ((ExpressionSyntax)token.Value.Syntax).WithoutTrivia()),
-                ]);
-            var newOptions = ObjectCreationExpression(
-                    ParseTypeName("System.Threading.Tasks.ParallelOptions").WithAdditionalAnnotations(Simplifier.Annotation),
-                    argumentList: null,
-                    InitializerExpression(SyntaxKind.ObjectInitializerExpression, initializers))
-                .WithAdditionalAnnotations(Formatter.Annotation);
-            if (token is not null)
-            {
-                var tokenArgument = (ArgumentSyntax)token.Syntax;
-                newLoop = loop.ReplaceNode(tokenArgument, tokenArgument.WithExpression(newOptions.WithTriviaFrom(tokenArgument.Expression)));
-            }
-            else
-            {
-                var bodyIndex = loop.ArgumentList.Arguments.Count - 1;
-                newLoop = loop.WithArgumentList(loop.ArgumentList.WithArguments(loop.ArgumentList.Arguments.Insert(bodyIndex, Argument(newOptions))));
-            }
+            var bodyIndex = loop.ArgumentList.Arguments.Count - 1;
+            newLoop = loop.WithArgumentList(loop.ArgumentList.WithArguments(
+                loop.ArgumentList.Arguments.Insert(bodyIndex, Argument(LimitedParallelOptions.Create()))));
         }
 
         return document.WithSyntaxRoot(root.ReplaceNode(loop, newLoop));

@@ -117,9 +117,7 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
                 ParseExpression("System.Threading.Tasks.Parallel.ForEachAsync").WithAdditionalAnnotations(Simplifier.Annotation),
                 ArgumentList(SeparatedList([
                     Argument(source.WithoutTrivia()),
-                    Argument(ParseExpression(
-                        $"new System.Threading.Tasks.ParallelOptions {{ MaxDegreeOfParallelism = {LimitPlaceholder.Value} }}")
-                        .WithAdditionalAnnotations(Simplifier.Annotation)),
+                    Argument(LimitedParallelOptions.Create()),
                     Argument(body),
                 ])));
         replacement = replacement.WithTriviaFrom(whenAll).WithAdditionalAnnotations(Formatter.Annotation);
