@@ -116,6 +116,8 @@ public sealed class OuterTokenInLoopBodyAnalyzer : DiagnosticAnalyzer
         ILocalReferenceOperation local => local.Local,
         IParameterReferenceOperation parameter => parameter.Parameter,
         IFieldReferenceOperation field => field.Field,
+        // CancellationToken.None is no token at all, not an outer one.
+        IPropertyReferenceOperation { Instance: null, Property.Name: "None" } => null,
         IPropertyReferenceOperation { Instance: null } property => property.Property,
         IPropertyReferenceOperation { Instance: IInstanceReferenceOperation } property => property.Property,
         _ => null,
