@@ -93,6 +93,37 @@ public sealed class SeedSnippetTests
         }
         """);
 
+    /// <summary>
+    /// Seed 000, "Two details that matter": the mistake it warns of in prose ("pass it to every async call inside, not
+    /// the outer ct"), written into its own ForEachAsync snippet.
+    /// </summary>
+    [Fact]
+    public Task Seed000_ForEachAsyncBodyPassingOuterCt_Flagged() => AllRulesTest.VerifyAsync("""
+        record Price(decimal Value);
+
+        class Seed000OuterToken
+        {
+            async Task RunAsync(List<int> ids, CancellationToken ct)
+            {
+                await Parallel.ForEachAsync(
+                    ids,
+                    new ParallelOptions
+                    {
+                        MaxDegreeOfParallelism = 20,
+                        CancellationToken = ct
+                    },
+                    async (id, token) =>
+                    {
+                        var price = await GetPriceAsync($"/price/{id}", {|FO0004:ct|});
+                        await SavePriceAsync(id, price, {|FO0004:ct|});
+                    });
+            }
+
+            static Task<Price> GetPriceAsync(string url, CancellationToken ct) => Task.FromResult(new Price(1m));
+            static Task SavePriceAsync(int id, Price price, CancellationToken ct) => Task.CompletedTask;
+        }
+        """);
+
     /// <summary>Seed 000, "When to pick Task.WhenAll": recommended, three named tasks, results read after the await.</summary>
     [Fact]
     public Task Seed000_WhenAllOverThreeNamedTasks_NotFlagged() => AllRulesTest.VerifyAsync("""
