@@ -51,8 +51,11 @@ internal static class ParallelLoopConversion
 
         // Every other argument must be the source, the bounds or a ParallelOptions: the async twins take nothing else.
         var others = operation.Arguments.Take(operation.Arguments.Length - 1).ToList();
+        // A ForEach source must be an IEnumerable<T>: ForEachAsync takes no Partitioner.
         var optionsOk = others.All(argument => KnownSymbols.Is(argument.Parameter?.Type, symbols.ParallelOptions)
-            || argument.Parameter?.Ordinal < (method.Name == "For" ? 2 : 1));
+            || (method.Name == "For" && argument.Parameter?.Ordinal < 2)
+            || (argument.Parameter?.Ordinal == 0
+                && argument.Parameter.Type.OriginalDefinition.SpecialType == SpecialType.System_Collections_Generic_IEnumerable_T));
         var waitsOk = OperationWalk.DescendantsInSameFunction(lambda.Body)
             .All(inner => BlockingWait.Describe(inner, symbols) is null || AsyncBodyRewriter.CanRewrite(inner, symbols));
         return optionsOk && waitsOk ? syntax : null;

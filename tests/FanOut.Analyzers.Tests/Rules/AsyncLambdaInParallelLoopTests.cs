@@ -168,4 +168,27 @@ public sealed class AsyncLambdaInParallelLoopTests
             }
         }
         """);
+
+    [Fact]
+    public Task Fix_PartitionerSource_NotOffered() => Test.FixAsync("""
+        using System.Collections.Concurrent;
+
+        class C
+        {
+            async Task RunAsync(int[] ids)
+            {
+                Parallel.ForEach(Partitioner.Create(ids), {|FO0001:async|} id => await Task.Delay(id));
+            }
+        }
+        """, """
+        using System.Collections.Concurrent;
+
+        class C
+        {
+            async Task RunAsync(int[] ids)
+            {
+                Parallel.ForEach(Partitioner.Create(ids), {|FO0001:async|} id => await Task.Delay(id));
+            }
+        }
+        """);
 }
