@@ -1,0 +1,74 @@
+using System.Collections.Immutable;
+
+using FanOut.Analyzers.Analysis;
+
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.Diagnostics;
+using Microsoft.CodeAnalysis.Operations;
+
+namespace FanOut.Analyzers;
+
+/// <summary>
+/// FO0003: Task.WhenAll over a <c>Select</c> projection of a collection whose size is not a small compile-time constant
+/// (a parameter, field, query result, any IEnumerable): every item starts at once, with no limit.
+/// </summary>
+[DiagnosticAnalyzer(LanguageNames.CSharp)]
+public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
+{
+    /// <summary>Diagnostic property: "true" when the projection is written inside the WhenAll call, so a fix can move it.</summary>
+    public const string InlineProjectionProperty = "InlineProjection";
+
+    /// <inheritdoc />
+    public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics { get; } =
+        ImmutableArray.Create(FanOutDiagnostics.UnboundedWhenAll);
+
+    /// <inheritdoc />
+    public override void Initialize(AnalysisContext context)
+    {
+        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
+        context.EnableConcurrentExecution();
+        context.RegisterCompilationStartAction(static start =>
+        {
+            var symbols = KnownSymbols.From(start.Compilation);
+            if (symbols.Task is not null && symbols.Enumerable is not null)
+            {
+                start.RegisterOperationAction(operation => Analyze(operation, symbols), OperationKind.Invocation);
+            }
+        });
+    }
+
+    private static void Analyze(OperationAnalysisContext context, KnownSymbols symbols)
+    {
+        var invocation = (IInvocationOperation)context.Operation;
+        var method = invocation.TargetMethod;
+        if (method.Name != "WhenAll" || !KnownSymbols.Is(method.ContainingType, symbols.Task)
+            || invocation.Arguments.Length != 1 || invocation.Arguments[0].ArgumentKind != ArgumentKind.Explicit)
+        {
+            return;
+        }
+
+        var select = ProjectionSource.FindSelect(invocation.Arguments[0].Value, symbols, out var throughLocal);
+        if (select is null || select.Arguments.Length != 2)
+        {
+            return;
+        }
+
+        var source = select.Arguments[0].Value;
+        if (ProjectionSource.IsSmallConstant(source, symbols))
+        {
+            return;
+        }
+
+        var suggestion = symbols.FanOutExtensions is not null
+            ? "FanOutAsync with a ConcurrencyLimit"
+            : "Parallel.ForEachAsync with a MaxDegreeOfParallelism";
+        var properties = ImmutableDictionary<string, string?>.Empty
+            .Add(InlineProjectionProperty, throughLocal ? "false" : "true");
+        context.ReportDiagnostic(Diagnostic.Create(
+            FanOutDiagnostics.UnboundedWhenAll,
+            invocation.Syntax.GetLocation(),
+            properties,
+            OperationWalk.Unwrap(source).Syntax.ToString(),
+            suggestion));
+    }
+}
