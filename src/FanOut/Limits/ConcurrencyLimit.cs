@@ -95,10 +95,10 @@ public abstract class ConcurrencyLimit
     }
 
     /// <summary>Takes a permit without waiting. Fails while others wait, so that waiters are served first.</summary>
-    internal bool TryAcquire() => Volatile.Read(ref _waiterCount) == 0 && TryAcquireCore();
+    internal virtual bool TryAcquire() => Volatile.Read(ref _waiterCount) == 0 && TryAcquireCore();
 
     /// <summary>Waits for a permit; the task's result is false if <paramref name="cancellationToken"/> was canceled first.</summary>
-    internal Task<bool> WaitAsync(CancellationToken cancellationToken)
+    internal virtual Task<bool> WaitAsync(CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -127,7 +127,7 @@ public abstract class ConcurrencyLimit
     }
 
     /// <summary>Gives a permit back, handing it to the oldest waiter if there is one.</summary>
-    internal void Release()
+    internal virtual void Release()
     {
         Interlocked.Decrement(ref _inFlight);
 
