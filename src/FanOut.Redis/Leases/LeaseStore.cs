@@ -15,6 +15,7 @@ internal sealed class LeaseStore
     private readonly RedisValue _budget;
     private readonly RedisValue _leaseMs;
     private readonly RedisValue _channelName;
+    private long _roundTrips;
 
     /// <summary>A store for <paramref name="options"/>'s budget, used by the client <paramref name="clientId"/>.</summary>
     public LeaseStore(IDatabase database, RedisLimitOptions options, string clientId)
@@ -35,6 +36,9 @@ internal sealed class LeaseStore
     /// <summary>This client's id: a prefix of each of its lease ids.</summary>
     public string ClientId { get; }
 
+    /// <summary>Scripts this client has run: its round trips to Redis.</summary>
+    public long RoundTrips => Interlocked.Read(ref _roundTrips);
+
     /// <summary>The sorted set of leases (id -> expiry in server milliseconds).</summary>
     public RedisKey LeasesKey { get; }
 
@@ -51,7 +55,7 @@ internal sealed class LeaseStore
             arguments[FixedArguments + 1 + i] = ids[i];
         }
 
-        var reply = (RedisResult[])(await _database.ScriptEvaluateAsync(LeaseScripts.Acquire, _keys, arguments).ConfigureAwait(false))!;
+        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Acquire, _keys, arguments).ConfigureAwait(false))!;
         return new AcquireReply((int)reply[0], (string)reply[1]!, new FleetView((int)reply[2], (int)reply[3], (int)reply[4], (int)reply[5]));
     }
 
@@ -64,7 +68,7 @@ internal sealed class LeaseStore
             arguments[FixedArguments + i] = ids[i];
         }
 
-        var reply = (RedisResult[])(await _database.ScriptEvaluateAsync(LeaseScripts.Renew, _keys, arguments).ConfigureAwait(false))!;
+        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Renew, _keys, arguments).ConfigureAwait(false))!;
         const int LostFrom = 7;
         var lost = new string[reply.Length - LostFrom];
         for (var i = 0; i < lost.Length; i++)
@@ -85,15 +89,21 @@ internal sealed class LeaseStore
             arguments[1 + i] = ids[i];
         }
 
-        var reply = (RedisResult[])(await _database.ScriptEvaluateAsync(LeaseScripts.Release, _leaseKey, arguments).ConfigureAwait(false))!;
+        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Release, _leaseKey, arguments).ConfigureAwait(false))!;
         return (int)reply[1];
     }
 
     /// <summary>Removes this client from the active and waiting sets.</summary>
-    public Task LeaveAsync() => _database.ScriptEvaluateAsync(LeaseScripts.Leave, _leaveKeys, [ClientId]);
+    public Task LeaveAsync() => Evaluate(LeaseScripts.Leave, _leaveKeys, [ClientId]);
 
     /// <summary>Leases held fleet-wide right now, live or not yet purged (for tests and diagnostics).</summary>
     public Task<long> CountAsync() => _database.SortedSetLengthAsync(LeasesKey);
+
+    private Task<RedisResult> Evaluate(string script, RedisKey[] keys, RedisValue[] arguments)
+    {
+        Interlocked.Increment(ref _roundTrips);
+        return _database.ScriptEvaluateAsync(script, keys, arguments);
+    }
 
     private RedisValue[] Arguments(string epoch, int extra)
     {

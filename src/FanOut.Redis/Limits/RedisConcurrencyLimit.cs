@@ -147,6 +147,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// <summary>Leases held fleet-wide, as Redis last reported it to this process.</summary>
     public int FleetInUse => Volatile.Read(ref _fleetInUse);
 
+    /// <summary>Scripts this limit has run in Redis (acquire, renew, release): its round trips, for measuring the cost per item.</summary>
+    public long RoundTrips => _store.RoundTrips;
+
     /// <summary>This process's fair share of the budget: budget / active processes, rounded up.</summary>
     private int FairShare => (_options.Budget + Math.Max(1, Volatile.Read(ref _fleetClients)) - 1) / Math.Max(1, Volatile.Read(ref _fleetClients));
 
@@ -347,7 +350,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// <returns>True when Redis granted everything asked for (so more waiters may be served at once).</returns>
     private async Task<bool> AcquireRoundAsync()
     {
-        var want = Math.Min(Math.Max(Volatile.Read(ref _waiterCount), _options.BatchSize), _options.Budget - Volatile.Read(ref _heldCount));
+        var want = Math.Min(Math.Max(Volatile.Read(ref _waiterCount), Math.Min(_options.BatchSize, _options.Budget)), _options.Budget - Volatile.Read(ref _heldCount));
         if (want <= 0)
         {
             return false;
@@ -449,7 +452,8 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             var ids = TakeLeasesToReturn();
             if (ids.Count > 0)
             {
-                await _storeGate.WaitAsync(token).ConfigureAwait(false);
+                // No token: these ids are no longer in _held, so DisposeAsync would not return them if this wait were canceled.
+                await _storeGate.WaitAsync(CancellationToken.None).ConfigureAwait(false);
                 try
                 {
                     Observe(await _store.ReleaseAsync(ids).ConfigureAwait(false));

@@ -25,7 +25,7 @@ public sealed record RedisLimitOptions
     public TimeSpan LeaseTime { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>The most leases one round trip asks for; the surplus over the waiting workers stays idle here for the next items.</summary>
-    /// <value>Default 8; 1 to <see cref="Budget"/>.</value>
+    /// <value>Default 8; at least 1; capped at <see cref="Budget"/>.</value>
     public int BatchSize { get; init; } = 8;
 
     /// <summary>How long a lease may sit idle here before it goes back to Redis for other processes.</summary>
@@ -57,7 +57,6 @@ public sealed record RedisLimitOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(LeaseTime, MinLeaseTime, nameof(LeaseTime));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(LeaseTime, MaxLeaseTime, nameof(LeaseTime));
         ArgumentOutOfRangeException.ThrowIfLessThan(BatchSize, 1, nameof(BatchSize));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(BatchSize, Budget, nameof(BatchSize));
         ArgumentOutOfRangeException.ThrowIfLessThan(Linger, TimeSpan.Zero, nameof(Linger));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(Linger, LeaseTime / 2, nameof(Linger));
         ArgumentOutOfRangeException.ThrowIfLessThan(PollInterval, TimeSpan.FromMilliseconds(10), nameof(PollInterval));
