@@ -5,4 +5,4 @@ namespace FanOut.Redis.FleetWorker;
 /// <summary>Source-generated JSON for <see cref="WorkerReport"/>.</summary>
 [JsonSourceGenerationOptions(PropertyNamingPolicy = JsonKnownNamingPolicy.CamelCase)]
 [JsonSerializable(typeof(WorkerReport))]
-internal sealed partial class WorkerJsonContext : JsonSerializerContext;
+public sealed partial class WorkerJsonContext : JsonSerializerContext;

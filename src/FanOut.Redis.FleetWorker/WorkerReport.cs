@@ -1,7 +1,7 @@
 namespace FanOut.Redis.FleetWorker;
 
 /// <summary>What one worker did, printed as one JSON line on standard output (prefixed <c>report </c>).</summary>
-internal sealed record WorkerReport
+public sealed record WorkerReport
 {
     /// <summary>Items that succeeded (a 2xx answer, or a hold that completed).</summary>
     public long Ok { get; init; }
