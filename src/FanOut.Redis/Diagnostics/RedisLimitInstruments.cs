@@ -25,7 +25,7 @@ public static class RedisLimitInstruments
     /// <summary>Counter of this process's leases that were gone at renewal and could not be re-added (the budget was full).</summary>
     public const string Lost = "fanout.redis.lease.lost";
 
-    /// <summary>Counter of acquisition rounds that could not reach Redis (failed, or served by the local fallback).</summary>
+    /// <summary>Counter of acquisition or renewal rounds that could not reach Redis (an acquisition then failed, or was served by the local fallback).</summary>
     public const string Unavailable = "fanout.redis.unavailable";
 
     /// <summary>Tag naming the budget's <see cref="RedisLimitOptions.Key"/>.</summary>

@@ -31,5 +31,5 @@ internal static class RedisLimitMetrics
         RedisLimitInstruments.Lost, "{lease}", "Leases of this process gone at renewal and not re-added.");
 
     internal static readonly Counter<long> Unavailable = s_meter.CreateCounter<long>(
-        RedisLimitInstruments.Unavailable, "{round}", "Acquisition rounds that could not reach Redis.");
+        RedisLimitInstruments.Unavailable, "{round}", "Acquisition or renewal rounds that could not reach Redis.");
 }
