@@ -325,13 +325,16 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         }
     }
 
-    /// <summary>While workers wait, leases from Redis in batches; then waits for a release message, a new waiter or the jittered poll.</summary>
+    /// <summary>
+    /// While workers wait (or items run without a lease), leases from Redis in batches; then waits for a release message,
+    /// a new waiter or the jittered poll.
+    /// </summary>
     private async Task AcquireLoopAsync(CancellationToken token)
     {
         var subscribed = false;
         while (!token.IsCancellationRequested)
         {
-            if (Volatile.Read(ref _waiterCount) == 0)
+            if (Volatile.Read(ref _waiterCount) == 0 && Volatile.Read(ref _unbacked) == 0)
             {
                 await _pumpWake.WaitAsync(null, _time, token).ConfigureAwait(false);
                 continue;
@@ -350,7 +353,10 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// <returns>True when Redis granted everything asked for (so more waiters may be served at once).</returns>
     private async Task<bool> AcquireRoundAsync()
     {
-        var want = Math.Min(Math.Max(Volatile.Read(ref _waiterCount), Math.Min(_options.BatchSize, _options.Budget)), _options.Budget - Volatile.Read(ref _heldCount));
+        // Items running without a lease (fallback, or lost) are registered first, so Redis counts what really runs.
+        var waiting = Volatile.Read(ref _waiterCount);
+        var forWaiters = waiting == 0 ? 0 : Math.Max(waiting, Math.Min(_options.BatchSize, _options.Budget));
+        var want = Math.Min(Volatile.Read(ref _unbacked) + forWaiters, _options.Budget - Volatile.Read(ref _heldCount));
         if (want <= 0)
         {
             return false;
@@ -384,7 +390,14 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
                 }
 
                 AddHeld(reply.Granted);
-                Interlocked.Add(ref _idle, reply.Granted);
+                // A lease that backs a running unbacked item is busy, not idle: its Release then returns the lease.
+                var backed = 0;
+                while (backed < reply.Granted && TryDecrement(ref _unbacked))
+                {
+                    backed++;
+                }
+
+                Interlocked.Add(ref _idle, reply.Granted - backed);
             }
         }
         catch (RedisException e)

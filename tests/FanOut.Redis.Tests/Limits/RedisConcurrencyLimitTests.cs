@@ -165,11 +165,80 @@ public sealed class RedisConcurrencyLimitTests(RedisServer redis) : IClassFixtur
     }
 
     [Fact]
+    public async Task FanOutAsync_RedisRestartedMidRunWithFallback_CompletesAndNothingIsCountedTwiceAfter()
+    {
+        const int Budget = 4;
+        var options = Options(Budget) with
+        {
+            LeaseTime = TimeSpan.FromMilliseconds(600),
+            PollInterval = TimeSpan.FromMilliseconds(50),
+            WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
+            FallbackLimit = 2,
+        };
+        await using var connection = await redis.Connect();
+        await using var first = RedisConcurrencyLimit.Create(connection, options);
+        await using var second = RedisConcurrencyLimit.Create(connection, options);
+        var running = 0;
+        var peak = 0;
+        async ValueTask Body(int item, CancellationToken token)
+        {
+            InterlockedMax(ref peak, Interlocked.Increment(ref running));
+            await Task.Delay(10, token);
+            Interlocked.Decrement(ref running);
+        }
+
+        Task RunBoth(int items) => Task.WhenAll(
+            Enumerable.Range(0, items).FanOutAsync(Body, new FanOutOptions { Limit = first }),
+            Enumerable.Range(0, items).FanOutAsync(Body, new FanOutOptions { Limit = second }));
+
+        // Documented: with FallBackToLocal the runs carry on through the outage (each process at most its fallback of 2 without Redis).
+        var during = RunBoth(600);
+        await Task.Delay(300);
+        await redis.RestartAsync(TimeSpan.FromMilliseconds(300));
+        var fleetPeak = await SampleLeasesUntil(during, options, connection);
+        await during.WaitAsync(s_guard);
+        Assert.InRange(fleetPeak, 0, Budget); // Redis itself never counted a permit twice
+
+        // After: both processes share the budget again, and nothing left over counts against it.
+        Volatile.Write(ref peak, 0);
+        var after = RunBoth(200);
+        fleetPeak = await SampleLeasesUntil(after, options, connection);
+        await after.WaitAsync(s_guard);
+        Assert.InRange(Volatile.Read(ref peak), 2, Budget);
+        Assert.InRange(fleetPeak, 1, Budget);
+        Assert.Equal(0, first.InFlight + second.InFlight);
+        await first.DisposeAsync();
+        await second.DisposeAsync();
+        Assert.Equal(0, await LeaseCount(options, connection));
+    }
+
+    [Fact]
     public void Create_FallbackPolicyWithoutFallbackLimit_ThrowsNamingIt()
     {
         var error = Assert.Throws<ArgumentOutOfRangeException>(() => RedisConcurrencyLimit.Create(redis.Connection, Options(budget: 2) with { WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal }));
 
         Assert.Equal(nameof(RedisLimitOptions.FallbackLimit), error.ParamName);
+    }
+
+    /// <summary>The most leases Redis held while <paramref name="run"/> ran, sampled every 5 ms (samples during a reconnect are skipped).</summary>
+    private async Task<long> SampleLeasesUntil(Task run, RedisLimitOptions options, IConnectionMultiplexer connection)
+    {
+        var peak = 0L;
+        while (!run.IsCompleted)
+        {
+            try
+            {
+                peak = Math.Max(peak, await LeaseCount(options, connection));
+            }
+            catch (RedisConnectionException)
+            {
+                // Between reconnects; the next sample counts.
+            }
+
+            await Task.Delay(5);
+        }
+
+        return peak;
     }
 
     private static RedisLimitOptions Options(int budget) => new() { Key = $"test-{Guid.NewGuid():N}", Budget = budget, BatchSize = Math.Min(budget, 4), LeaseTime = TimeSpan.FromSeconds(2) };
