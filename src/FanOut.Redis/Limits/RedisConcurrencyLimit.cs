@@ -405,6 +405,12 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             OnUnavailable(e);
             return false;
         }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            // Not Redis being unreachable: a bug or a malformed answer. Fail the waiters with it rather than leave them hanging.
+            FailWaiters(e);
+            return false;
+        }
         finally
         {
             _storeGate.Release();

@@ -213,6 +213,42 @@ public sealed class RedisConcurrencyLimitTests(RedisServer redis) : IClassFixtur
     }
 
     [Fact]
+    public async Task Release_AnotherClientLeftShort_HandsLeasesBackUntilSharesAreFair()
+    {
+        var options = Options(budget: 4) with { PollInterval = TimeSpan.FromMilliseconds(50) };
+        await using var early = RedisConcurrencyLimit.Create(redis.Connection, options);
+        await using var late = RedisConcurrencyLimit.Create(redis.Connection, options);
+        using var stop = new CancellationTokenSource();
+
+        // Workers as the worker loop runs them: a permit per item, given back after each item.
+        async Task Worker(RedisConcurrencyLimit limit)
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                if (!limit.TryAcquire() && !await limit.WaitAsync(stop.Token))
+                {
+                    return;
+                }
+
+                await Task.Delay(5, CancellationToken.None);
+                limit.Release();
+            }
+        }
+
+        var earlyWorkers = Enumerable.Range(0, 4).Select(_ => Worker(early)).ToArray();
+        await Eventually.TrueAsync(() => Task.FromResult(early.LeasesHeld == 4), "the early client held the whole budget");
+        var lateWorkers = Enumerable.Range(0, 4).Select(_ => Worker(late)).ToArray();
+
+        // Fair share: ceil(4 / 2 clients) = 2 each while both want more.
+        await Eventually.TrueAsync(() => Task.FromResult(late.LeasesHeld >= 2), "the late client reached its fair share");
+        Assert.InRange(early.LeasesHeld + late.LeasesHeld, 2, 4);
+
+        await stop.CancelAsync();
+        await Task.WhenAll([.. earlyWorkers, .. lateWorkers]).WaitAsync(s_guard);
+        Assert.Equal(0, early.InFlight + late.InFlight);
+    }
+
+    [Fact]
     public void Create_FallbackPolicyWithoutFallbackLimit_ThrowsNamingIt()
     {
         var error = Assert.Throws<ArgumentOutOfRangeException>(() => RedisConcurrencyLimit.Create(redis.Connection, Options(budget: 2) with { WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal }));
