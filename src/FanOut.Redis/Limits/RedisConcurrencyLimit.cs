@@ -29,6 +29,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 {
     private const string RedisKind = "redis";
 
+    private static readonly Task<bool> s_granted = Task.FromResult(true);
+    private static readonly Task<bool> s_canceled = Task.FromResult(false);
+
     private readonly RedisLimitOptions _options;
     private readonly LeaseStore _store;
     private readonly ISubscriber _subscriber;
@@ -164,7 +167,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     {
         if (cancellationToken.IsCancellationRequested)
         {
-            return Task.FromResult(false);
+            return s_canceled;
         }
 
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -177,7 +180,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             if (TryTakeIdle())
             {
                 Interlocked.Decrement(ref _waiterCount);
-                return Task.FromResult(true);
+                return s_granted;
             }
 
             waiter.Node = _waiters.AddLast(waiter);
