@@ -46,6 +46,12 @@ public sealed record IoRunMetrics
     /// <summary>Database writes that found the database locked (SQLITE_BUSY) and were retried; null without a database.</summary>
     public long? BusyRetries { get; init; }
 
+    /// <summary>Milliseconds per item that workers waited for a permit of a shared Redis limit (the fleet's coordination); null without one.</summary>
+    public double? PermitWaitMsPerItem { get; init; }
+
+    /// <summary>Redis round trips per item of a shared Redis limit; null without one.</summary>
+    public double? RoundTripsPerItem { get; init; }
+
     /// <summary>All failed items.</summary>
     public long Failures => FailuresByStatus.Values.Sum() + FailuresSocket + FailuresTimeout + FailuresOther;
 }

@@ -54,6 +54,12 @@ public sealed record IoResult
     /// <summary>Database writes retried because the database was locked (SQLITE_BUSY); null without a database.</summary>
     public double? BusyRetries { get; init; }
 
+    /// <summary>Milliseconds per item waited for a permit of a shared Redis limit; null without one.</summary>
+    public double? PermitWaitMsPerItem { get; init; }
+
+    /// <summary>Redis round trips per item of a shared Redis limit; null without one.</summary>
+    public double? RoundTripsPerItem { get; init; }
+
     /// <summary>The means of <paramref name="runs"/>, or null when they carry no I/O metrics.</summary>
     public static IoResult? Of(IReadOnlyList<IoRunMetrics?> runs)
     {
@@ -91,6 +97,8 @@ public sealed record IoResult
             RequestsServed = MeanOrNull(r => r.RequestsServed),
             WriteWaitMs = MeanOrNull(r => r.WriteWaitMs),
             BusyRetries = MeanOrNull(r => r.BusyRetries),
+            PermitWaitMsPerItem = MeanOrNull(r => r.PermitWaitMsPerItem),
+            RoundTripsPerItem = MeanOrNull(r => r.RoundTripsPerItem),
         };
     }
 }

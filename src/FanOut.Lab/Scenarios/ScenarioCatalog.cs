@@ -29,6 +29,7 @@ public sealed class ScenarioCatalog
         new DownstreamCrashScenario(),
         new PriceSyncScenario(),
         new HashFilesScenario(),
+        new DownstreamFleetScenario(),
     ]);
 
     /// <summary>The scenarios.</summary>

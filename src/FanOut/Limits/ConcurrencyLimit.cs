@@ -78,7 +78,7 @@ public abstract class ConcurrencyLimit
     /// True when a worker should give its permit back between items rather than keep it: someone waits for one, or
     /// the limit dropped below the permits taken.
     /// </summary>
-    internal bool ShouldReturnPermit => Volatile.Read(ref _waiterCount) != 0 || Volatile.Read(ref _inFlight) > Current;
+    internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiterCount) != 0 || Volatile.Read(ref _inFlight) > Current;
 
     /// <summary>The clock item durations are measured with.</summary>
     internal virtual long GetTimestamp() => Stopwatch.GetTimestamp();
@@ -105,10 +105,10 @@ public abstract class ConcurrencyLimit
     }
 
     /// <summary>Takes a permit without waiting. Fails while others wait, so that waiters are served first.</summary>
-    internal bool TryAcquire() => Volatile.Read(ref _waiterCount) == 0 && TryAcquireCore();
+    internal virtual bool TryAcquire() => Volatile.Read(ref _waiterCount) == 0 && TryAcquireCore();
 
     /// <summary>Waits for a permit; the task's result is false if <paramref name="cancellationToken"/> was canceled first.</summary>
-    internal Task<bool> WaitAsync(CancellationToken cancellationToken)
+    internal virtual Task<bool> WaitAsync(CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -137,7 +137,7 @@ public abstract class ConcurrencyLimit
     }
 
     /// <summary>Gives a permit back, handing it to the oldest waiter if there is one.</summary>
-    internal void Release()
+    internal virtual void Release()
     {
         Interlocked.Decrement(ref _inFlight);
 

@@ -45,6 +45,23 @@ public sealed class RealIoScenarioTests
     }
 
     [Fact]
+    public async Task DownstreamFleet_QuarterScale_TheSharedRedisLimitKeepsTheServerWithinTheBudget()
+    {
+        // Four worker processes and a private redis-server (installed by .ci/run); 5 ms median latency, as above.
+        var result = await RunAsync("downstream-fleet", new ScenarioSize(0.25));
+        var shared = result.Cases.Single(c => c.Strategy == "FanOut, shared Redis(48) per fleet");
+        var local = result.Cases.Single(c => c.Strategy == "FanOut, Fixed(48) per process");
+
+        Assert.InRange(shared.Io!.PeakConcurrentServed!.Value, 1, 48);
+        Assert.Equal(0, shared.Io.Rejected429);
+        Assert.Equal(1024, shared.Io.Successes);
+        Assert.Equal(1024, local.Io!.Successes + local.Io.Failures);
+        Assert.NotNull(shared.Io.RoundTripsPerItem);
+        Assert.Null(local.Io.RoundTripsPerItem);
+        Assert.Contains("(within the budget)", result.Verdict, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task DownstreamRateLimit_TinyScale_TheServerRateLimitsTheBurstyStrategies()
     {
         var result = await RunAsync("downstream-rate-limit");

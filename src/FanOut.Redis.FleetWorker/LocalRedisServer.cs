@@ -1,0 +1,148 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+
+namespace FanOut.Redis.FleetWorker;
+
+/// <summary>
+/// A private <c>redis-server</c> on a free loopback port, in a temp folder, without persistence (never the system service),
+/// for the fleet tests and the <c>downstream-fleet</c> lab scenario. <see cref="RestartAsync"/> kills it and starts a fresh
+/// one on the same port: all data lost, as a crash without persistence.
+/// </summary>
+public sealed class LocalRedisServer : IAsyncDisposable
+{
+    /// <summary>The executable started.</summary>
+    public const string Executable = "redis-server";
+
+    private static readonly TimeSpan s_startTimeout = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan s_retryDelay = TimeSpan.FromMilliseconds(20);
+
+    private readonly string _folder;
+    private Process? _process;
+
+    private LocalRedisServer(string folder, int port)
+    {
+        _folder = folder;
+        Port = port;
+    }
+
+    /// <summary>True when <see cref="Executable"/> is on the PATH.</summary>
+    public static bool IsInstalled =>
+        (Environment.GetEnvironmentVariable("PATH") ?? string.Empty).Split(Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries)
+            .Any(folder => File.Exists(Path.Combine(folder, Executable)));
+
+    /// <summary>The port it listens on.</summary>
+    public int Port { get; }
+
+    /// <summary>The StackExchange.Redis configuration string: <c>127.0.0.1:PORT</c>.</summary>
+    public string Endpoint => string.Create(CultureInfo.InvariantCulture, $"127.0.0.1:{Port}");
+
+    /// <summary>Starts a server in a new temp folder under <paramref name="parentFolder"/> (the system temp folder when null).</summary>
+    /// <exception cref="InvalidOperationException">redis-server is not installed, or did not start listening.</exception>
+    public static async Task<LocalRedisServer> StartAsync(string? parentFolder = null)
+    {
+        var folder = Path.Combine(parentFolder ?? Path.GetTempPath(), $"fanout-redis-{Guid.NewGuid():N}");
+        Directory.CreateDirectory(folder);
+        var server = new LocalRedisServer(folder, FreePort());
+        try
+        {
+            await server.StartProcessAsync().ConfigureAwait(false);
+            return server;
+        }
+        catch
+        {
+            await server.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    /// <summary>Kills the server, waits <paramref name="down"/>, starts a fresh one on the same port.</summary>
+    public async Task RestartAsync(TimeSpan down)
+    {
+        Stop();
+        await Task.Delay(down).ConfigureAwait(false);
+        await StartProcessAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Stops the server and deletes its folder.</summary>
+    public ValueTask DisposeAsync()
+    {
+        Stop();
+        if (Directory.Exists(_folder))
+        {
+            Directory.Delete(_folder, recursive: true);
+        }
+
+        return ValueTask.CompletedTask;
+    }
+
+    private async Task StartProcessAsync()
+    {
+        var info = new ProcessStartInfo(Executable)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+            WorkingDirectory = _folder,
+        };
+        foreach (var argument in new[] { "--port", Port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", _folder, "--save", string.Empty, "--appendonly", "no" })
+        {
+            info.ArgumentList.Add(argument);
+        }
+
+        try
+        {
+            _process = Process.Start(info) ?? throw new InvalidOperationException($"{Executable} did not start.");
+        }
+        catch (System.ComponentModel.Win32Exception e)
+        {
+            throw new InvalidOperationException($"{Executable} is not installed (Debian: apt-get install -y redis-server).", e);
+        }
+
+        _process.OutputDataReceived += (_, _) => { };
+        _process.ErrorDataReceived += (_, _) => { };
+        _process.BeginOutputReadLine();
+        _process.BeginErrorReadLine();
+        var started = Stopwatch.GetTimestamp();
+        while (true)
+        {
+            try
+            {
+                using var probe = new TcpClient();
+                await probe.ConnectAsync(IPAddress.Loopback, Port).ConfigureAwait(false);
+                return;
+            }
+            catch (SocketException) when (Stopwatch.GetElapsedTime(started) < s_startTimeout && !_process.HasExited)
+            {
+                await Task.Delay(s_retryDelay).ConfigureAwait(false);
+            }
+            catch (SocketException e)
+            {
+                throw new InvalidOperationException($"{Executable} did not listen on {Endpoint}.", e);
+            }
+        }
+    }
+
+    private void Stop()
+    {
+        if (_process is { } process)
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+                process.WaitForExit();
+            }
+
+            process.Dispose();
+            _process = null;
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+}

@@ -1,0 +1,81 @@
+using System.Globalization;
+
+namespace FanOut.Redis.FleetWorker;
+
+/// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--wait-for-go]</c>.</summary>
+internal sealed record WorkerArguments
+{
+    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--wait-for-go"];
+
+    /// <summary>Redis's address; unused with <see cref="Local"/>.</summary>
+    public string Redis { get; init; } = "127.0.0.1:6379";
+
+    /// <summary>The shared budget's key; also names the probe counters.</summary>
+    public string Key { get; init; } = "fleet";
+
+    /// <summary>The budget (Redis) or the fixed limit (local).</summary>
+    public int Budget { get; init; } = 1;
+
+    /// <summary>Items this worker runs.</summary>
+    public int Items { get; init; }
+
+    /// <summary>Lease time in milliseconds.</summary>
+    public int LeaseMs { get; init; } = 10_000;
+
+    /// <summary>Each item waits this long (with the Redis probe counting items running fleet-wide), unless <see cref="Url"/> is set.</summary>
+    public int HoldMs { get; init; }
+
+    /// <summary>When set, each item is a <c>GET {Url}item/{i}</c> instead of a hold.</summary>
+    public Uri? Url { get; init; }
+
+    /// <summary>Use <c>ConcurrencyLimit.Fixed(Budget)</c> in this process instead of the shared Redis limit.</summary>
+    public bool Local { get; init; }
+
+    /// <summary>When above 0, fall back to a local limit of this size while Redis is unreachable.</summary>
+    public int Fallback { get; init; }
+
+    /// <summary>Print <c>ready</c> and wait for a line on standard input before starting, so a fleet starts together.</summary>
+    public bool WaitForGo { get; init; }
+
+    /// <summary>Parses <paramref name="args"/>, or returns null with a one-line <paramref name="error"/> naming the bad value and the valid choices.</summary>
+    public static WorkerArguments? Parse(string[] args, out string? error)
+    {
+        var parsed = new WorkerArguments();
+        error = null;
+        for (var i = 0; i < args.Length; i++)
+        {
+            var name = args[i];
+            string Value() => i + 1 < args.Length ? args[++i] : throw new FormatException($"{name} needs a value");
+            int Number()
+            {
+                var text = Value();
+                return int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var n) ? n : throw new FormatException($"{name} '{text}' is not a whole number >= 0");
+            }
+
+            try
+            {
+                parsed = name switch
+                {
+                    "--redis" => parsed with { Redis = Value() },
+                    "--key" => parsed with { Key = Value() },
+                    "--budget" => parsed with { Budget = Number() },
+                    "--items" => parsed with { Items = Number() },
+                    "--lease-ms" => parsed with { LeaseMs = Number() },
+                    "--hold-ms" => parsed with { HoldMs = Number() },
+                    "--url" => parsed with { Url = new Uri(Value(), UriKind.Absolute) },
+                    "--local" => parsed with { Local = true },
+                    "--fallback" => parsed with { Fallback = Number() },
+                    "--wait-for-go" => parsed with { WaitForGo = true },
+                    _ => throw new FormatException($"unknown option '{name}': choose from {string.Join(", ", s_options)}"),
+                };
+            }
+            catch (FormatException e)
+            {
+                error = e.Message;
+                return null;
+            }
+        }
+
+        return parsed;
+    }
+}

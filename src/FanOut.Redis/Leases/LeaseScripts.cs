@@ -1,0 +1,105 @@
+namespace FanOut.Redis.Leases;
+
+/// <summary>
+/// The Lua scripts of the lease protocol. Each runs atomically in Redis, takes the time from the server (<c>TIME</c>),
+/// and first purges expired leases, clients and waiters, so no client's clock ever decides an expiry.
+/// </summary>
+/// <remarks>
+/// Keys: 1 leases (sorted set: lease id -> expiry ms), 2 clients (client id -> expiry ms), 3 waiting (client id -> expiry ms),
+/// 4 epoch (string, recreated when Redis lost its data), 5 grace (present for one lease time after an epoch was created by a
+/// client that held leases before: new leases wait while surviving clients re-register theirs).
+/// Common arguments: 1 budget, 2 lease ms, 3 client id, 4 the client's epoch (empty when new), 5 the wake-up channel.
+/// </remarks>
+internal static class LeaseScripts
+{
+    /// <summary>Shared opening: server time, purge, epoch, client heartbeat. Defines now, budget, lease, client, expired, epoch.</summary>
+    private const string Prelude = """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local budget = tonumber(ARGV[1])
+        local lease = tonumber(ARGV[2])
+        local client = ARGV[3]
+        local expired = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+        redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+        redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+        local epoch = redis.call('GET', KEYS[4])
+        if not epoch then
+          epoch = t[1] .. '.' .. t[2]
+          redis.call('SET', KEYS[4], epoch)
+          if ARGV[4] ~= '' then redis.call('SET', KEYS[5], '1', 'PX', lease) end
+        end
+        redis.call('ZADD', KEYS[2], now + lease, client)
+        local function others_waiting()
+          local n = redis.call('ZCARD', KEYS[3])
+          if redis.call('ZSCORE', KEYS[3], client) then n = n - 1 end
+          return n
+        end
+
+        """;
+
+    /// <summary>
+    /// Acquire: ARGV 6 = wanted count, 7.. = that many fresh lease ids. Grants up to the free budget (none during a grace),
+    /// marks the client waiting (and publishes <c>w:client</c>) when short. Returns
+    /// {granted or -1 on an epoch change, epoch, leases in use, expired purged, other clients waiting, clients}.
+    /// </summary>
+    public const string Acquire = Prelude + """
+        local want = tonumber(ARGV[6])
+        local granted = -1
+        if epoch == ARGV[4] then
+          granted = 0
+          if redis.call('EXISTS', KEYS[5]) == 0 then
+            local free = budget - redis.call('ZCARD', KEYS[1])
+            if free > want then free = want end
+            for i = 1, free do redis.call('ZADD', KEYS[1], now + lease, ARGV[6 + i]) end
+            if free > 0 then granted = free end
+          end
+          if granted < want then
+            redis.call('ZADD', KEYS[3], now + lease, client)
+            redis.call('PUBLISH', ARGV[5], 'w:' .. client)
+          else
+            redis.call('ZREM', KEYS[3], client)
+          end
+        end
+        return {granted, epoch, redis.call('ZCARD', KEYS[1]), expired, others_waiting(), redis.call('ZCARD', KEYS[2])}
+        """;
+
+    /// <summary>
+    /// Renew: ARGV 6.. = the client's lease ids. Extends each live one; re-adds a missing one (expired, or lost with Redis's data)
+    /// while the budget has room; the rest are lost. Returns {epoch, renewed, reclaimed, leases in use, expired purged,
+    /// other clients waiting, clients, lost ids...}.
+    /// </summary>
+    public const string Renew = Prelude + """
+        local renewed, reclaimed = 0, 0
+        local lost = {}
+        for i = 6, #ARGV do
+          local id = ARGV[i]
+          if redis.call('ZSCORE', KEYS[1], id) then
+            redis.call('ZADD', KEYS[1], now + lease, id)
+            renewed = renewed + 1
+          elseif redis.call('ZCARD', KEYS[1]) < budget then
+            redis.call('ZADD', KEYS[1], now + lease, id)
+            reclaimed = reclaimed + 1
+          else
+            lost[#lost + 1] = id
+          end
+        end
+        local reply = {epoch, renewed, reclaimed, redis.call('ZCARD', KEYS[1]), expired, others_waiting(), redis.call('ZCARD', KEYS[2])}
+        for i = 1, #lost do reply[#reply + 1] = lost[i] end
+        return reply
+        """;
+
+    /// <summary>Release: KEYS 1 leases; ARGV 1 = channel, 2.. = lease ids. Removes them and publishes <c>r</c> if any was live. Returns {removed, leases in use}.</summary>
+    public const string Release = """
+        local removed = 0
+        for i = 2, #ARGV do removed = removed + redis.call('ZREM', KEYS[1], ARGV[i]) end
+        if removed > 0 then redis.call('PUBLISH', ARGV[1], 'r') end
+        return {removed, redis.call('ZCARD', KEYS[1])}
+        """;
+
+    /// <summary>Leave: KEYS 1 clients, 2 waiting; ARGV 1 = client id. The client no longer counts for fair shares.</summary>
+    public const string Leave = """
+        redis.call('ZREM', KEYS[1], ARGV[1])
+        redis.call('ZREM', KEYS[2], ARGV[1])
+        return 0
+        """;
+}

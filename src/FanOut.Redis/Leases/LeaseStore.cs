@@ -1,0 +1,118 @@
+using StackExchange.Redis;
+
+namespace FanOut.Redis.Leases;
+
+/// <summary>One client's view of the lease store of one budget: runs the <see cref="LeaseScripts"/> with the right keys and arguments.</summary>
+/// <remarks>StackExchange.Redis sends each script by SHA and re-sends its text when Redis does not know it (after a restart).</remarks>
+internal sealed class LeaseStore
+{
+    private const int FixedArguments = 5;
+
+    private readonly IDatabase _database;
+    private readonly RedisKey[] _keys;
+    private readonly RedisKey[] _leaseKey;
+    private readonly RedisKey[] _leaveKeys;
+    private readonly RedisValue _budget;
+    private readonly RedisValue _leaseMs;
+    private readonly RedisValue _channelName;
+    private long _roundTrips;
+
+    /// <summary>A store for <paramref name="options"/>'s budget, used by the client <paramref name="clientId"/>.</summary>
+    public LeaseStore(IDatabase database, RedisLimitOptions options, string clientId)
+    {
+        _database = database;
+        ClientId = clientId;
+        var prefix = $"fanout:{{{options.Key}}}:";
+        LeasesKey = prefix + "leases";
+        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace"];
+        _leaseKey = [LeasesKey];
+        _leaveKeys = [prefix + "clients", prefix + "waiting"];
+        _budget = options.Budget;
+        _leaseMs = (long)options.LeaseTime.TotalMilliseconds;
+        _channelName = prefix + "released";
+        Channel = RedisChannel.Literal(prefix + "released");
+    }
+
+    /// <summary>This client's id: a prefix of each of its lease ids.</summary>
+    public string ClientId { get; }
+
+    /// <summary>Scripts this client has run: its round trips to Redis.</summary>
+    public long RoundTrips => Interlocked.Read(ref _roundTrips);
+
+    /// <summary>The sorted set of leases (id -> expiry in server milliseconds).</summary>
+    public RedisKey LeasesKey { get; }
+
+    /// <summary>Where releases (<c>r</c>) and short acquisitions (<c>w:client</c>) are published.</summary>
+    public RedisChannel Channel { get; }
+
+    /// <summary>Asks for <paramref name="ids"/>.Count leases, named by <paramref name="ids"/>.</summary>
+    public async Task<AcquireReply> AcquireAsync(string epoch, IReadOnlyList<string> ids)
+    {
+        var arguments = Arguments(epoch, 1 + ids.Count);
+        arguments[FixedArguments] = ids.Count;
+        for (var i = 0; i < ids.Count; i++)
+        {
+            arguments[FixedArguments + 1 + i] = ids[i];
+        }
+
+        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Acquire, _keys, arguments).ConfigureAwait(false))!;
+        return new AcquireReply((int)reply[0], (string)reply[1]!, new FleetView((int)reply[2], (int)reply[3], (int)reply[4], (int)reply[5]));
+    }
+
+    /// <summary>Renews <paramref name="ids"/>, re-adding missing ones while the budget has room.</summary>
+    public async Task<RenewReply> RenewAsync(string epoch, IReadOnlyList<string> ids)
+    {
+        var arguments = Arguments(epoch, ids.Count);
+        for (var i = 0; i < ids.Count; i++)
+        {
+            arguments[FixedArguments + i] = ids[i];
+        }
+
+        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Renew, _keys, arguments).ConfigureAwait(false))!;
+        const int LostFrom = 7;
+        var lost = new string[reply.Length - LostFrom];
+        for (var i = 0; i < lost.Length; i++)
+        {
+            lost[i] = (string)reply[LostFrom + i]!;
+        }
+
+        return new RenewReply((string)reply[0]!, (int)reply[1], (int)reply[2], lost, new FleetView((int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6]));
+    }
+
+    /// <summary>Gives <paramref name="ids"/> back; returns the leases in use fleet-wide afterwards.</summary>
+    public async Task<int> ReleaseAsync(IReadOnlyList<string> ids)
+    {
+        var arguments = new RedisValue[1 + ids.Count];
+        arguments[0] = _channelName;
+        for (var i = 0; i < ids.Count; i++)
+        {
+            arguments[1 + i] = ids[i];
+        }
+
+        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Release, _leaseKey, arguments).ConfigureAwait(false))!;
+        return (int)reply[1];
+    }
+
+    /// <summary>Removes this client from the active and waiting sets.</summary>
+    public Task LeaveAsync() => Evaluate(LeaseScripts.Leave, _leaveKeys, [ClientId]);
+
+    /// <summary>Leases held fleet-wide right now, live or not yet purged (for tests and diagnostics).</summary>
+    public Task<long> CountAsync() => _database.SortedSetLengthAsync(LeasesKey);
+
+    private Task<RedisResult> Evaluate(string script, RedisKey[] keys, RedisValue[] arguments)
+    {
+        Interlocked.Increment(ref _roundTrips);
+        return _database.ScriptEvaluateAsync(script, keys, arguments);
+    }
+
+    private RedisValue[] Arguments(string epoch, int extra)
+    {
+        var arguments = new RedisValue[FixedArguments + extra];
+        arguments[0] = _budget;
+        arguments[1] = _leaseMs;
+        arguments[2] = ClientId;
+        arguments[3] = epoch;
+        arguments[4] = _channelName;
+        return arguments;
+    }
+}

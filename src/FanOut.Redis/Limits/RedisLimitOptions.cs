@@ -1,0 +1,81 @@
+namespace FanOut.Redis;
+
+/// <summary>The settings of a <see cref="RedisConcurrencyLimit"/>. Every process sharing a budget must use the same <see cref="Key"/>, <see cref="Budget"/> and <see cref="LeaseTime"/>.</summary>
+public sealed record RedisLimitOptions
+{
+    /// <summary>The shortest lease time accepted.</summary>
+    public static readonly TimeSpan MinLeaseTime = TimeSpan.FromMilliseconds(100);
+
+    /// <summary>The longest lease time accepted.</summary>
+    public static readonly TimeSpan MaxLeaseTime = TimeSpan.FromHours(1);
+
+    /// <summary>The largest budget accepted.</summary>
+    public const int MaxBudget = 100_000;
+
+    /// <summary>The name of the shared budget; the Redis keys are <c>fanout:{Key}:*</c>.</summary>
+    /// <value>Required; not empty.</value>
+    public required string Key { get; init; }
+
+    /// <summary>Permits the whole fleet may hold at once.</summary>
+    /// <value>Required; 1 to <see cref="MaxBudget"/>.</value>
+    public required int Budget { get; init; }
+
+    /// <summary>How long a permit stays leased without a heartbeat: a crashed process's permits come back within this time.</summary>
+    /// <value>Default 10 s; <see cref="MinLeaseTime"/> to <see cref="MaxLeaseTime"/>. Held leases are renewed every third of it.</value>
+    public TimeSpan LeaseTime { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>The most leases one round trip asks for; the surplus over the waiting workers stays idle here for the next items.</summary>
+    /// <value>Default 8; at least 1; capped at <see cref="Budget"/>.</value>
+    public int BatchSize { get; init; } = 8;
+
+    /// <summary>How long a lease may sit idle here before it goes back to Redis for other processes.</summary>
+    /// <value>Default 50 ms; zero to half of <see cref="LeaseTime"/>.</value>
+    public TimeSpan Linger { get; init; } = TimeSpan.FromMilliseconds(50);
+
+    /// <summary>The safety-net poll while waiting, in case a release message was missed; each wait is jittered to 50-150 % of it.</summary>
+    /// <value>Default 250 ms; 10 ms to <see cref="LeaseTime"/>.</value>
+    public TimeSpan PollInterval { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>What an acquisition does when Redis cannot be reached.</summary>
+    /// <value>Default <see cref="RedisUnavailablePolicy.Fail"/>.</value>
+    public RedisUnavailablePolicy WhenUnavailable { get; init; } = RedisUnavailablePolicy.Fail;
+
+    /// <summary>Permits this process may hold while Redis is unreachable, under <see cref="RedisUnavailablePolicy.FallBackToLocal"/>.</summary>
+    /// <value>Default 0 (required with that policy); 1 to <see cref="Budget"/> then.</value>
+    public int FallbackLimit { get; init; }
+
+    /// <summary>The clock of the heartbeat, linger and poll timers (lease expiry itself always uses the Redis server's clock).</summary>
+    /// <value>Default <see cref="TimeProvider.System"/>.</value>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
+    /// <summary>Throws <see cref="ArgumentException"/> or <see cref="ArgumentOutOfRangeException"/> naming the first option out of its range.</summary>
+    internal void Validate()
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(Key, nameof(Key));
+        ArgumentOutOfRangeException.ThrowIfLessThan(Budget, 1, nameof(Budget));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(Budget, MaxBudget, nameof(Budget));
+        ArgumentOutOfRangeException.ThrowIfLessThan(LeaseTime, MinLeaseTime, nameof(LeaseTime));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(LeaseTime, MaxLeaseTime, nameof(LeaseTime));
+        ArgumentOutOfRangeException.ThrowIfLessThan(BatchSize, 1, nameof(BatchSize));
+        ArgumentOutOfRangeException.ThrowIfLessThan(Linger, TimeSpan.Zero, nameof(Linger));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(Linger, LeaseTime / 2, nameof(Linger));
+        ArgumentOutOfRangeException.ThrowIfLessThan(PollInterval, TimeSpan.FromMilliseconds(10), nameof(PollInterval));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(PollInterval, LeaseTime, nameof(PollInterval));
+        if (!Enum.IsDefined(WhenUnavailable))
+        {
+            throw new ArgumentOutOfRangeException(nameof(WhenUnavailable), WhenUnavailable, $"'{WhenUnavailable}' is not a policy: choose {string.Join(" or ", Enum.GetNames<RedisUnavailablePolicy>())}.");
+        }
+
+        if (WhenUnavailable == RedisUnavailablePolicy.FallBackToLocal)
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(FallbackLimit, 1, nameof(FallbackLimit));
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(FallbackLimit, Budget, nameof(FallbackLimit));
+        }
+        else
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(FallbackLimit, nameof(FallbackLimit));
+        }
+
+        ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));
+    }
+}
