@@ -48,8 +48,8 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
 
     /// <summary>
     /// When true, an overload answer (429 or 503) is counted and then thrown as an <see cref="HttpRequestException"/> with
-    /// its status code and the server's <c>Retry-After</c> in its <see cref="Exception.Data"/>, which is what FanOut's
-    /// default needs to back off and run the item again; every other failure is only counted. This is how a user's body
+    /// its status code, which is what FanOut's default needs to back off and run the item again; every other failure is
+    /// only counted. This is how a user's body
     /// that calls <c>EnsureSuccessStatusCode</c> on overload answers looks to the library.
     /// </summary>
     public bool ThrowOnOverload { get; init; }
@@ -135,13 +135,9 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
                 var overload = response.StatusCode is HttpStatusCode.TooManyRequests or HttpStatusCode.ServiceUnavailable;
                 if (ThrowOnFailure || (ThrowOnOverload && overload))
                 {
-                    var error = new HttpRequestException(HttpRequestError.Unknown, $"{(int)response.StatusCode} from {_paths[index]}", statusCode: response.StatusCode);
-                    if (response.Headers.RetryAfter?.Delta is { } retryAfter)
-                    {
-                        error.Data["Retry-After"] = retryAfter;
-                    }
-
-                    throw error;
+                    // The server's Retry-After is whole seconds (at least 1) while its bucket refills in milliseconds, so
+                    // it is not passed on: FanOut's own jittered backoff retries sooner, and the limit backs off anyway.
+                    throw new HttpRequestException(HttpRequestError.Unknown, $"{(int)response.StatusCode} from {_paths[index]}", statusCode: response.StatusCode);
                 }
             }
         }
