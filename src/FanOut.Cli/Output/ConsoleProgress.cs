@@ -16,6 +16,9 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
     /// <summary>Set on a terminal to show the case running now (drawn by the caller's status widget).</summary>
     public Action<string>? Status { get; set; }
 
+    /// <summary>True to print every column; false (the default) prints the compact table that fits ~160 columns.</summary>
+    public bool Wide { get; init; }
+
     /// <inheritdoc/>
     public void ScenarioStarted(Scenario scenario, ScenarioSize size, int caseCount)
     {
@@ -66,7 +69,7 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
     {
         ArgumentNullException.ThrowIfNull(result);
         console.WriteLine();
-        var table = ResultTable.For(result);
+        var table = ResultTable.For(result, Wide);
         console.WriteLine(TextTable.Render(table.Headers, table.Rows, table.RightAligned));
         console.WriteLine($"Seed said: {result.SeedClaim}");
         console.WriteLine($"Here: {result.Verdict}");

@@ -55,7 +55,7 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         CancellationToken cancellationToken)
     {
         using var sampler = new RuntimeSampler();
-        var recorder = new RunRecorder(sampler, workload.Probe);
+        var recorder = new RunRecorder(sampler, workload.Probe, TimelineSourcesFor(labCase, workload));
 
         var firstRunMs = double.NaN;
         for (var i = 0; i < policy.Warmups; i++)
@@ -95,6 +95,18 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         var idealMs = IdealTime.Milliseconds(workload.Profile, labCase.ItemCount, concurrency, Environment.ProcessorCount, cpuMsPerItem);
         var result = CaseResultBuilder.Build(labCase, workload, parameters, runs, idealMs, concurrency, cpuMsPerItem);
         return result with { FirstRunMs = double.IsNaN(firstRunMs) ? runs[0].ElapsedMs : firstRunMs };
+    }
+
+    /// <summary>What a timeline reads for this case: the strategy's moving limit, and a real-I/O workload's live counters.</summary>
+    private static TimelineSources TimelineSourcesFor(LabCase labCase, Workload workload)
+    {
+        var strategy = labCase.Strategy;
+        var live = workload as ILiveCounters;
+        return new TimelineSources(
+            strategy.LimitMoves ? () => strategy.LimitNow : null,
+            live is null ? null : () => live.CompletedNow,
+            live?.RejectedNow is null ? null : () => live.RejectedNow,
+            live?.ServerInFlightNow is null ? null : () => live.ServerInFlightNow);
     }
 
     /// <summary>Times the CPU part of items run one after another on this thread; returns milliseconds per item.</summary>
