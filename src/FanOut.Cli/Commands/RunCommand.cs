@@ -71,7 +71,10 @@ public static class RunCommand
             ? new InProcessScenarioCaseRunner(RunPolicy.Default)
             : new ChildProcessCaseRunner(context.Launcher(), settings.CaseTimeout);
         var progress = new ConsoleProgress(console, context.Interactive) { Wide = settings.Wide };
-        var runner = new LabRunner(caseRunner, output, progress);
+        var runner = new LabRunner(caseRunner, output, progress)
+        {
+            Estimate = new RunEstimate(RunPolicy.Default, settings.InProcess ? TimeSpan.Zero : RunEstimate.ChildCaseOverhead),
+        };
         LabResults results;
         if (context.Interactive)
         {

@@ -19,7 +19,7 @@ public static class HtmlReport
         h1{margin:18px 0 4px}h2{border-bottom:1px solid #ddd;padding-top:18px}h3{margin:18px 0 6px}h4{margin:0 0 4px;font-size:13px}
         nav{font-size:13px;column-count:3;margin:8px 0}nav a{display:block}
         .charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
-        .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:10px}
+        .cards{display:grid;grid-template-columns:1fr;gap:10px}
         .card{border:1px solid #e3e3e3;border-radius:6px;padding:8px;background:#fcfcfc}
         svg.chart{background:#fff;border:1px solid #eee;max-width:100%;height:auto}
         svg text{font-size:11px;fill:#333}svg .chart-title{font-size:12px;font-weight:600}

@@ -11,6 +11,11 @@ public static class TimelineCharts
     /// <summary>A chart has about this many pixels across: more points than this are merged (keeping each bucket's peak).</summary>
     private const int MaxDrawnPoints = 400;
 
+    /// <summary>A card's charts are smaller than the overview's, so three fit side by side.</summary>
+    private const double CardChartWidth = 380;
+
+    private const double CardChartHeight = 200;
+
     private const string InFlightColor = "#1f77b4";
     private const string LimitColor = "#ff7f0e";
     private const string ServerColor = "#2ca02c";
@@ -48,7 +53,7 @@ public static class TimelineCharts
         foreach (var c in timed)
         {
             var t = c.Timeline!;
-            html.Append("<div class=\"card\"><h4>").Append(Svg.Text(labels[c])).Append("</h4>");
+            html.Append("<div class=\"card\"><h4>").Append(Svg.Text(labels[c])).Append("</h4><div class=\"charts\">");
             var concurrency = new List<Series> { Step("in flight", InFlightColor, t, t.InFlight.Select(v => (double)v).ToArray()) };
             if (t.Limit is { } limit)
             {
@@ -60,7 +65,7 @@ public static class TimelineCharts
                 concurrency.Add(Step("server serving", ServerColor, t, server.Select(v => (double)v).ToArray()));
             }
 
-            html.Append(LineChart.Render(t.Limit is null ? "In flight" : "In flight and the adaptive limit", "ms", "items", concurrency, logX: false, logY: false));
+            html.Append(LineChart.Render(t.Limit is null ? "In flight" : "In flight and the adaptive limit", "ms", "items", concurrency, logX: false, logY: false, CardChartWidth, CardChartHeight));
             html.Append(LineChart.Render(
                 "Threads and pool queue",
                 "ms",
@@ -71,7 +76,9 @@ public static class TimelineCharts
                     Step("queue length", QueueColor, t, t.QueueLength.Select(v => (double)v).ToArray()),
                 ],
                 logX: false,
-                logY: false));
+                logY: false,
+                CardChartWidth,
+                CardChartHeight));
             if (t.Completed is { } completed)
             {
                 var rates = new List<Series> { Step("ok/s", CompletedColor, t, PerSecond(t, completed)) };
@@ -80,10 +87,10 @@ public static class TimelineCharts
                     rates.Add(Step("429/s", RejectedColor, t, PerSecond(t, rejected)));
                 }
 
-                html.Append(LineChart.Render("Completions and 429s per second", "ms", "per second", rates, logX: false, logY: false));
+                html.Append(LineChart.Render("Completions and 429s per second", "ms", "per second", rates, logX: false, logY: false, CardChartWidth, CardChartHeight));
             }
 
-            html.Append("</div>");
+            html.Append("</div></div>");
         }
 
         html.Append("</div>");
