@@ -18,7 +18,7 @@ public static class ResultTable
         var rows = scenario.Cases.Select(c =>
         {
             var reason = !c.Succeeded ? $"FAILED: {c.Error}" : isIo && c.Io is null ? "no I/O metrics" : null;
-            return (IReadOnlyList<string>)columns.Select((column, i) => reason is null || column.KeepsOnFailure ? column.Cell(c) : i == reasonColumn ? reason : "-").ToArray();
+            return (IReadOnlyList<string>)columns.Select((column, i) => reason is null || column.KeepsOnFailure ? column.Cell(c, scenario) : i == reasonColumn ? reason : "-").ToArray();
         }).ToArray();
         return new Table(columns.Select(c => c.Header!).ToArray(), rows, i => columns[i].Numeric, columns);
     }

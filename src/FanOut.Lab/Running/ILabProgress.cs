@@ -23,7 +23,7 @@ public interface ILabProgress
     {
     }
 
-    /// <summary>Before each case: the estimated time left, this case included (only when the runner has an estimate).</summary>
+    /// <summary>Before each case, the estimated time left with it; after it, without it (only when the runner has an estimate).</summary>
     void TimeLeft(TimeSpan remaining)
     {
     }

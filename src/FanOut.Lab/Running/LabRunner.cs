@@ -57,6 +57,11 @@ public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, 
 
                 caseResults.Add(result);
                 output?.Write(results);
+                if (estimates is not null)
+                {
+                    progress.TimeLeft(remaining);
+                }
+
                 progress.CaseFinished(scenario, result, i, cases.Count);
             }
 

@@ -29,8 +29,8 @@ public sealed class ResultColumn
     /// <value>Default false.</value>
     public bool KeepsOnFailure { get; init; }
 
-    /// <summary>The formatted cell of a case that ran (or of any case, when <see cref="KeepsOnFailure"/>).</summary>
-    public Func<CaseResult, string> Cell { get; init; } = _ => string.Empty;
+    /// <summary>The formatted cell of a case that ran (or of any case, when <see cref="KeepsOnFailure"/>), in its scenario.</summary>
+    public Func<CaseResult, ScenarioResult, string> Cell { get; init; } = (_, _) => string.Empty;
 
     /// <summary>Whether the column is shown for a scenario at all (e.g. the database column only where there is a database).</summary>
     /// <value>Default: always.</value>

@@ -15,7 +15,7 @@ public static class ResultColumns
         Tables = ColumnTables.All,
         Numeric = false,
         KeepsOnFailure = true,
-        Cell = ResultTable.StrategyText,
+        Cell = (c, _) => ResultTable.StrategyText(c),
         Csv = [new("strategy", c => c.Strategy)],
     };
 
@@ -33,11 +33,22 @@ public static class ResultColumns
             Id = "parameters",
             Header = "Parameters",
             Legend = "the item count N and the workload's parameters",
-            Tables = ColumnTables.All,
+            Tables = ColumnTables.Wide,
             Numeric = false,
             KeepsOnFailure = true,
-            Cell = c => ResultTable.ParametersText(c.Parameters),
+            Cell = (c, _) => ResultTable.ParametersText(c.Parameters),
             Csv = [new("parameters", c => ResultTable.ParametersText(c.Parameters))],
+        },
+        new()
+        {
+            Id = "parameters-varying",
+            Header = "Parameters",
+            Legend = "the parameters that differ between the scenario's cases (the rest are in the scenario's heading)",
+            Tables = ColumnTables.SeedCompact | ColumnTables.IoCompact,
+            Numeric = false,
+            KeepsOnFailure = true,
+            AppliesTo = s => VaryingParameters(s).Count > 0,
+            Cell = (c, s) => string.Join(' ', VaryingParameters(s).Select(k => c.Parameters.TryGetValue(k, out var v) ? (k == "itemCount" ? $"N={v}" : $"{k}={v}") : $"{k}=-")),
         },
         new()
         {
@@ -50,7 +61,7 @@ public static class ResultColumns
             Header = "1st run",
             Legend = "the warm-up run in the fresh process: what a cold process pays (JIT, thread injection)",
             Tables = ColumnTables.SeedWide,
-            Cell = c => CellText.Time(c.FirstRunMs),
+            Cell = (c, _) => CellText.Time(c.FirstRunMs),
             Csv = [new("firstRunMs", c => c.FirstRunMs)],
         },
         new()
@@ -59,7 +70,7 @@ public static class ResultColumns
             Header = "Mean",
             Legend = "mean wall-clock time of the measured runs",
             Tables = ColumnTables.All,
-            Cell = c => CellText.Time(c.MeanMs),
+            Cell = (c, _) => CellText.Time(c.MeanMs),
             Csv = [new("meanMs", c => c.MeanMs)],
         },
         new()
@@ -68,7 +79,7 @@ public static class ResultColumns
             Header = "Error",
             Legend = "half the 99.9% confidence interval of the mean (Student's t); NA with one run",
             Tables = ColumnTables.All,
-            Cell = c => c.ErrorMs is { } e ? CellText.Time(e) : "NA",
+            Cell = (c, _) => c.ErrorMs is { } e ? CellText.Time(e) : "NA",
             Csv = [new("errorMs", c => c.ErrorMs)],
         },
         new()
@@ -77,7 +88,7 @@ public static class ResultColumns
             Header = "StdDev",
             Legend = "standard deviation of the measured runs",
             Tables = ColumnTables.SeedWide,
-            Cell = c => CellText.Time(c.StdDevMs),
+            Cell = (c, _) => CellText.Time(c.StdDevMs),
             Csv = [new("stdDevMs", c => c.StdDevMs)],
         },
         new()
@@ -86,7 +97,7 @@ public static class ResultColumns
             Header = "Median",
             Legend = "median of the measured runs",
             Tables = ColumnTables.SeedWide,
-            Cell = c => CellText.Time(c.MedianMs),
+            Cell = (c, _) => CellText.Time(c.MedianMs),
             Csv = [new("medianMs", c => c.MedianMs), new("minMs", c => c.MinMs), new("maxMs", c => c.MaxMs)],
         },
         new()
@@ -95,7 +106,7 @@ public static class ResultColumns
             Header = "Ideal",
             Legend = "the best time possible at the strategy's own concurrency",
             Tables = ColumnTables.SeedWide,
-            Cell = c => CellText.Time(c.IdealMs),
+            Cell = (c, _) => CellText.Time(c.IdealMs),
             Csv = [new("idealMs", c => c.IdealMs)],
         },
         new()
@@ -104,7 +115,7 @@ public static class ResultColumns
             Header = "Eff.",
             Legend = "Ideal / Mean: near 1, as fast as that concurrency allows; far below, the runtime got in the way",
             Tables = ColumnTables.Seed,
-            Cell = c => CellText.Ratio(c.Efficiency),
+            Cell = (c, _) => CellText.Ratio(c.Efficiency),
             Csv = [new("efficiency", c => c.Efficiency), new("concurrency", c => c.Concurrency)],
         },
         new()
@@ -113,7 +124,7 @@ public static class ResultColumns
             Header = "In flight",
             Legend = "measured peak of items whose work ran at once",
             Tables = ColumnTables.Seed,
-            Cell = c => CellText.Count(c.PeakInFlight),
+            Cell = (c, _) => CellText.Count(c.PeakInFlight),
             Csv = [new("peakInFlight", c => c.PeakInFlight), new("itemsStarted", c => c.ItemsStarted)],
         },
         new()
@@ -122,7 +133,7 @@ public static class ResultColumns
             Header = "OK",
             Legend = "items that succeeded",
             Tables = ColumnTables.Io,
-            Cell = c => c.Io is { } io ? CellText.Count(io.Successes) : "-",
+            Cell = (c, _) => c.Io is { } io ? CellText.Count(io.Successes) : "-",
             Csv = [new("successes", c => c.Io?.Successes)],
         },
         new()
@@ -132,7 +143,7 @@ public static class ResultColumns
             Legend = "failures by kind: HTTP status, socket (SocketException), timeout, other",
             Tables = ColumnTables.Io,
             Numeric = false,
-            Cell = c => c.Io is { } io ? ResultTable.FailuresText(io) : "-",
+            Cell = (c, _) => c.Io is { } io ? ResultTable.FailuresText(io) : "-",
             Csv =
             [
                 new("failures", c => c.Io?.Failures),
@@ -149,7 +160,7 @@ public static class ResultColumns
             Header = "OK/s",
             Legend = "successful items per second",
             Tables = ColumnTables.Io,
-            Cell = c => c.Io is { } io ? io.SuccessesPerSecond.ToString("N0", CultureInfo.InvariantCulture) : "-",
+            Cell = (c, _) => c.Io is { } io ? io.SuccessesPerSecond.ToString("N0", CultureInfo.InvariantCulture) : "-",
             Csv = [new("successesPerSecond", c => c.Io?.SuccessesPerSecond)],
         },
         new()
@@ -158,7 +169,7 @@ public static class ResultColumns
             Header = "Latency p50/p95/p99",
             Legend = "latency of successful items, client side",
             Tables = ColumnTables.IoWide,
-            Cell = c => c.Io is { ItemLatencyP50Ms: { } p50 } io ? $"{CellText.Time(p50)} / {CellText.Time(io.ItemLatencyP95Ms ?? p50)} / {CellText.Time(io.ItemLatencyP99Ms ?? p50)}" : "-",
+            Cell = (c, _) => c.Io is { ItemLatencyP50Ms: { } p50 } io ? $"{CellText.Time(p50)} / {CellText.Time(io.ItemLatencyP95Ms ?? p50)} / {CellText.Time(io.ItemLatencyP99Ms ?? p50)}" : "-",
             Csv = [new("itemLatencyP50Ms", c => c.Io?.ItemLatencyP50Ms), new("itemLatencyP95Ms", c => c.Io?.ItemLatencyP95Ms), new("itemLatencyP99Ms", c => c.Io?.ItemLatencyP99Ms)],
         },
         new()
@@ -167,7 +178,7 @@ public static class ResultColumns
             Header = "In flight / server peak",
             Legend = "the client's peak of calls in flight beside the server's peak of requests served at once",
             Tables = ColumnTables.Io,
-            Cell = c => $"{CellText.Count(c.PeakInFlight)} / {(c.Io?.PeakConcurrentServed is { } peak ? CellText.Count(peak) : "-")}",
+            Cell = (c, _) => $"{CellText.Count(c.PeakInFlight)} / {(c.Io?.PeakConcurrentServed is { } peak ? CellText.Count(peak) : "-")}",
             Csv = [new("peakConcurrentServed", c => c.Io?.PeakConcurrentServed)],
         },
         new()
@@ -176,7 +187,7 @@ public static class ResultColumns
             Header = "Server 429s",
             Legend = "requests the server turned away",
             Tables = ColumnTables.Io,
-            Cell = c => c.Io?.Rejected429 is { } rejected ? CellText.Count(rejected) : "-",
+            Cell = (c, _) => c.Io?.Rejected429 is { } rejected ? CellText.Count(rejected) : "-",
             Csv = [new("rejected429", c => c.Io?.Rejected429), new("requestsServed", c => c.Io?.RequestsServed)],
         },
         new()
@@ -186,7 +197,7 @@ public static class ResultColumns
             Legend = "time items spent in SQLite writes, summed (busy = writes retried on SQLITE_BUSY)",
             Tables = ColumnTables.IoWide,
             AppliesTo = s => s.Cases.Any(c => c.Io?.WriteWaitMs is not null),
-            Cell = c => c.Io?.WriteWaitMs is { } wait ? CellText.Time(wait) + (c.Io.BusyRetries is { } busy ? $" ({CellText.Count(busy)} busy)" : string.Empty) : "-",
+            Cell = (c, _) => c.Io?.WriteWaitMs is { } wait ? CellText.Time(wait) + (c.Io.BusyRetries is { } busy ? $" ({CellText.Count(busy)} busy)" : string.Empty) : "-",
             Csv = [new("writeWaitMs", c => c.Io?.WriteWaitMs), new("busyRetries", c => c.Io?.BusyRetries)],
         },
         new()
@@ -195,7 +206,7 @@ public static class ResultColumns
             Header = "Pool thr (s/p/e)",
             Legend = "thread-pool threads at start / peak (sampled every 1 ms) / end",
             Tables = ColumnTables.Wide,
-            Cell = c => CellText.StartPeakEnd(c.ThreadPoolThreadsStart, c.ThreadPoolThreadsPeak, c.ThreadPoolThreadsEnd),
+            Cell = (c, _) => CellText.StartPeakEnd(c.ThreadPoolThreadsStart, c.ThreadPoolThreadsPeak, c.ThreadPoolThreadsEnd),
             Csv = [new("threadPoolThreadsStart", c => c.ThreadPoolThreadsStart), new("threadPoolThreadsPeak", c => c.ThreadPoolThreadsPeak), new("threadPoolThreadsEnd", c => c.ThreadPoolThreadsEnd)],
         },
         new()
@@ -204,7 +215,7 @@ public static class ResultColumns
             Header = "Threads",
             Legend = "peak thread-pool threads (sampled every 1 ms)",
             Tables = ColumnTables.SeedCompact,
-            Cell = c => CellText.Count(c.ThreadPoolThreadsPeak),
+            Cell = (c, _) => CellText.Count(c.ThreadPoolThreadsPeak),
         },
         new()
         {
@@ -212,7 +223,7 @@ public static class ResultColumns
             Header = "OS thr (s/p/e)",
             Legend = "the process's OS threads at start / peak / end",
             Tables = ColumnTables.SeedWide,
-            Cell = c => CellText.StartPeakEnd(c.ProcessThreadsStart, c.ProcessThreadsPeak, c.ProcessThreadsEnd),
+            Cell = (c, _) => CellText.StartPeakEnd(c.ProcessThreadsStart, c.ProcessThreadsPeak, c.ProcessThreadsEnd),
             Csv = [new("processThreadsStart", c => c.ProcessThreadsStart), new("processThreadsPeak", c => c.ProcessThreadsPeak), new("processThreadsEnd", c => c.ProcessThreadsEnd)],
         },
         new()
@@ -221,7 +232,7 @@ public static class ResultColumns
             Header = "Queue",
             Legend = "peak thread-pool queue length (sampled)",
             Tables = ColumnTables.SeedWide,
-            Cell = c => CellText.Count(c.PeakQueueLength),
+            Cell = (c, _) => CellText.Count(c.PeakQueueLength),
             Csv = [new("peakQueueLength", c => c.PeakQueueLength)],
         },
         new()
@@ -230,7 +241,7 @@ public static class ResultColumns
             Header = "Work items",
             Legend = "thread-pool work items completed",
             Tables = ColumnTables.SeedWide,
-            Cell = c => CellText.Count(c.CompletedWorkItems),
+            Cell = (c, _) => CellText.Count(c.CompletedWorkItems),
             Csv = [new("completedWorkItems", c => c.CompletedWorkItems), new("lockContentions", c => c.LockContentions)],
         },
         new()
@@ -239,7 +250,7 @@ public static class ResultColumns
             Header = "Allocated",
             Legend = "bytes allocated on all threads",
             Tables = ColumnTables.Seed | ColumnTables.IoWide,
-            Cell = c => CellText.Bytes(c.AllocatedBytes),
+            Cell = (c, _) => CellText.Bytes(c.AllocatedBytes),
             Csv = [new("allocatedBytes", c => c.AllocatedBytes)],
         },
         new()
@@ -248,7 +259,7 @@ public static class ResultColumns
             Header = "Gen0",
             Legend = "gen-0 collections",
             Tables = ColumnTables.SeedWide,
-            Cell = c => c.Gen0.ToString("0.##", CultureInfo.InvariantCulture),
+            Cell = (c, _) => c.Gen0.ToString("0.##", CultureInfo.InvariantCulture),
             Csv = [new("gen0", c => c.Gen0), new("gen1", c => c.Gen1), new("gen2", c => c.Gen2)],
         },
         new()
@@ -257,7 +268,7 @@ public static class ResultColumns
             Header = "CPU",
             Legend = "process CPU time, user + kernel, all threads",
             Tables = ColumnTables.Wide,
-            Cell = c => CellText.Time(c.CpuTimeMs),
+            Cell = (c, _) => CellText.Time(c.CpuTimeMs),
             Csv = [new("cpuTimeMs", c => c.CpuTimeMs), new("cpuMsPerItem", c => c.CpuMsPerItem)],
         },
         new()
@@ -273,7 +284,7 @@ public static class ResultColumns
             Tables = ColumnTables.Seed,
             Numeric = false,
             KeepsOnFailure = true,
-            Cell = c => c.SeedSays ?? string.Empty,
+            Cell = (c, _) => c.SeedSays ?? string.Empty,
             Csv = [new("seedSays", c => c.SeedSays), new("error", c => c.Error)],
         },
     ];
@@ -283,6 +294,16 @@ public static class ResultColumns
     {
         ArgumentNullException.ThrowIfNull(scenario);
         return All.Where(c => c.IsIn(table) && c.AppliesTo(scenario)).ToArray();
+    }
+
+    /// <summary>The parameter names whose values differ between the cases of <paramref name="scenario"/>.</summary>
+    public static IReadOnlyList<string> VaryingParameters(ScenarioResult scenario)
+    {
+        ArgumentNullException.ThrowIfNull(scenario);
+        static string? Value(CaseResult c, string key) => c.Parameters.TryGetValue(key, out var v) ? v.ToString() : null;
+        return scenario.Cases.SelectMany(c => c.Parameters.Keys).Distinct()
+            .Where(k => scenario.Cases.Select(c => Value(c, k)).Distinct().Count() > 1)
+            .ToArray();
     }
 
     /// <summary>Every CSV field, in order.</summary>
