@@ -17,6 +17,9 @@ public sealed class TimelineRecorder
     /// <summary>The most points a timeline holds.</summary>
     public const int MaxPoints = 1000;
 
+    /// <summary>Times are kept to 10 us: finer is below the sampler's resolution and only makes results.json longer.</summary>
+    private const int TimeDecimals = 2;
+
     private readonly InFlightProbe _probe;
     private readonly TimelineSources _sources;
     private readonly double[] _timeMs = new double[MaxPoints];
@@ -96,7 +99,7 @@ public sealed class TimelineRecorder
         {
             RunMs = runMs,
             IntervalMs = count == 0 ? 0 : Math.Max(runMs, _timeMs[count - 1]) / count,
-            TimeMs = Take(_timeMs, count),
+            TimeMs = _timeMs[..count].Select(t => Math.Round(t, TimeDecimals)).ToArray(),
             InFlight = Take(_inFlight, count),
             PoolThreads = Take(_poolThreads, count),
             OsThreads = Take(_osThreads, count),

@@ -16,6 +16,7 @@ public static class LineChart
     private const double Top = 24;
     private const double Bottom = 40;
     private const double LegendRow = 14;
+    private const double LegendGap = 8;
 
     /// <summary>The chart; null x/y log decides from the data's range (see <see cref="Axis.WantsLog"/>).</summary>
     public static string Render(string title, string xLabel, string yLabel, IReadOnlyList<Series> series, bool? logX = null, bool? logY = null, double width = DefaultWidth, double height = DefaultHeight)
@@ -31,7 +32,7 @@ public static class LineChart
         var ys = drawn.SelectMany(s => s.Y).ToArray();
         var useLogX = logX ?? Axis.WantsLog(xs.Where(v => v > 0).DefaultIfEmpty(1).Min(), xs.Max());
         var useLogY = logY ?? Axis.WantsLog(ys.Where(v => v > 0).DefaultIfEmpty(1).Min(), ys.Max());
-        var legendHeight = LegendRow * Math.Ceiling(drawn.Length / 2.0);
+        var legendHeight = (LegendRow * Math.Ceiling(drawn.Length / 2.0)) + LegendGap;
         var plotBottom = height - Bottom;
         var x = new Axis(useLogX ? xs.Where(v => v > 0).DefaultIfEmpty(1).Min() : Math.Min(0, xs.Min()), xs.Max(), Left, width - Right, useLogX);
         var y = new Axis(useLogY ? ys.Where(v => v > 0).DefaultIfEmpty(1).Min() : Math.Min(0, ys.Min()), ys.Max(), plotBottom, Top, useLogY);
@@ -67,7 +68,7 @@ public static class LineChart
         for (var i = 0; i < drawn.Length; i++)
         {
             var lx = Left + (i % 2 * ((width - Left) / 2));
-            var ly = height + (LegendRow * (i / 2)) - 4;
+            var ly = height + LegendGap + (LegendRow * (i / 2)) - 4;
             svg.Append(CultureInfo.InvariantCulture, $"<line x1=\"{Svg.N(lx)}\" y1=\"{Svg.N(ly - 4)}\" x2=\"{Svg.N(lx + 16)}\" y2=\"{Svg.N(ly - 4)}\" stroke=\"{drawn[i].Color}\" stroke-width=\"2\"{(drawn[i].Dashed ? " stroke-dasharray=\"5 3\"" : string.Empty)}/>");
             svg.Append(CultureInfo.InvariantCulture, $"<text class=\"legend\" x=\"{Svg.N(lx + 20)}\" y=\"{Svg.N(ly)}\">{Svg.Text(drawn[i].Name)}</text>");
         }
