@@ -13,6 +13,9 @@ public static class BarChart
     private const double Top = 24;
     private const double Bottom = 48;
 
+    /// <summary>Characters of a row label that fit in <see cref="LabelWidth"/> at 11 px.</summary>
+    private const int MaxLabel = 40;
+
     /// <summary>The chart; <paramref name="referenceName"/> names the reference marks in the legend when any bar has one.</summary>
     public static string Render(string title, string unit, IReadOnlyList<Bar> bars, string? referenceName = null, bool? log = null)
     {
@@ -74,5 +77,5 @@ public static class BarChart
         return svg.ToString();
     }
 
-    private static string Shorten(string label) => label.Length <= 42 ? label : label[..41] + "…";
+    private static string Shorten(string label) => label.Length <= MaxLabel ? label : label[..(MaxLabel - 1)] + "…";
 }

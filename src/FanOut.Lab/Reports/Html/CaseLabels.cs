@@ -1,4 +1,5 @@
 using FanOut.Lab.Results;
+using FanOut.Lab.Results.Columns;
 
 namespace FanOut.Lab.Reports.Html;
 
@@ -17,18 +18,19 @@ public sealed class CaseLabels
     /// <summary>The label of <paramref name="c"/>.</summary>
     public string this[CaseResult c] => _labels[c];
 
-    /// <summary>Labels for <paramref name="cases"/>.</summary>
-    public static CaseLabels For(IReadOnlyList<CaseResult> cases)
+    /// <summary>Labels for <paramref name="scenario"/>'s cases: the strategy, then only the parameters that differ between cases.</summary>
+    public static CaseLabels For(ScenarioResult scenario)
     {
-        ArgumentNullException.ThrowIfNull(cases);
-        var vary = cases.Select(c => ResultTable.ParametersText(c.Parameters)).Distinct().Count() > 1;
+        ArgumentNullException.ThrowIfNull(scenario);
+        var varying = ResultColumns.VaryingParameters(scenario);
         var labels = new Dictionary<CaseResult, string>(ReferenceEqualityComparer.Instance);
-        foreach (var c in cases)
+        foreach (var c in scenario.Cases)
         {
-            labels[c] = vary ? $"{c.Strategy} · {ResultTable.ParametersText(c.Parameters)}" : c.Strategy;
+            var differing = string.Join(' ', varying.Where(c.Parameters.ContainsKey).Select(k => k == "itemCount" ? $"N={c.Parameters[k]}" : $"{k}={c.Parameters[k]}"));
+            labels[c] = differing.Length > 0 ? $"{c.Strategy} · {differing}" : c.Strategy;
         }
 
-        return new CaseLabels(labels, cases.Select(c => c.Strategy).Distinct().ToList());
+        return new CaseLabels(labels, scenario.Cases.Select(c => c.Strategy).Distinct().ToList());
     }
 
     /// <summary>The strategy's index in the scenario: the same colour in every chart.</summary>

@@ -30,7 +30,7 @@ public sealed class ScenarioSection(ScenarioResult scenario) : IReportSection
             return;
         }
 
-        var labels = CaseLabels.For(scenario.Cases);
+        var labels = CaseLabels.For(scenario);
         var isIo = ran.Any(c => c.Io is not null);
         html.Append("<div class=\"charts\">");
         html.Append(BarChart.Render(
