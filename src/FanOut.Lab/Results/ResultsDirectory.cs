@@ -41,13 +41,20 @@ public sealed class ResultsDirectory
     /// <summary>The results file's name.</summary>
     public const string ResultsJsonFile = "results.json";
 
-    /// <summary>Writes every file for <paramref name="results"/>.</summary>
-    public void Write(LabResults results)
+    /// <summary>Writes every file for <paramref name="results"/>; report.html only when <paramref name="html"/>.</summary>
+    /// <remarks>The runner renders report.html when a scenario ends (and when a run is interrupted), not after every case:
+    /// the page holds every chart of the run so far, and redrawing it a hundred times cost seconds of a five-minute run.</remarks>
+    public void Write(LabResults results, bool html = true)
     {
         ArgumentNullException.ThrowIfNull(results);
         WriteAtomically(System.IO.Path.Combine(Path, ResultsJsonFile), ResultsJson.Serialize(results));
         WriteAtomically(System.IO.Path.Combine(Path, "results.csv"), ResultsCsv.Write(results));
         WriteAtomically(System.IO.Path.Combine(Path, "report.md"), MarkdownReport.Write(results));
+        if (!html)
+        {
+            return;
+        }
+
         WriteAtomically(System.IO.Path.Combine(Path, ReportHtml), Reports.Html.HtmlReport.Write(results, Scenarios.ScenarioCatalog.Default.Scenarios.Select(s => s.Id).ToArray()));
     }
 

@@ -35,6 +35,7 @@ public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, 
             {
                 if (cancellationToken.IsCancellationRequested)
                 {
+                    output?.Write(results);
                     return results;
                 }
 
@@ -52,11 +53,12 @@ public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, 
                 }
                 catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
                 {
+                    output?.Write(results);
                     return results;
                 }
 
                 caseResults.Add(result);
-                output?.Write(results);
+                output?.Write(results, html: false);
                 if (estimates is not null)
                 {
                     progress.TimeLeft(remaining);
