@@ -16,6 +16,7 @@ public static class FanOutCommandLine
         root.Subcommands.Add(ListCommand.Create(context.Catalog, context.Console));
         root.Subcommands.Add(RunCommand.Create(context));
         root.Subcommands.Add(ServeCommand.Create(context));
+        root.Subcommands.Add(ReportCommand.Create(context));
         root.Subcommands.Add(ChildCommand.Create(context.Catalog, context.Error));
 
         var parse = root.Parse(args);

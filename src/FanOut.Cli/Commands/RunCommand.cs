@@ -25,9 +25,10 @@ public static class RunCommand
         var inProcessOption = new Option<bool>("--in-process") { Description = "Run every case in this process (quick look; cases then share one thread pool)." };
         var outOption = new Option<string?>("--out") { Description = "Results folder (default fanout-results/<timestamp>)." };
         var timeoutOption = NumberOption.Create("--timeout", "Seconds one case may run before its child process is killed (default 300).", "use a positive number of seconds, e.g. 600");
-        var command = new Command("run", "Run a scenario (or all) and write results.json, results.csv and report.md.")
+        var wideOption = new Option<bool>("--wide") { Description = "Print every column in the console tables (default: a compact table that fits ~160 columns)." };
+        var command = new Command("run", "Run a scenario (or all) and write results.json, results.csv, report.md and report.html.")
         {
-            scenarioArgument, scaleOption, fullOption, inProcessOption, outOption, timeoutOption,
+            scenarioArgument, scaleOption, fullOption, inProcessOption, outOption, timeoutOption, wideOption,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -47,6 +48,7 @@ public static class RunCommand
                 return ExitCodes.Usage;
             }
 
+            settings = settings with { Wide = parse.GetValue(wideOption) };
             var output = ResultsDirectory.Open(settings.OutPath, out error);
             if (output is null)
             {
@@ -68,8 +70,11 @@ public static class RunCommand
         ICaseRunner caseRunner = settings.InProcess
             ? new InProcessScenarioCaseRunner(RunPolicy.Default)
             : new ChildProcessCaseRunner(context.Launcher(), settings.CaseTimeout);
-        var progress = new ConsoleProgress(console, context.Interactive);
-        var runner = new LabRunner(caseRunner, output, progress);
+        var progress = new ConsoleProgress(console, context.Interactive) { Wide = settings.Wide };
+        var runner = new LabRunner(caseRunner, output, progress)
+        {
+            Estimate = new RunEstimate(RunPolicy.Default, settings.InProcess ? TimeSpan.Zero : RunEstimate.ChildCaseOverhead),
+        };
         LabResults results;
         if (context.Interactive)
         {
@@ -85,7 +90,7 @@ public static class RunCommand
         }
 
         console.WriteLine();
-        console.WriteLine($"Wrote results.json, results.csv and report.md to {output.Path}");
+        console.WriteLine($"Wrote results.json, results.csv, report.md and report.html to {output.Path}");
         if (cancellationToken.IsCancellationRequested)
         {
             context.Error.WriteLine("fanout: interrupted; the cases that finished are saved.");

@@ -8,7 +8,8 @@ namespace FanOut.Cli.Commands;
 /// <param name="InProcess">Run every case in this process instead of a child per case.</param>
 /// <param name="OutPath">The results folder.</param>
 /// <param name="CaseTimeout">How long one case (child process) may take before it is killed.</param>
-public sealed record RunSettings(IReadOnlyList<Scenario> Scenarios, ScenarioSize Size, bool InProcess, string OutPath, TimeSpan CaseTimeout)
+/// <param name="Wide">Print every column in the console tables, not the compact set.</param>
+public sealed record RunSettings(IReadOnlyList<Scenario> Scenarios, ScenarioSize Size, bool InProcess, string OutPath, TimeSpan CaseTimeout, bool Wide = false)
 {
     /// <summary>The default per-case timeout: generous for the default sizes; --full's longest cases need --timeout.</summary>
     public static TimeSpan DefaultCaseTimeout { get; } = TimeSpan.FromMinutes(5);

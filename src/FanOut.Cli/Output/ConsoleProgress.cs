@@ -16,6 +16,11 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
     /// <summary>Set on a terminal to show the case running now (drawn by the caller's status widget).</summary>
     public Action<string>? Status { get; set; }
 
+    private TimeSpan? _left;
+
+    /// <summary>True to print every column; false (the default) prints the compact table that fits ~160 columns.</summary>
+    public bool Wide { get; init; }
+
     /// <inheritdoc/>
     public void ScenarioStarted(Scenario scenario, ScenarioSize size, int caseCount)
     {
@@ -34,17 +39,31 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
     }
 
     /// <inheritdoc/>
+    public void RunEstimated(TimeSpan estimate, int caseCount) =>
+        console.WriteLine($"Estimated duration: {Duration(estimate)} for {caseCount} case(s) (from each case's ideal time and run budget; the time left is shown as cases run).");
+
+    /// <inheritdoc/>
+    public void TimeLeft(TimeSpan remaining) => _left = remaining;
+
+    /// <inheritdoc/>
     public void CaseStarted(Scenario scenario, LabCase labCase, int caseIndex, int caseCount)
     {
         ArgumentNullException.ThrowIfNull(labCase);
-        Status?.Invoke($"[{caseIndex + 1}/{caseCount}] {labCase.Strategy.Name}, N={labCase.ItemCount}");
+        Status?.Invoke($"[{caseIndex + 1}/{caseCount}] {labCase.Strategy.Name}, N={labCase.ItemCount}{LeftText()}");
     }
+
+    /// <summary><c>4 min 05 s</c>, or <c>12 s</c> under a minute.</summary>
+    public static string Duration(TimeSpan duration) => duration.TotalMinutes >= 1
+        ? string.Create(CultureInfo.InvariantCulture, $"{(int)duration.TotalMinutes} min {duration.Seconds:00} s")
+        : string.Create(CultureInfo.InvariantCulture, $"{Math.Max(0, (int)Math.Round(duration.TotalSeconds))} s");
+
+    private string LeftText() => _left is { } left ? $" (~{Duration(left)} left)" : string.Empty;
 
     /// <inheritdoc/>
     public void CaseFinished(Scenario scenario, CaseResult result, int caseIndex, int caseCount)
     {
         ArgumentNullException.ThrowIfNull(result);
-        var head = $"  [{caseIndex + 1}/{caseCount}] {result.Strategy} {ResultTable.ParametersText(result.Parameters)}";
+        var head = $"  [{caseIndex + 1}/{caseCount}]{LeftText()} {result.Strategy} {ResultTable.ParametersText(result.Parameters)}";
         var tail = !result.Succeeded
             ? $"FAILED: {result.Error}"
             : result.Io is { } io
@@ -66,8 +85,13 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
     {
         ArgumentNullException.ThrowIfNull(result);
         console.WriteLine();
-        var table = ResultTable.For(result);
+        var table = ResultTable.For(result, Wide);
         console.WriteLine(TextTable.Render(table.Headers, table.Rows, table.RightAligned));
+        foreach (var c in result.Cases.Where(c => c.Note is not null))
+        {
+            console.WriteLine($"{c.Strategy} ({ResultTable.ParametersText(c.Parameters)}): {c.Note}");
+        }
+
         console.WriteLine($"Seed said: {result.SeedClaim}");
         console.WriteLine($"Here: {result.Verdict}");
     }

@@ -25,6 +25,9 @@ internal sealed class ServerCounters
 
     public ServerCounters(int capacity) => _capacity = capacity;
 
+    /// <summary>Requests being served right now; read without the lock, for samplers that must not allocate or block.</summary>
+    public int InFlight => Volatile.Read(ref _inFlight);
+
     /// <summary>A request got a capacity slot and starts its simulated work.</summary>
     /// <remarks>Call after the slot is acquired, so in-flight never exceeds the capacity.</remarks>
     public void OnServeStarted()

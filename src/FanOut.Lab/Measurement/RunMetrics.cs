@@ -59,4 +59,7 @@ public sealed record RunMetrics
 
     /// <summary>Where the strategy's own limit stood at the end of the run (FanOut adaptive); null for fixed strategies.</summary>
     public Strategies.LimitReading? Limit { get; init; }
+
+    /// <summary>The run over time, when the recorder was given timeline sources; null otherwise.</summary>
+    public Results.Timeline? Timeline { get; init; }
 }

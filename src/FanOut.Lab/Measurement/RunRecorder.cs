@@ -4,18 +4,27 @@ namespace FanOut.Lab.Measurement;
 
 /// <summary>Takes the counters before and after one run and turns the difference into <see cref="RunMetrics"/>.</summary>
 /// <remarks>Everything here reads process-wide counters the runtime already keeps; nothing runs per item.</remarks>
-public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
+/// <param name="sampler">The 1 ms sampler.</param>
+/// <param name="probe">The workload's in-flight probe.</param>
+/// <param name="timeline">What a run's timeline reads besides the runtime; null records no timeline.</param>
+public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, TimelineSources? timeline = null)
 {
     private Snapshot _start;
     private long _startTimestamp;
+    private TimelineRecorder? _timeline;
 
     /// <summary>Resets the probe and the sampler's peaks and reads the start counters; call right before the run.</summary>
     public void Start()
     {
         probe.Reset();
         sampler.ResetPeaks();
+
+        // Allocated before the start counters are read, so the timeline's arrays are not the run's allocations.
+        _timeline = timeline is null ? null : new TimelineRecorder(probe, timeline);
         _start = Snapshot.Take(sampler);
         _startTimestamp = Stopwatch.GetTimestamp();
+        _timeline?.Start(_startTimestamp);
+        sampler.Record(_timeline);
     }
 
     /// <summary>Reads the end counters; call right after the run.</summary>
@@ -24,6 +33,7 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
         var elapsed = Stopwatch.GetElapsedTime(_startTimestamp);
         var end = Snapshot.Take(sampler);
         var peaks = sampler.Peaks();
+        sampler.Record(null);
         return new RunMetrics
         {
             ElapsedMs = elapsed.TotalMilliseconds,
@@ -43,6 +53,7 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
             Gen1 = end.Gen1 - _start.Gen1,
             Gen2 = end.Gen2 - _start.Gen2,
             CpuTimeMs = (end.CpuTime - _start.CpuTime).TotalMilliseconds,
+            Timeline = _timeline?.ToTimeline(elapsed.TotalMilliseconds),
         };
     }
 

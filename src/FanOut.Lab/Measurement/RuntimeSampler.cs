@@ -21,6 +21,7 @@ public sealed class RuntimeSampler : IDisposable
     private long _peakQueue;
     private long _ownAllocatedBytes;
     private long _samples;
+    private TimelineRecorder? _timeline;
 
     /// <summary>Starts sampling every <paramref name="interval"/> (1 ms by default).</summary>
     public RuntimeSampler(TimeSpan? interval = null)
@@ -68,6 +69,15 @@ public sealed class RuntimeSampler : IDisposable
         }
     }
 
+    /// <summary>Feeds every sample from now on to <paramref name="timeline"/> as well; null stops.</summary>
+    public void Record(TimelineRecorder? timeline)
+    {
+        lock (_peaksLock)
+        {
+            _timeline = timeline;
+        }
+    }
+
     /// <inheritdoc/>
     public void Dispose()
     {
@@ -94,9 +104,13 @@ public sealed class RuntimeSampler : IDisposable
     private void SampleLocked()
     {
         AssertInvariants();
-        _peakPoolThreads = Math.Max(_peakPoolThreads, ThreadPool.ThreadCount);
-        _peakProcessThreads = Math.Max(_peakProcessThreads, _threads.Read());
-        _peakQueue = Math.Max(_peakQueue, ThreadPool.PendingWorkItemCount);
+        var poolThreads = ThreadPool.ThreadCount;
+        var processThreads = _threads.Read();
+        var queue = ThreadPool.PendingWorkItemCount;
+        _peakPoolThreads = Math.Max(_peakPoolThreads, poolThreads);
+        _peakProcessThreads = Math.Max(_peakProcessThreads, processThreads);
+        _peakQueue = Math.Max(_peakQueue, queue);
+        _timeline?.Record(Stopwatch.GetTimestamp(), poolThreads, processThreads, queue);
         Interlocked.Increment(ref _samples);
     }
 

@@ -109,6 +109,12 @@ public sealed record CaseResult
     /// <summary>Mean of the highest limit reached in a run, for strategies whose limit moves; null otherwise.</summary>
     public double? LimitPeak { get; init; }
 
+    /// <summary>The median measured run over time (in flight, threads, queue, limit, completions); null in files written before timelines.</summary>
+    public Timeline? Timeline { get; init; }
+
+    /// <summary>Why the case ran fewer times than the others (e.g. measured once because a run takes many seconds), or null.</summary>
+    public string? Note { get; init; }
+
     /// <summary>What the seed published for this cell, or null.</summary>
     public string? SeedSays { get; init; }
 

@@ -1,5 +1,7 @@
 using System.Text;
 
+using FanOut.Lab.Results.Columns;
+
 namespace FanOut.Lab.Results;
 
 /// <summary>report.md: per scenario, the seed's claim, our table with the seed's numbers beside ours, and the verdict line.</summary>
@@ -16,17 +18,13 @@ public static class MarkdownReport
         text.AppendLine($"Machine: {m.Processor}, {m.ProcessorCount} logical processors, {m.Os}, {m.DotnetVersion}. Started {results.StartedAt:u}.");
         text.AppendLine($"Parallel speed-ups top out at {m.ProcessorCount}x on this machine; the seeds ran on 16 to 20 logical cores.");
         text.AppendLine();
-        text.AppendLine("Columns: 1st run = the warm-up run in the fresh process (a cold thread pool); Mean/Error/StdDev/Median over the measured runs (Error = half the 99.9% confidence interval, Student's t); " +
-            "Ideal = best time at the strategy's own concurrency; Eff. = Ideal / Mean; In flight = measured peak of items running at once; " +
-            "Pool thr / OS thr = thread-pool and process threads at start/peak/end; Queue = peak thread-pool queue; Work items = thread-pool items completed; " +
-            "Allocated = bytes on all threads; CPU = process CPU time. Every value is the mean per run.");
+        text.AppendLine("Columns: " + Legend(ColumnTables.SeedWide) + ". Every value is the mean per run.");
         if (results.Scenarios.Any(s => s.Cases.Any(c => c.Io is not null)))
         {
             text.AppendLine();
-            text.AppendLine("Real-I/O scenarios (a loopback HTTP server, SQLite, files) have their own columns: OK = items that succeeded; Failed = failures by kind (HTTP status, socket = SocketException, timeout, other); " +
-                "OK/s = successful items per second; Latency = p50/p95/p99 of successful items, client side; In flight / server peak = the client's peak of calls in flight beside the server's peak of requests served at once; " +
-                "Server 429s = what the server turned away; DB write wait = time items spent in SQLite writes (busy = writes retried on SQLITE_BUSY).");
+            text.AppendLine("Real-I/O scenarios (a loopback HTTP server, SQLite, files) have their own columns: " + Legend(ColumnTables.IoWide, ColumnTables.SeedWide) + ".");
         }
+
         foreach (var scenario in results.Scenarios)
         {
             text.AppendLine();
@@ -37,12 +35,22 @@ public static class MarkdownReport
             text.AppendLine($"Scale {scenario.Scale:0.###}{(scenario.Full ? ", the seed's full grid" : string.Empty)}.");
             text.AppendLine();
             AppendTable(text, ResultTable.For(scenario));
+            foreach (var note in scenario.Cases.Where(c => c.Note is not null))
+            {
+                text.AppendLine();
+                text.AppendLine($"{note.Strategy} ({ResultTable.ParametersText(note.Parameters)}): {note.Note}");
+            }
+
             text.AppendLine();
             text.AppendLine($"**Here:** {scenario.Verdict ?? "(not all cases have finished)"}");
         }
 
         return text.ToString();
     }
+
+    /// <summary>"Header = legend; ..." for the columns of <paramref name="table"/>, leaving out those already in <paramref name="explained"/>.</summary>
+    private static string Legend(ColumnTables table, ColumnTables explained = ColumnTables.None) =>
+        string.Join("; ", ResultColumns.All.Where(c => c.IsIn(table) && !c.IsIn(explained) && c.Legend is not null).Select(c => $"{c.Header} = {c.Legend}"));
 
     private static void AppendTable(StringBuilder text, ResultTable.Table table)
     {

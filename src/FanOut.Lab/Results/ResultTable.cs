@@ -1,90 +1,39 @@
-using System.Globalization;
+using FanOut.Lab.Results.Columns;
 
 namespace FanOut.Lab.Results;
 
-/// <summary>A scenario's cases as text cells, in the style of BenchmarkDotNet's summary table; the console and report.md both draw it.</summary>
+/// <summary>A scenario's cases as text cells, in the style of BenchmarkDotNet's summary table, built from <see cref="ResultColumns"/>.</summary>
 public static class ResultTable
 {
-    /// <summary>The column headers; <see cref="RightAligned"/> says which are numbers.</summary>
-    public static IReadOnlyList<string> Headers { get; } =
-    [
-        "Strategy", "Parameters", "1st run", "Mean", "Error", "StdDev", "Median", "Ideal", "Eff.", "In flight",
-        "Pool thr (s/p/e)", "OS thr (s/p/e)", "Queue", "Work items", "Allocated", "Gen0", "CPU", "Seed said",
-    ];
-
-    /// <summary>The column headers of the real-I/O table (<see cref="For"/> picks it when a scenario's cases carry <see cref="CaseResult.Io"/>).</summary>
-    public static IReadOnlyList<string> IoHeaders { get; } =
-    [
-        "Strategy", "Parameters", "Mean", "Error", "OK", "Failed", "OK/s", "Latency p50/p95/p99", "In flight / server peak", "Server 429s",
-        "DB write wait", "Pool thr (s/p/e)", "CPU", "Allocated",
-    ];
-
-    /// <summary>True for the columns that hold numbers.</summary>
-    public static bool RightAligned(int column) => column is >= 2 and <= 16;
-
-    /// <summary>True for the numeric columns of the real-I/O table.</summary>
-    public static bool IoRightAligned(int column) => column is >= 2 and not 5;
-
-    /// <summary>The table for <paramref name="scenario"/>: the real-I/O columns when its cases have I/O metrics, else the seed columns.</summary>
-    public static Table For(ScenarioResult scenario)
+    /// <summary>The table for <paramref name="scenario"/>: the real-I/O columns when its cases have I/O metrics, else the seed columns;
+    /// every column when <paramref name="wide"/>, else the compact set that fits ~160 characters.</summary>
+    public static Table For(ScenarioResult scenario, bool wide = true)
     {
         ArgumentNullException.ThrowIfNull(scenario);
-        if (!scenario.Cases.Any(c => c.Io is not null))
-        {
-            return new Table(Headers, Rows(scenario), RightAligned);
-        }
+        var columns = ResultColumns.For(scenario, Kind(scenario, wide));
+        var isIo = IsIo(scenario);
 
-        var rows = scenario.Cases.Select(IoRow).ToArray();
-        if (scenario.Cases.Any(c => c.Io?.WriteWaitMs is not null))
+        // A failed case shows why in the last column that would otherwise hold a number.
+        var reasonColumn = columns.Select((c, i) => (c, i)).Last(x => !x.c.KeepsOnFailure).i;
+        var rows = scenario.Cases.Select(c =>
         {
-            return new Table(IoHeaders, rows, IoRightAligned);
-        }
-
-        // No database in this scenario: drop the write-wait column rather than print a column of dashes.
-        var writeWait = IoHeaders.Count - 4;
-        static IReadOnlyList<string> Without(IReadOnlyList<string> cells, int column) => cells.Where((_, i) => i != column).ToArray();
-        return new Table(Without(IoHeaders, writeWait), rows.Select(r => r.Count == IoHeaders.Count ? Without(r, writeWait) : r).ToArray(), IoRightAligned);
+            var reason = !c.Succeeded ? $"FAILED: {c.Error}" : isIo && c.Io is null ? "no I/O metrics" : null;
+            return (IReadOnlyList<string>)columns.Select((column, i) => reason is null || column.KeepsOnFailure ? column.Cell(c, scenario) : i == reasonColumn ? reason : "-").ToArray();
+        }).ToArray();
+        return new Table(columns.Select(c => c.Header!).ToArray(), rows, i => columns[i].Numeric, columns);
     }
 
-    /// <summary>One row of cells per case.</summary>
-    public static IReadOnlyList<IReadOnlyList<string>> Rows(ScenarioResult scenario)
+    /// <summary>Which table a scenario gets: real-I/O columns when any case carries <see cref="CaseResult.Io"/>.</summary>
+    public static ColumnTables Kind(ScenarioResult scenario, bool wide)
     {
         ArgumentNullException.ThrowIfNull(scenario);
-        return scenario.Cases.Select(Row).ToArray();
-    }
-
-    /// <summary>The cells of one case.</summary>
-    public static IReadOnlyList<string> Row(CaseResult c)
-    {
-        ArgumentNullException.ThrowIfNull(c);
-        var parameters = ParametersText(c.Parameters);
-        if (!c.Succeeded)
+        return (IsIo(scenario), wide) switch
         {
-            var blank = Enumerable.Repeat("-", Headers.Count - 4);
-            return [c.Strategy, parameters, .. blank, $"FAILED: {c.Error}", c.SeedSays ?? string.Empty];
-        }
-
-        return
-        [
-            StrategyText(c),
-            parameters,
-            Time(c.FirstRunMs),
-            Time(c.MeanMs),
-            c.ErrorMs is { } e ? Time(e) : "NA",
-            Time(c.StdDevMs),
-            Time(c.MedianMs),
-            Time(c.IdealMs),
-            double.IsFinite(c.Efficiency) ? c.Efficiency.ToString("0.00", CultureInfo.InvariantCulture) : "NA",
-            Count(c.PeakInFlight),
-            $"{Count(c.ThreadPoolThreadsStart)}/{Count(c.ThreadPoolThreadsPeak)}/{Count(c.ThreadPoolThreadsEnd)}",
-            $"{Count(c.ProcessThreadsStart)}/{Count(c.ProcessThreadsPeak)}/{Count(c.ProcessThreadsEnd)}",
-            Count(c.PeakQueueLength),
-            Count(c.CompletedWorkItems),
-            Bytes(c.AllocatedBytes),
-            c.Gen0.ToString("0.##", CultureInfo.InvariantCulture),
-            Time(c.CpuTimeMs),
-            c.SeedSays ?? string.Empty,
-        ];
+            (true, true) => ColumnTables.IoWide,
+            (true, false) => ColumnTables.IoCompact,
+            (false, true) => ColumnTables.SeedWide,
+            (false, false) => ColumnTables.SeedCompact,
+        };
     }
 
     /// <summary>The strategy's name, and where its limit settled when the limit moves: <c>FanOut (adaptive) -> 48 (peak 64)</c>.</summary>
@@ -92,38 +41,8 @@ public static class ResultTable
     {
         ArgumentNullException.ThrowIfNull(c);
         return c.LimitFinal is { } final && c.LimitPeak is { } peak
-            ? $"{c.Strategy} -> {Count(final)} (peak {Count(peak)})"
+            ? $"{c.Strategy} -> {CellText.Count(final)} (peak {CellText.Count(peak)})"
             : c.Strategy;
-    }
-
-    /// <summary>The cells of one case in the real-I/O table; a case without I/O metrics (or that failed) leaves them blank.</summary>
-    public static IReadOnlyList<string> IoRow(CaseResult c)
-    {
-        ArgumentNullException.ThrowIfNull(c);
-        var parameters = ParametersText(c.Parameters);
-        if (!c.Succeeded || c.Io is not { } io)
-        {
-            var blank = Enumerable.Repeat("-", IoHeaders.Count - 3);
-            return [c.Strategy, parameters, .. blank, c.Succeeded ? "no I/O metrics" : $"FAILED: {c.Error}"];
-        }
-
-        return
-        [
-            StrategyText(c),
-            parameters,
-            Time(c.MeanMs),
-            c.ErrorMs is { } e ? Time(e) : "NA",
-            Count(io.Successes),
-            FailuresText(io),
-            io.SuccessesPerSecond.ToString("N0", CultureInfo.InvariantCulture),
-            io.ItemLatencyP50Ms is { } p50 ? $"{Time(p50)} / {Time(io.ItemLatencyP95Ms ?? p50)} / {Time(io.ItemLatencyP99Ms ?? p50)}" : "-",
-            $"{Count(c.PeakInFlight)} / {(io.PeakConcurrentServed is { } peak ? Count(peak) : "-")}",
-            io.Rejected429 is { } rejected ? Count(rejected) : "-",
-            io.WriteWaitMs is { } wait ? Time(wait) + (io.BusyRetries is { } busy ? $" ({Count(busy)} busy)" : string.Empty) : "-",
-            $"{Count(c.ThreadPoolThreadsStart)}/{Count(c.ThreadPoolThreadsPeak)}/{Count(c.ThreadPoolThreadsEnd)}",
-            Time(c.CpuTimeMs),
-            Bytes(c.AllocatedBytes),
-        ];
     }
 
     /// <summary><c>0</c>, or the failures by kind: <c>1,872 x 429, 3 socket</c>.</summary>
@@ -135,9 +54,9 @@ public static class ResultTable
             return "0";
         }
 
-        var kinds = io.FailuresByStatus.Where(s => s.Value > 0).Select(s => $"{Count(s.Value)} x {s.Key}")
+        var kinds = io.FailuresByStatus.Where(s => s.Value > 0).Select(s => $"{CellText.Count(s.Value)} x {s.Key}")
             .Concat(new[] { (io.FailuresSocket, "socket"), (io.FailuresTimeout, "timeout"), (io.FailuresOther, "other") }
-                .Where(k => k.Item1 > 0).Select(k => $"{Count(k.Item1)} {k.Item2}"));
+                .Where(k => k.Item1 > 0).Select(k => $"{CellText.Count(k.Item1)} {k.Item2}"));
         return string.Join(", ", kinds);
     }
 
@@ -148,28 +67,18 @@ public static class ResultTable
         return string.Join(' ', parameters.Select(p => p.Key == "itemCount" ? $"N={p.Value}" : $"{p.Key}={p.Value}"));
     }
 
-    /// <summary>Milliseconds with units chosen like BenchmarkDotNet's: us below 1 ms, s above 10 s.</summary>
-    public static string Time(double ms) => ms switch
-    {
-        < 1 => string.Create(CultureInfo.InvariantCulture, $"{ms * 1000:N1} us"),
-        < 10_000 => string.Create(CultureInfo.InvariantCulture, $"{ms:N2} ms"),
-        _ => string.Create(CultureInfo.InvariantCulture, $"{ms / 1000:N3} s"),
-    };
+    /// <summary>Milliseconds with BenchmarkDotNet's units (see <see cref="CellText.Time"/>).</summary>
+    public static string Time(double ms) => CellText.Time(ms);
 
-    /// <summary>Bytes as B, KB or MB.</summary>
-    public static string Bytes(double bytes) => bytes switch
-    {
-        < 1024 => string.Create(CultureInfo.InvariantCulture, $"{bytes:N0} B"),
-        < 1024 * 1024 => string.Create(CultureInfo.InvariantCulture, $"{bytes / 1024:N1} KB"),
-        _ => string.Create(CultureInfo.InvariantCulture, $"{bytes / 1024 / 1024:N1} MB"),
-    };
+    /// <summary>Bytes as B, KB or MB (see <see cref="CellText.Bytes"/>).</summary>
+    public static string Bytes(double bytes) => CellText.Bytes(bytes);
 
-    private static string Count(double value) =>
-        value == Math.Round(value) ? value.ToString("N0", CultureInfo.InvariantCulture) : value.ToString("N1", CultureInfo.InvariantCulture);
+    private static bool IsIo(ScenarioResult scenario) => scenario.Cases.Any(c => c.Io is not null);
 
-    /// <summary>A table ready to draw: headers, rows of cells, and which columns are numbers.</summary>
+    /// <summary>A table ready to draw: headers, rows of cells, which columns are numbers, and the column definitions behind them.</summary>
     /// <param name="Headers">Column headers.</param>
     /// <param name="Rows">One row per case.</param>
     /// <param name="RightAligned">True for numeric columns.</param>
-    public sealed record Table(IReadOnlyList<string> Headers, IReadOnlyList<IReadOnlyList<string>> Rows, Func<int, bool> RightAligned);
+    /// <param name="Columns">The definitions, one per header.</param>
+    public sealed record Table(IReadOnlyList<string> Headers, IReadOnlyList<IReadOnlyList<string>> Rows, Func<int, bool> RightAligned, IReadOnlyList<ResultColumn> Columns);
 }

@@ -1,46 +1,25 @@
 using System.Globalization;
 using System.Text;
 
+using FanOut.Lab.Results.Columns;
+
 namespace FanOut.Lab.Results;
 
-/// <summary>results.csv: one line per case, every metric in its own column, raw numbers (ms, bytes) for spreadsheets.</summary>
+/// <summary>results.csv: one line per case, the scenario id then every <see cref="ResultColumns.CsvFields"/> field, raw numbers (ms, bytes) for spreadsheets.</summary>
 public static class ResultsCsv
 {
-    private static readonly string[] s_columns =
-    [
-        "scenario", "strategy", "workload", "parameters", "runs", "firstRunMs", "meanMs", "errorMs", "stdDevMs", "medianMs", "minMs", "maxMs",
-        "idealMs", "efficiency", "concurrency", "peakInFlight", "threadPoolThreadsStart", "threadPoolThreadsPeak", "threadPoolThreadsEnd",
-        "processThreadsStart", "processThreadsPeak", "processThreadsEnd", "peakQueueLength", "completedWorkItems", "lockContentions",
-        "allocatedBytes", "gen0", "gen1", "gen2", "cpuTimeMs", "limitFinal", "limitPeak", "seedSays", "error",
-
-        // Real-I/O columns, empty for the seed scenarios.
-        "successes", "failures", "failuresHttp", "failuresByStatus", "failuresSocket", "failuresTimeout", "failuresOther",
-        "itemLatencyP50Ms", "itemLatencyP95Ms", "itemLatencyP99Ms", "successesPerSecond", "peakConcurrentServed", "rejected429", "requestsServed",
-        "writeWaitMs", "busyRetries",
-    ];
-
     /// <summary>The whole file for <paramref name="results"/>.</summary>
     public static string Write(LabResults results)
     {
         ArgumentNullException.ThrowIfNull(results);
+        var fields = ResultColumns.CsvFields;
         var text = new StringBuilder();
-        text.AppendLine(string.Join(',', s_columns));
+        text.AppendLine(string.Join(',', fields.Select(f => f.Name).Prepend("scenario")));
         foreach (var scenario in results.Scenarios)
         {
             foreach (var c in scenario.Cases)
             {
-                object?[] values =
-                [
-                    scenario.Id, c.Strategy, c.Workload, ResultTable.ParametersText(c.Parameters), c.Runs, c.FirstRunMs, c.MeanMs, c.ErrorMs, c.StdDevMs, c.MedianMs, c.MinMs, c.MaxMs,
-                    c.IdealMs, c.Efficiency, c.Concurrency, c.PeakInFlight, c.ThreadPoolThreadsStart, c.ThreadPoolThreadsPeak, c.ThreadPoolThreadsEnd,
-                    c.ProcessThreadsStart, c.ProcessThreadsPeak, c.ProcessThreadsEnd, c.PeakQueueLength, c.CompletedWorkItems, c.LockContentions,
-                    c.AllocatedBytes, c.Gen0, c.Gen1, c.Gen2, c.CpuTimeMs, c.LimitFinal, c.LimitPeak, c.SeedSays, c.Error,
-                    c.Io?.Successes, c.Io?.Failures, c.Io?.FailuresHttp, c.Io is { } io ? string.Join(' ', io.FailuresByStatus.Select(f => $"{f.Key}={f.Value.ToString("R", CultureInfo.InvariantCulture)}")) : null,
-                    c.Io?.FailuresSocket, c.Io?.FailuresTimeout, c.Io?.FailuresOther,
-                    c.Io?.ItemLatencyP50Ms, c.Io?.ItemLatencyP95Ms, c.Io?.ItemLatencyP99Ms, c.Io?.SuccessesPerSecond, c.Io?.PeakConcurrentServed, c.Io?.Rejected429, c.Io?.RequestsServed,
-                    c.Io?.WriteWaitMs, c.Io?.BusyRetries,
-                ];
-                text.AppendLine(string.Join(',', values.Select(Field)));
+                text.AppendLine(string.Join(',', fields.Select(f => Field(f.Value(c))).Prepend(Field(scenario.Id))));
             }
         }
 

@@ -1,6 +1,6 @@
 namespace FanOut.Lab.Results;
 
-/// <summary>The <c>--out</c> folder: rewrites results.json, results.csv and report.md after every finished case.</summary>
+/// <summary>The <c>--out</c> folder: rewrites results.json, results.csv, report.md and report.html after every finished case.</summary>
 /// <remarks>Each file is written to a temporary name and renamed over the old one, so a crash or Ctrl+C mid-write
 /// leaves the previous complete file, never a torn one: the cases already finished are never lost.</remarks>
 public sealed class ResultsDirectory
@@ -35,18 +35,33 @@ public sealed class ResultsDirectory
         }
     }
 
-    /// <summary>Writes all three files for <paramref name="results"/>.</summary>
-    public void Write(LabResults results)
+    /// <summary>The HTML report's file name.</summary>
+    public const string ReportHtml = "report.html";
+
+    /// <summary>The results file's name.</summary>
+    public const string ResultsJsonFile = "results.json";
+
+    /// <summary>Writes every file for <paramref name="results"/>; report.html only when <paramref name="html"/>.</summary>
+    /// <remarks>The runner renders report.html when a scenario ends (and when a run is interrupted), not after every case:
+    /// the page holds every chart of the run so far, and redrawing it a hundred times cost seconds of a five-minute run.</remarks>
+    public void Write(LabResults results, bool html = true)
     {
         ArgumentNullException.ThrowIfNull(results);
-        WriteAtomically("results.json", ResultsJson.Serialize(results));
-        WriteAtomically("results.csv", ResultsCsv.Write(results));
-        WriteAtomically("report.md", MarkdownReport.Write(results));
+        WriteAtomically(System.IO.Path.Combine(Path, ResultsJsonFile), ResultsJson.Serialize(results));
+        WriteAtomically(System.IO.Path.Combine(Path, "results.csv"), ResultsCsv.Write(results));
+        WriteAtomically(System.IO.Path.Combine(Path, "report.md"), MarkdownReport.Write(results));
+        if (!html)
+        {
+            return;
+        }
+
+        WriteAtomically(System.IO.Path.Combine(Path, ReportHtml), Reports.Html.HtmlReport.Write(results, Scenarios.ScenarioCatalog.Default.Scenarios.Select(s => s.Id).ToArray()));
     }
 
-    private void WriteAtomically(string name, string content)
+    /// <summary>Writes <paramref name="content"/> to a temporary name and renames it over <paramref name="target"/>.</summary>
+    public static void WriteAtomically(string target, string content)
     {
-        var target = System.IO.Path.Combine(Path, name);
+        ArgumentNullException.ThrowIfNull(target);
         var temp = target + ".tmp";
         File.WriteAllText(temp, content);
         File.Move(temp, target, overwrite: true);

@@ -59,6 +59,14 @@ public static class CaseResultBuilder
             LimitFinal = runs.All(r => r.Limit is not null) ? runs.Average(r => r.Limit!.Final) : null,
             LimitPeak = runs.All(r => r.Limit is not null) ? runs.Average(r => r.Limit!.Peak) : null,
             SeedSays = labCase.SeedSays,
+            Timeline = MedianRun(runs).Timeline,
         };
+    }
+
+    /// <summary>The run whose time is the median (the lower one of the middle two): the run a timeline shows.</summary>
+    public static RunMetrics MedianRun(IReadOnlyList<RunMetrics> runs)
+    {
+        ArgumentNullException.ThrowIfNull(runs);
+        return runs.OrderBy(r => r.ElapsedMs).ElementAt((runs.Count - 1) / 2);
     }
 }

@@ -17,4 +17,14 @@ public interface ILabProgress
 
     /// <summary>A scenario finished.</summary>
     void ScenarioFinished(ScenarioResult result);
+
+    /// <summary>Before anything runs: the estimated duration of the whole run (only when the runner has an estimate).</summary>
+    void RunEstimated(TimeSpan estimate, int caseCount)
+    {
+    }
+
+    /// <summary>Before each case, the estimated time left with it; after it, without it (only when the runner has an estimate).</summary>
+    void TimeLeft(TimeSpan remaining)
+    {
+    }
 }

@@ -2,6 +2,7 @@ using System.Diagnostics;
 
 using FanOut.Lab.Measurement;
 using FanOut.Lab.Results;
+using FanOut.Lab.Results.Columns;
 using FanOut.Lab.Scenarios;
 using FanOut.Lab.Workloads;
 
@@ -55,7 +56,16 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         CancellationToken cancellationToken)
     {
         using var sampler = new RuntimeSampler();
-        var recorder = new RunRecorder(sampler, workload.Probe);
+        var recorder = new RunRecorder(sampler, workload.Probe, TimelineSourcesFor(labCase, workload));
+        var note = policy.Reason;
+
+        // A case whose best possible run is already long is measured once, without a warm-up (JIT is noise next to it).
+        var idealBeforeMs = IdealTime.Milliseconds(workload.Profile, labCase.ItemCount, labCase.Strategy.ConcurrencyFor(labCase.ItemCount), Environment.ProcessorCount, 0);
+        if (note is null && policy.LongRun is { } longRun && idealBeforeMs >= longRun.TotalMilliseconds && policy.MaxRuns > 1)
+        {
+            policy = policy with { Warmups = 0, MinRuns = 1, MaxRuns = 1 };
+            note = $"measured once, no warm-up: its best possible run takes {CellText.Time(idealBeforeMs)}";
+        }
 
         var firstRunMs = double.NaN;
         for (var i = 0; i < policy.Warmups; i++)
@@ -68,9 +78,16 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
             firstRunMs = i == 0 ? elapsedMs : firstRunMs;
         }
 
+        // A warm-up that was long says the runs will be: one measured run, with the reason beside the row.
+        if (note is null && policy.LongRun is { } slow && firstRunMs >= slow.TotalMilliseconds && policy.MaxRuns > 1)
+        {
+            policy = policy with { MinRuns = 1, MaxRuns = 1 };
+            note = $"measured once: the warm-up run took {CellText.Time(firstRunMs)}";
+        }
+
         var runs = new List<RunMetrics>();
-        var spent = TimeSpan.Zero;
-        while (policy.WantsAnotherRun(runs.Count, spent))
+        var times = new List<double>();
+        while (policy.WantsAnotherRun(times))
         {
             cancellationToken.ThrowIfCancellationRequested();
 
@@ -85,7 +102,7 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
             }
 
             runs.Add(metrics);
-            spent += TimeSpan.FromMilliseconds(metrics.ElapsedMs);
+            times.Add(metrics.ElapsedMs);
         }
 
         // Calibrated after the measured runs: by then the loop is at its final JIT tier, which a
@@ -94,7 +111,19 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         var concurrency = labCase.Strategy.ConcurrencyFor(labCase.ItemCount);
         var idealMs = IdealTime.Milliseconds(workload.Profile, labCase.ItemCount, concurrency, Environment.ProcessorCount, cpuMsPerItem);
         var result = CaseResultBuilder.Build(labCase, workload, parameters, runs, idealMs, concurrency, cpuMsPerItem);
-        return result with { FirstRunMs = double.IsNaN(firstRunMs) ? runs[0].ElapsedMs : firstRunMs };
+        return result with { FirstRunMs = double.IsNaN(firstRunMs) ? runs[0].ElapsedMs : firstRunMs, Note = note };
+    }
+
+    /// <summary>What a timeline reads for this case: the strategy's moving limit, and a real-I/O workload's live counters.</summary>
+    private static TimelineSources TimelineSourcesFor(LabCase labCase, Workload workload)
+    {
+        var strategy = labCase.Strategy;
+        var live = workload as ILiveCounters;
+        return new TimelineSources(
+            strategy.LimitMoves ? () => strategy.LimitNow : null,
+            live is null ? null : () => live.CompletedNow,
+            live?.RejectedNow is null ? null : () => live.RejectedNow,
+            live?.ServerInFlightNow is null ? null : () => live.ServerInFlightNow);
     }
 
     /// <summary>Times the CPU part of items run one after another on this thread; returns milliseconds per item.</summary>

@@ -6,6 +6,9 @@ namespace FanOut.Lab.Running;
 /// <summary>Runs scenarios case by case, saving every result as soon as it exists.</summary>
 public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, ILabProgress progress)
 {
+    /// <summary>How to estimate the run's duration, shown before it starts and as time left; null shows none.</summary>
+    public RunEstimate? Estimate { get; init; }
+
     /// <summary>Runs <paramref name="scenarios"/> at <paramref name="size"/>; on cancellation returns what finished.</summary>
     public async Task<LabResults> RunAsync(IReadOnlyList<Scenario> scenarios, ScenarioSize size, CancellationToken cancellationToken)
     {
@@ -13,8 +16,16 @@ public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, 
         ArgumentNullException.ThrowIfNull(size);
         var finished = new List<ScenarioResult>();
         var results = new LabResults { Machine = MachineInfo.Current(), StartedAt = DateTimeOffset.UtcNow, Scenarios = finished };
-        foreach (var scenario in scenarios)
+        var estimates = Estimate is null ? null : scenarios.Select(s => Estimate.For(s, size)).ToArray();
+        var remaining = estimates is null ? TimeSpan.Zero : estimates.SelectMany(e => e).Aggregate(TimeSpan.Zero, (a, b) => a + b);
+        if (estimates is not null)
         {
+            progress.RunEstimated(remaining, estimates.Sum(e => e.Count));
+        }
+
+        for (var s = 0; s < scenarios.Count; s++)
+        {
+            var scenario = scenarios[s];
             var cases = scenario.Cases(size);
             var caseResults = new List<CaseResult>();
             var current = Open(scenario, size, caseResults);
@@ -24,7 +35,14 @@ public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, 
             {
                 if (cancellationToken.IsCancellationRequested)
                 {
+                    output?.Write(results);
                     return results;
+                }
+
+                if (estimates is not null)
+                {
+                    progress.TimeLeft(remaining);
+                    remaining -= i < estimates[s].Count ? estimates[s][i] : TimeSpan.Zero;
                 }
 
                 progress.CaseStarted(scenario, cases[i], i, cases.Count);
@@ -35,11 +53,17 @@ public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, 
                 }
                 catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
                 {
+                    output?.Write(results);
                     return results;
                 }
 
                 caseResults.Add(result);
-                output?.Write(results);
+                output?.Write(results, html: false);
+                if (estimates is not null)
+                {
+                    progress.TimeLeft(remaining);
+                }
+
                 progress.CaseFinished(scenario, result, i, cases.Count);
             }
 

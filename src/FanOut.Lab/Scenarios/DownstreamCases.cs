@@ -18,7 +18,7 @@ internal static class DownstreamCases
 
     /// <summary>Cases of many seconds per run (a DOP of 2 over 2,000 calls): one measured run, no warm-up, to keep <c>run all</c> short.</summary>
     /// <remarks>The warm-up matters little here: such a case opens only as many connections as its DOP.</remarks>
-    public static readonly RunPolicy Once = new(0, 1, 1, TimeSpan.Zero);
+    public static readonly RunPolicy Once = RunPolicy.Once("measured once, no warm-up: at a DOP of ProcessorCount one run takes many seconds");
 
     /// <summary>Every call gives up after this (not scaled: a safety net, never reached by a healthy server).</summary>
     public static readonly TimeSpan CallTimeout = TimeSpan.FromSeconds(5);

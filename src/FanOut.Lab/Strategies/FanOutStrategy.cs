@@ -67,11 +67,17 @@ public sealed class FanOutStrategy : Strategy
         _fixed is null && _lastLimit is { } limit ? new LimitReading(limit.Current, limit.Peak) : null;
 
     /// <inheritdoc/>
+    public override bool LimitMoves => _fixed is null;
+
+    /// <inheritdoc/>
+    public override int? LimitNow => _fixed is null ? Volatile.Read(ref _lastLimit)?.Current : null;
+
+    /// <inheritdoc/>
     public override async Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(workload);
         var limit = _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
-        _lastLimit = limit;
+        Volatile.Write(ref _lastLimit, limit);
         try
         {
             using var bucket = _ratePerSecond is { } rate ? TokenBucket(rate) : null;

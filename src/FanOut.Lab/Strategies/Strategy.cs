@@ -17,6 +17,13 @@ public abstract class Strategy
     /// <summary>Where the strategy's own limit stood after the last run, for strategies whose limit moves; null for the rest.</summary>
     public virtual LimitReading? LastLimit => null;
 
+    /// <summary>The strategy's own limit right now, for a limit that moves during a run (FanOut adaptive); null otherwise.</summary>
+    /// <remarks>Read by the timeline sampler every millisecond: must not allocate or block.</remarks>
+    public virtual int? LimitNow => null;
+
+    /// <summary>True when the strategy's limit moves during a run (<see cref="LimitNow"/> is then worth recording).</summary>
+    public virtual bool LimitMoves => false;
+
     /// <summary>Runs every item of <paramref name="items"/> through <paramref name="workload"/>.</summary>
     public abstract Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken);
 

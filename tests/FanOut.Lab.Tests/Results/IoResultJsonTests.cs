@@ -83,7 +83,8 @@ public sealed class IoResultJsonTests
         var row = ioTable.Rows[0];
         Assert.Equal("1,000 / 64", row[ioTable.Headers.ToList().IndexOf("In flight / server peak")]);
         Assert.Equal("900 x 429, 1 socket", row[ioTable.Headers.ToList().IndexOf("Failed")]);
-        Assert.Equal(ResultTable.Headers, ResultTable.For(Scenario("seed", seedCase)).Headers);
+        Assert.Contains("Eff.", ResultTable.For(Scenario("seed", seedCase)).Headers);
+        Assert.DoesNotContain("OK/s", ResultTable.For(Scenario("seed", seedCase)).Headers);
 
         var csv = ResultsCsv.Write(new LabResults { Machine = MachineInfo.Current(), StartedAt = DateTimeOffset.UnixEpoch, Scenarios = [Scenario("io", ioCase), Scenario("seed", seedCase)] }).Split('\n');
         var header = csv[0].TrimEnd('\r').Split(',');

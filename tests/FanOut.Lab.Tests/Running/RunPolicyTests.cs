@@ -16,4 +16,26 @@ public sealed class RunPolicyTests
     {
         Assert.Equal(expected, s_policy.WantsAnotherRun(runs, TimeSpan.FromMilliseconds(spentMs)));
     }
+
+    [Fact]
+    public void WantsAnotherRun_TightStatistics_StopsAfterMinRuns()
+    {
+        var policy = s_policy with { TightRelativeError = 0.02 };
+
+        Assert.False(policy.WantsAnotherRun([100.0, 100.1, 99.9]));
+        Assert.True(policy.WantsAnotherRun([100.0, 130.0, 80.0]));
+        Assert.True(policy.WantsAnotherRun([100.0, 100.0]));
+    }
+
+    [Fact]
+    public void Run_RunLongerThanLongRun_MeasuresOnceAndSaysWhy()
+    {
+        var policy = new RunPolicy(1, 3, 3, TimeSpan.Zero) { LongRun = TimeSpan.FromMilliseconds(1) };
+        var labCase = new FanOut.Lab.Scenarios.LabCase(new FanOut.Lab.Strategies.SequentialAwaitStrategy(), () => new FanOut.Lab.Workloads.DelayWorkload(FanOut.Lab.Workloads.DelaySchedule.Fixed(1, 2)), 2);
+
+        var result = new InProcessCaseRunner(policy).Run(labCase);
+
+        Assert.Equal(1, result.Runs);
+        Assert.StartsWith("measured once", result.Note, StringComparison.Ordinal);
+    }
 }

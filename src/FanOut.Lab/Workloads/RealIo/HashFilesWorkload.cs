@@ -13,7 +13,7 @@ namespace FanOut.Lab.Workloads.RealIo;
 /// <see cref="SHA256.HashDataAsync(Stream, CancellationToken)"/>. After the first run the files are in the page
 /// cache, so this is mostly CPU: the seed's case for Parallel.ForEach.
 /// </remarks>
-public sealed class HashFilesWorkload : Workload, ICaseLifecycle
+public sealed class HashFilesWorkload : Workload, ICaseLifecycle, ILiveCounters
 {
     private const int RandomSeed = 7;
     private readonly int _itemCount;
@@ -53,6 +53,15 @@ public sealed class HashFilesWorkload : Workload, ICaseLifecycle
 
     /// <summary>The hash the last run computed for item <paramref name="index"/>, or null.</summary>
     internal byte[]? HashOf(int index) => Volatile.Read(ref _hashes[index]);
+
+    /// <inheritdoc/>
+    public long CompletedNow => _outcomes?.SuccessesNow ?? 0;
+
+    /// <inheritdoc/>
+    public long? RejectedNow => null;
+
+    /// <inheritdoc/>
+    public int? ServerInFlightNow => null;
 
     /// <inheritdoc/>
     public async Task SetUpAsync(CancellationToken cancellationToken)

@@ -12,7 +12,7 @@ namespace FanOut.Lab.Workloads.RealIo;
 /// kind and does not throw out of the body, so every strategy runs every item and the counts are complete; only
 /// the run's own cancellation propagates.
 /// </remarks>
-public sealed class HttpGetWorkload : Workload, ICaseLifecycle
+public sealed class HttpGetWorkload : Workload, ICaseLifecycle, ILiveCounters
 {
     private readonly DownstreamOptions _options;
     private readonly TimeSpan _callTimeout;
@@ -87,6 +87,15 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle
 
     /// <summary>The running server (after set-up), for tests.</summary>
     internal DownstreamServer Server => (_downstream ?? throw new InvalidOperationException("Not set up.")).Server;
+
+    /// <inheritdoc/>
+    public long CompletedNow => _outcomes?.SuccessesNow ?? 0;
+
+    /// <inheritdoc/>
+    public long? RejectedNow => _outcomes?.TooManyRequestsNow;
+
+    /// <inheritdoc/>
+    public int? ServerInFlightNow => _downstream?.Server.InFlightNow;
 
     /// <inheritdoc/>
     public async Task SetUpAsync(CancellationToken cancellationToken)

@@ -22,6 +22,7 @@ public sealed class ItemOutcomes
     public const string Other = "other";
 
     private const int MaxStatus = 600;
+    private const int TooManyRequests = 429;
     private readonly long[] _latencyTicks;
     private readonly long[] _statuses = new long[MaxStatus];
     private long _successes;
@@ -36,6 +37,12 @@ public sealed class ItemOutcomes
         _latencyTicks = new long[itemCount];
         Reset();
     }
+
+    /// <summary>Successful items so far in this run, read without allocating (for the timeline sampler).</summary>
+    public long SuccessesNow => Interlocked.Read(ref _successes);
+
+    /// <summary>Items answered 429 so far in this run, read without allocating.</summary>
+    public long TooManyRequestsNow => Interlocked.Read(ref _statuses[TooManyRequests]);
 
     /// <summary>Forgets the last run.</summary>
     public void Reset()

@@ -17,7 +17,7 @@ namespace FanOut.Lab.Workloads.RealIo;
 /// thread (Microsoft.Data.Sqlite's async methods run synchronously and retry SQLITE_BUSY until the command timeout).
 /// That wait is the write contention seed 002 warns of; <see cref="IoRunMetrics.WriteWaitMs"/> sums it over the items.</para>
 /// </remarks>
-public sealed class PriceSyncWorkload : Workload, ICaseLifecycle
+public sealed class PriceSyncWorkload : Workload, ICaseLifecycle, ILiveCounters
 {
     private readonly DownstreamOptions _options;
     private readonly TimeSpan _callTimeout;
@@ -64,6 +64,15 @@ public sealed class PriceSyncWorkload : Workload, ICaseLifecycle
 
     /// <summary>The database file (after set-up), for tests.</summary>
     internal string DatabasePath { get; private set; } = string.Empty;
+
+    /// <inheritdoc/>
+    public long CompletedNow => _outcomes?.SuccessesNow ?? 0;
+
+    /// <inheritdoc/>
+    public long? RejectedNow => _outcomes?.TooManyRequestsNow;
+
+    /// <inheritdoc/>
+    public int? ServerInFlightNow => _downstream?.Server.InFlightNow;
 
     /// <inheritdoc/>
     public async Task SetUpAsync(CancellationToken cancellationToken)

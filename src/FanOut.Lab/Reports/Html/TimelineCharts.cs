@@ -1,0 +1,132 @@
+using System.Text;
+
+using FanOut.Lab.Reports.Charts;
+using FanOut.Lab.Results;
+
+namespace FanOut.Lab.Reports.Html;
+
+/// <summary>The timelines of a scenario's cases: items in flight, threads and queue, the adaptive limit, and for real I/O completions and 429s over time.</summary>
+public static class TimelineCharts
+{
+    /// <summary>A chart has about this many pixels across: more points than this are merged (keeping each bucket's peak).</summary>
+    private const int MaxDrawnPoints = 400;
+
+    /// <summary>A card's charts are smaller than the overview's, so three fit side by side.</summary>
+    private const double CardChartWidth = 380;
+
+    private const double CardChartHeight = 200;
+
+    private const string InFlightColor = "#1f77b4";
+    private const string LimitColor = "#ff7f0e";
+    private const string ServerColor = "#2ca02c";
+    private const string PoolColor = "#9467bd";
+    private const string OsColor = "#8c564b";
+    private const string QueueColor = "#7f7f7f";
+    private const string CompletedColor = "#2ca02c";
+    private const string RejectedColor = "#d62728";
+
+    /// <summary>Appends an overview (every strategy's in-flight line) and one card of charts per case that has a timeline.</summary>
+    public static void Append(StringBuilder html, IReadOnlyList<CaseResult> cases, CaseLabels labels)
+    {
+        ArgumentNullException.ThrowIfNull(html);
+        ArgumentNullException.ThrowIfNull(cases);
+        ArgumentNullException.ThrowIfNull(labels);
+        var timed = cases.Where(c => c.Timeline is { TimeMs.Count: > 0 }).ToArray();
+        if (timed.Length == 0)
+        {
+            html.Append("<p class=\"no-chart\">No timelines in this file (written before the lab recorded them, or every case failed).</p>");
+            return;
+        }
+
+        html.Append("<h3>Over time (the median run of each case, sampled every 1 ms)</h3><div class=\"charts\">");
+        html.Append(LineChart.Render(
+            "Items in flight over time, every strategy",
+            "ms since the run started",
+            "items in flight",
+            timed.Select(c => Step(labels[c], Palette.Series(labels.Family(c)), c.Timeline!, c.Timeline!.InFlight.Select(v => (double)v).ToArray())).ToArray()));
+        html.Append(LineChart.Render(
+            "Thread-pool threads over time, every strategy",
+            "ms since the run started",
+            "pool threads",
+            timed.Select(c => Step(labels[c], Palette.Series(labels.Family(c)), c.Timeline!, c.Timeline!.PoolThreads.Select(v => (double)v).ToArray())).ToArray()));
+        html.Append("</div><div class=\"cards\">");
+        foreach (var c in timed)
+        {
+            var t = c.Timeline!;
+            html.Append("<div class=\"card\"><h4>").Append(Svg.Text(labels[c])).Append("</h4><div class=\"charts\">");
+            var concurrency = new List<Series> { Step("in flight", InFlightColor, t, t.InFlight.Select(v => (double)v).ToArray()) };
+            if (t.Limit is { } limit)
+            {
+                concurrency.Add(Step("limit (adaptive)", LimitColor, t, limit.Select(v => (double)v).ToArray()) with { Dashed = true });
+            }
+
+            if (t.ServerInFlight is { } server)
+            {
+                concurrency.Add(Step("server serving", ServerColor, t, server.Select(v => (double)v).ToArray()));
+            }
+
+            html.Append(LineChart.Render(t.Limit is null ? "In flight" : "In flight and the adaptive limit", "ms", "items", concurrency, logX: false, logY: false, CardChartWidth, CardChartHeight));
+            html.Append(LineChart.Render(
+                "Threads and pool queue",
+                "ms",
+                "count",
+                [
+                    Step("pool threads", PoolColor, t, t.PoolThreads.Select(v => (double)v).ToArray()),
+                    Step("OS threads", OsColor, t, t.OsThreads.Select(v => (double)v).ToArray()),
+                    Step("queue length", QueueColor, t, t.QueueLength.Select(v => (double)v).ToArray()),
+                ],
+                logX: false,
+                logY: false,
+                CardChartWidth,
+                CardChartHeight));
+            if (t.Completed is { } completed)
+            {
+                var rates = new List<Series> { Step("ok/s", CompletedColor, t, PerSecond(t, completed)) };
+                if (t.Rejected is { } rejected && rejected.Any(r => r > 0))
+                {
+                    rates.Add(Step("429/s", RejectedColor, t, PerSecond(t, rejected)));
+                }
+
+                html.Append(LineChart.Render("Completions and 429s per second", "ms", "per second", rates, logX: false, logY: false, CardChartWidth, CardChartHeight));
+            }
+
+            html.Append("</div></div>");
+        }
+
+        html.Append("</div>");
+    }
+
+    /// <summary>A step series of <paramref name="values"/> against the timeline's time, merged to at most <see cref="MaxDrawnPoints"/> (each bucket's peak).</summary>
+    private static Series Step(string name, string color, Timeline t, double[] values)
+    {
+        var times = t.TimeMs;
+        if (values.Length <= MaxDrawnPoints)
+        {
+            return new Series(name, color, times.ToArray(), values, Step: true);
+        }
+
+        var bucket = (int)Math.Ceiling(values.Length / (double)MaxDrawnPoints);
+        var x = new List<double>();
+        var y = new List<double>();
+        for (var i = 0; i < values.Length; i += bucket)
+        {
+            var end = Math.Min(values.Length, i + bucket);
+            x.Add(times[end - 1]);
+            y.Add(values[i..end].Max());
+        }
+
+        return new Series(name, color, x, y, Step: true);
+    }
+
+    private static double[] PerSecond(Timeline t, IReadOnlyList<long> counts)
+    {
+        var rates = new double[counts.Count];
+        for (var i = 0; i < counts.Count; i++)
+        {
+            var span = t.TimeMs[i] - (i == 0 ? 0 : t.TimeMs[i - 1]);
+            rates[i] = span > 0 ? counts[i] * 1000 / span : 0;
+        }
+
+        return rates;
+    }
+}

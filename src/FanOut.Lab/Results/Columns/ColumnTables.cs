@@ -1,0 +1,33 @@
+namespace FanOut.Lab.Results.Columns;
+
+/// <summary>The tables a <see cref="ResultColumn"/> appears in; CSV-only columns appear in none.</summary>
+[Flags]
+public enum ColumnTables
+{
+    /// <summary>Only in results.csv.</summary>
+    None = 0,
+
+    /// <summary>The seed scenarios' full table (<c>--wide</c>, report.md, report.html).</summary>
+    SeedWide = 1,
+
+    /// <summary>The seed scenarios' default console table.</summary>
+    SeedCompact = 2,
+
+    /// <summary>The real-I/O scenarios' full table.</summary>
+    IoWide = 4,
+
+    /// <summary>The real-I/O scenarios' default console table.</summary>
+    IoCompact = 8,
+
+    /// <summary>Every seed table.</summary>
+    Seed = SeedWide | SeedCompact,
+
+    /// <summary>Every real-I/O table.</summary>
+    Io = IoWide | IoCompact,
+
+    /// <summary>Every full table.</summary>
+    Wide = SeedWide | IoWide,
+
+    /// <summary>Every table.</summary>
+    All = Seed | Io,
+}

@@ -1,0 +1,53 @@
+using System.Text.RegularExpressions;
+
+using FanOut.Lab.Reports.Html;
+using FanOut.Lab.Scenarios;
+using FanOut.Lab.Tests.Results;
+
+using Xunit.Abstractions;
+
+namespace FanOut.Lab.Tests.Reports;
+
+/// <summary>report.html as a person sees it: opened in headless Chromium with no network, no console error, every chart drawn with data, a screenshot saved.</summary>
+public sealed partial class BrowserReportTests(ITestOutputHelper output)
+{
+    [ChromiumFact]
+    public async Task Open_ReportOfARun_EveryChartHasDataAndNoConsoleError()
+    {
+        var folder = Directory.CreateTempSubdirectory("fanout-report-");
+        try
+        {
+            var page = Path.Combine(folder.FullName, "report.html");
+            var html = HtmlReport.Write(GoldenFileTests.Fixture(), ScenarioCatalog.Default.Scenarios.Select(s => s.Id).ToArray());
+            await File.WriteAllTextAsync(page, html);
+            var charts = ChartTag().Count(html);
+            Assert.True(charts >= 10, $"expected the fixture's charts, found {charts}");
+
+            var (dom, log, exit) = await HeadlessChromium.RunAsync(page, "--dump-dom");
+
+            Assert.Equal(0, exit);
+            var consoleLines = log.Split('\n').Where(l => l.Contains("CONSOLE", StringComparison.Ordinal) || l.Contains("Uncaught", StringComparison.Ordinal)).ToArray();
+            Assert.True(consoleLines.Length == 0, "console errors:\n" + string.Join('\n', consoleLines));
+            var check = ChartCheck().Match(dom);
+            Assert.True(check.Success, "the page's chart check did not run (script error?)");
+            Assert.Equal($"ok {charts}", check.Groups["result"].Value);
+
+            var screenshot = Path.Combine(AppContext.BaseDirectory, "report-screenshot.png");
+            File.Delete(screenshot);
+            (_, _, exit) = await HeadlessChromium.RunAsync(page, $"--screenshot={screenshot}", "--window-size=1280,2400", "--hide-scrollbars");
+            Assert.Equal(0, exit);
+            Assert.True(new FileInfo(screenshot).Length > 10_000, "the screenshot is empty");
+            output.WriteLine($"screenshot: {screenshot}");
+        }
+        finally
+        {
+            folder.Delete(recursive: true);
+        }
+    }
+
+    [GeneratedRegex("<svg class=\"chart\"")]
+    private static partial Regex ChartTag();
+
+    [GeneratedRegex("data-chart-check=\"(?<result>[^\"]*)\"")]
+    private static partial Regex ChartCheck();
+}

@@ -1,0 +1,68 @@
+using FanOut.Lab.Reports.Html;
+using FanOut.Lab.Results;
+using FanOut.Lab.Tests.Results;
+
+namespace FanOut.Lab.Tests.Reports;
+
+public sealed class HtmlReportTests
+{
+    private static readonly string[] s_all = ["seed000-fanout500", "seed001-io", "downstream-capacity", "hash-files"];
+
+    [Fact]
+    public void Write_PartialRun_HasEverySectionChartsAndNoNetwork()
+    {
+        var html = HtmlReport.Write(GoldenFileTests.Fixture(), s_all);
+
+        foreach (var id in new[] { "machine", "recommendations", "seed000-fanout500", "seed001-io", "downstream-capacity" })
+        {
+            Assert.Contains($"<section id=\"{id}\">", html, StringComparison.Ordinal);
+        }
+
+        Assert.Contains("run all    # interrupted after downstream-capacity", html, StringComparison.Ordinal);
+        Assert.Contains("Mean time against N (items)", html, StringComparison.Ordinal);
+        Assert.Contains("In flight and the adaptive limit", html, StringComparison.Ordinal);
+        Assert.Contains("FAILED: the child process exited with code 134", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("http://", html.Replace("http://www.w3.org/2000/svg", string.Empty, StringComparison.Ordinal), StringComparison.Ordinal);
+        Assert.DoesNotContain("https://", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("data-marks=\"0\"", html, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Write_SingleScenarioWithoutFinishedCases_SaysSoAndGivesItsCommand()
+    {
+        var fixture = GoldenFileTests.Fixture();
+        var scenario = fixture.Scenarios[0] with { Cases = [fixture.Scenarios[0].Cases.Single(c => !c.Succeeded)], Verdict = null };
+        var html = HtmlReport.Write(fixture with { Scenarios = [scenario] }, s_all);
+
+        Assert.Contains("No case of this scenario finished.", html, StringComparison.Ordinal);
+        Assert.Contains("-- run seed000-fanout500</pre>", html, StringComparison.Ordinal);
+        Assert.Contains("No scenario of the decision matrix finished", html, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Milliseconds_SeedFigures_ReadsTheTime()
+    {
+        Assert.Equal(640, SeedFigure.Milliseconds("~640 ms, 16 in flight (ProcessorCount)"));
+        Assert.Equal(1008, SeedFigure.Milliseconds("1.008 s, 400 B (one call, not five)"));
+        Assert.Equal(2.183321, SeedFigure.Milliseconds("2,183.321 us")!.Value, 6);
+        Assert.Null(SeedFigure.Milliseconds("\"starves the pool\"; no number"));
+    }
+
+    [Fact]
+    public void Write_Section_IsOneMoreEntryOnThePage()
+    {
+        var html = HtmlReport.Page("t", [new MachineSection(GoldenFileTests.Fixture(), s_all), new ExtraSection()]);
+
+        Assert.Contains("<a href=\"#extra\">Extra</a>", html, StringComparison.Ordinal);
+        Assert.Contains("<section id=\"extra\"><h2>Extra</h2><p>probe</p></section>", html, StringComparison.Ordinal);
+    }
+
+    private sealed class ExtraSection : IReportSection
+    {
+        public string Id => "extra";
+
+        public string Title => "Extra";
+
+        public void Write(System.Text.StringBuilder html) => html.Append("<p>probe</p>");
+    }
+}
