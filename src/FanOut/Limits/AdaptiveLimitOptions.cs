@@ -21,11 +21,13 @@ public sealed record AdaptiveLimitOptions
 
     /// <summary>The limit the first items run under.</summary>
     /// <value>
-    /// Default 1, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. The algorithm compares latency with the latency it
-    /// saw with no queueing; starting at 1 guarantees that first measurement is uncontended. The slow-start ramp doubles
-    /// the limit every window (a window is as many items as the limit), so it still reaches 256 after 8 windows (511 items).
+    /// Default 4, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. The first completions set the baseline latency
+    /// everything later is compared with; in a FIFO queue the earliest completions are the ones served without waiting, so
+    /// any start works, but a small first burst also keeps the first overload small (4 calls against a downstream that
+    /// rejects beyond 2). Slow start then doubles the limit every round, or every 5 ms while rounds take longer than that,
+    /// so short runs of slow items are not penalised: 100 items of 100 ms all start within about 30 ms.
     /// </value>
-    public int InitialLimit { get; init; } = 1;
+    public int InitialLimit { get; init; } = 2;
 
     /// <summary>How far a window's median latency may rise above the uncontended baseline (the median of a pooled sample) before the limit backs off.</summary>
     /// <value>
@@ -89,7 +91,7 @@ public sealed record AdaptiveLimitOptions
         ArgumentOutOfRangeException.ThrowIfGreaterThan(InitialLimit, MaxLimit, nameof(InitialLimit));
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(Tolerance, 1.0, nameof(Tolerance));
         ArgumentOutOfRangeException.ThrowIfLessThan(MinWindowSamples, 1, nameof(MinWindowSamples));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(MinWindowSamples, 4096, nameof(MinWindowSamples));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(MinWindowSamples, Limits.Adaptive.LatencyStatistics.MaxWindowCapacity, nameof(MinWindowSamples));
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(BackoffRatio, 0.0, nameof(BackoffRatio));
         ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(BackoffRatio, 1.0, nameof(BackoffRatio));
         ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));
