@@ -142,6 +142,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
             else
             {
+                if (failure is null)
+                {
+                    _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
+                }
+
                 _statistics.Record(now - startTimestamp, failure is null, overload, inFlight);
                 if (_statistics.WindowItems < _law.WindowSize(_statistics) && _statistics.WindowOverloads == 0)
                 {
@@ -264,6 +269,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         if (limit > _limit)
         {
             _lastIncrease = now;
+        }
+
+        if (limit != _limit)
+        {
+            _law.RecordChange(now);
         }
 
         _limit = limit;

@@ -24,6 +24,15 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private const int FirstWindowSamples = 4;
 
+    /// <summary>
+    /// Once an item has completed, the time ramp takes the limit at most this many times above the highest limit an item
+    /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most three doublings.
+    /// </summary>
+    private const int RampHeadroom = 8;
+
+    /// <summary>Limit changes slow start remembers, to know the limit an item started under.</summary>
+    private const int HistoryCapacity = 64;
+
     /// <summary>The fewest pooled latencies the slow-start queue test needs (a quartile of fewer means nothing).</summary>
     private const int MinPoolForQueueTest = 3;
 
@@ -75,6 +84,23 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private int _cleanLimit;
 
+    /// <summary>
+    /// The highest limit, during slow start, under which at least half a limit's worth of items started and completed
+    /// without queueing (a single item proves little: under a queue a few still come back fast).
+    /// </summary>
+    private int _verifiedLimit;
+
+    /// <summary>When slow start's limit changed, in timestamp ticks, oldest first (with <see cref="_historyLimits"/>).</summary>
+    private readonly long[] _historyTimes = new long[HistoryCapacity];
+
+    /// <summary>The limit from the matching <see cref="_historyTimes"/> entry on.</summary>
+    private readonly int[] _historyLimits = new int[HistoryCapacity];
+
+    /// <summary>Items started under the matching <see cref="_historyTimes"/> entry that completed without queueing.</summary>
+    private readonly int[] _historyClean = new int[HistoryCapacity];
+
+    private int _historyCount;
+
     /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
     private int _overloadCeiling;
 
@@ -85,6 +111,7 @@ internal sealed class AdaptiveControlLaw
         _growBelow = 1 + ((options.Tolerance - 1) / 2);
         Limit = options.InitialLimit;
         _cleanLimit = options.InitialLimit;
+        RecordChange(long.MinValue);
     }
 
     /// <summary>The limit.</summary>
@@ -110,18 +137,65 @@ internal sealed class AdaptiveControlLaw
 
     /// <summary>
     /// The slow-start time ramp: doubles the limit when the limit was used (<paramref name="peakInFlight"/>), no round is being
-    /// extended for a suspected queue, and the caller saw <see cref="RampInterval"/> pass without an increase.
+    /// extended for a suspected queue, and (once an item has completed) the limit is within <see cref="RampHeadroom"/> of
+    /// the highest verified one. The caller calls it once per <see cref="RampInterval"/> without an increase.
     /// </summary>
     /// <returns>True when the limit grew.</returns>
     public bool TryRamp(int peakInFlight)
     {
-        if (!InSlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || peakInFlight < Limit)
+        if (!InSlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || peakInFlight < Limit
+            || (_verifiedLimit > 0 && Limit >= (long)RampHeadroom * _verifiedLimit))
         {
             return false;
         }
 
         Limit = (int)Math.Min((long)Limit * 2, _options.MaxLimit);
         return true;
+    }
+
+    /// <summary>Notes, during slow start, that the limit changed at <paramref name="timestamp"/>.</summary>
+    public void RecordChange(long timestamp)
+    {
+        if (!InSlowStart)
+        {
+            return;
+        }
+
+        if (_historyCount == HistoryCapacity)
+        {
+            // Keep the newest; the oldest entry stands for everything before it.
+            Array.Copy(_historyTimes, 1, _historyTimes, 0, HistoryCapacity - 1);
+            Array.Copy(_historyLimits, 1, _historyLimits, 0, HistoryCapacity - 1);
+            Array.Copy(_historyClean, 1, _historyClean, 0, HistoryCapacity - 1);
+            _historyCount--;
+        }
+
+        _historyClean[_historyCount] = 0;
+        _historyTimes[_historyCount] = timestamp;
+        _historyLimits[_historyCount++] = Limit;
+    }
+
+    /// <summary>
+    /// A successful item, during slow start: if it did not queue (the first window's items by definition), it counts
+    /// toward verifying the limit it started under.
+    /// </summary>
+    public void OnSuccess(long startTimestamp, long latency, LatencyStatistics statistics)
+    {
+        if (!InSlowStart || (statistics.PoolCount > 0 && latency > statistics.Baseline * _growBelow))
+        {
+            return;
+        }
+
+        var index = _historyCount - 1;
+        while (index > 0 && _historyTimes[index] > startTimestamp)
+        {
+            index--;
+        }
+
+        if (++_historyClean[index] * 2 >= _historyLimits[index] || statistics.PoolCount == 0)
+        {
+            _verifiedLimit = Math.Max(_verifiedLimit, _historyLimits[index]);
+        }
     }
 
     /// <summary>
@@ -205,7 +279,7 @@ internal sealed class AdaptiveControlLaw
             statistics.AddToPool(window, SlowStartRoundShare);
         }
 
-        _cleanLimit = Math.Max(_cleanLimit, limit);
+        _cleanLimit = Math.Max(_cleanLimit, Math.Min(limit, _verifiedLimit));
 
         // Grow only when the round used the whole limit: an app-limited round says nothing about more concurrency.
         return filled ? (int)Math.Min((long)limit * 2, _options.MaxLimit) : limit;
