@@ -14,9 +14,9 @@ internal sealed class AdaptiveControlLaw
     /// <summary>
     /// While slow start's rounds last longer than this, the limit doubles every interval instead of every round (as long as
     /// the limit is used and no round has shown a queue): a run of 100 items of 100 ms then starts all of them within
-    /// 30 ms instead of waiting one round trip per doubling. Rounds shorter than this double per round, as before.
+    /// 25 ms instead of waiting one round trip per doubling. Rounds shorter than this double per round, as before.
     /// </summary>
-    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(5);
+    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(4);
 
     /// <summary>
     /// The most items of the first window, which seeds the baseline pool unconditionally: the earliest completions, which in
@@ -28,7 +28,13 @@ internal sealed class AdaptiveControlLaw
     /// Once an item has completed, the time ramp takes the limit at most this many times above the highest limit an item
     /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most three doublings.
     /// </summary>
-    private const int RampHeadroom = 8;
+    private const int RampHeadroom = 16;
+
+    /// <summary>
+    /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
+    /// which, after slow start, windows re-measure the baseline starts here, not at an initial limit nobody verified.
+    /// </summary>
+    private const int AssumedUncontendedLimit = 2;
 
     /// <summary>Limit changes slow start remembers, to know the limit an item started under.</summary>
     private const int HistoryCapacity = 64;
@@ -110,7 +116,7 @@ internal sealed class AdaptiveControlLaw
         _options = options;
         _growBelow = 1 + ((options.Tolerance - 1) / 2);
         Limit = options.InitialLimit;
-        _cleanLimit = options.InitialLimit;
+        _cleanLimit = Math.Max(options.MinLimit, Math.Min(options.InitialLimit, AssumedUncontendedLimit));
         RecordChange(long.MinValue);
     }
 
@@ -186,12 +192,7 @@ internal sealed class AdaptiveControlLaw
             return;
         }
 
-        var index = _historyCount - 1;
-        while (index > 0 && _historyTimes[index] > startTimestamp)
-        {
-            index--;
-        }
-
+        var index = HistoryIndexAt(startTimestamp);
         if (++_historyClean[index] * 2 >= _historyLimits[index] || statistics.PoolCount == 0)
         {
             _verifiedLimit = Math.Max(_verifiedLimit, _historyLimits[index]);
@@ -247,6 +248,7 @@ internal sealed class AdaptiveControlLaw
 
     private int DecideInSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
     {
+        var firstWindow = statistics.PoolCount == 0;
         if (statistics.PoolCount >= MinPoolForQueueTest)
         {
             // Is this round slower than the rounds before it? Queueing delays every item, so most of the round lands above
@@ -279,7 +281,11 @@ internal sealed class AdaptiveControlLaw
             statistics.AddToPool(window, SlowStartRoundShare);
         }
 
-        _cleanLimit = Math.Max(_cleanLimit, Math.Min(limit, _verifiedLimit));
+        if (!firstWindow)
+        {
+            // The round passed: the limit its window started at (its lowest, if the ramp raised it since) is clean.
+            _cleanLimit = Math.Max(_cleanLimit, LimitAt(statistics.WindowStart));
+        }
 
         // Grow only when the round used the whole limit: an app-limited round says nothing about more concurrency.
         return filled ? (int)Math.Min((long)limit * 2, _options.MaxLimit) : limit;
@@ -325,6 +331,20 @@ internal sealed class AdaptiveControlLaw
         }
 
         return limit;
+    }
+
+    /// <summary>The limit slow start had at <paramref name="timestamp"/>.</summary>
+    private int LimitAt(long timestamp) => _historyLimits[HistoryIndexAt(timestamp)];
+
+    private int HistoryIndexAt(long timestamp)
+    {
+        var index = _historyCount - 1;
+        while (index > 0 && _historyTimes[index] > timestamp)
+        {
+            index--;
+        }
+
+        return index;
     }
 
     private void ExitSlowStart(int limit)
