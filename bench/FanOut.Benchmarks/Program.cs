@@ -6,7 +6,8 @@ namespace FanOut.Benchmarks;
 
 /// <summary>
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
-/// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead.
+/// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
+/// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll.
 /// </summary>
 public static class Program
 {
@@ -17,6 +18,14 @@ public static class Program
             var results = args.Length > 1 ? args[1] : Path.Combine("bench", "FanOut.Benchmarks", "results");
             var svg = args.Length > 2 ? args[2] : Path.Combine("docs", "adaptive-limit.svg");
             await AdaptiveMeasurement.RunAsync(results, svg);
+            return 0;
+        }
+
+        if (args is ["fast-start", ..])
+        {
+            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : FastStartMeasurement.DefaultRounds;
+            var results = args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results");
+            await FastStartMeasurement.RunAsync(results, rounds);
             return 0;
         }
 

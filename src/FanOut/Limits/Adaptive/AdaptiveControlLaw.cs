@@ -28,7 +28,7 @@ internal sealed class AdaptiveControlLaw
     /// Once an item has completed, the time ramp takes the limit at most this many times above the highest limit an item
     /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most three doublings.
     /// </summary>
-    private const int RampHeadroom = 16;
+    private const int RampHeadroom = 32;
 
     /// <summary>
     /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
@@ -107,6 +107,12 @@ internal sealed class AdaptiveControlLaw
 
     private int _historyCount;
 
+    /// <summary>The level the ramp's headroom counts from: the verified limit, or a level the first window's items started at.</summary>
+    private int _rampBase;
+
+    /// <summary>True once an item has succeeded: from then on the ramp runs at most <see cref="RampHeadroom"/> ahead of the evidence.</summary>
+    private bool _completed;
+
     /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
     private int _overloadCeiling;
 
@@ -150,7 +156,7 @@ internal sealed class AdaptiveControlLaw
     public bool TryRamp(int peakInFlight)
     {
         if (!InSlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || peakInFlight < Limit
-            || (_verifiedLimit > 0 && Limit >= (long)RampHeadroom * _verifiedLimit))
+            || (_completed && Limit >= (long)RampHeadroom * Math.Max(_rampBase, _options.MinLimit)))
         {
             return false;
         }
@@ -182,21 +188,26 @@ internal sealed class AdaptiveControlLaw
     }
 
     /// <summary>
-    /// A successful item, during slow start: if it did not queue (the first window's items by definition), it counts
-    /// toward verifying the limit it started under.
+    /// A successful item, during slow start: if it did not queue (the first window's items, before there is a baseline,
+    /// count as clean), it counts toward verifying the limit it started under.
     /// </summary>
     public void OnSuccess(long startTimestamp, long latency, LatencyStatistics statistics)
     {
+        _completed = true;
         if (!InSlowStart || (statistics.PoolCount > 0 && latency > statistics.Baseline * _growBelow))
         {
             return;
         }
 
         var index = HistoryIndexAt(startTimestamp);
-        if (++_historyClean[index] * 2 >= _historyLimits[index] || statistics.PoolCount == 0)
+        if (++_historyClean[index] * 2 >= _historyLimits[index])
         {
             _verifiedLimit = Math.Max(_verifiedLimit, _historyLimits[index]);
         }
+
+        // The ramp may also build on the levels the first window's items started at (they came back before any queue could
+        // show), though a level is only verified for re-measuring once half of it came back clean.
+        _rampBase = Math.Max(_rampBase, statistics.PoolCount == 0 ? _historyLimits[index] : _verifiedLimit);
     }
 
     /// <summary>
@@ -352,7 +363,10 @@ internal sealed class AdaptiveControlLaw
         if (InSlowStart)
         {
             InSlowStart = false;
-            _cleanLimit = Math.Max(_options.MinLimit, Math.Min(_cleanLimit, limit / 2));
+
+            // Re-measure the baseline at half of the highest level known clean: a round that passed, or a level whose items
+            // came back without queueing (after a ramp, rounds rarely pass whole).
+            _cleanLimit = Math.Max(_options.MinLimit, Math.Min(Math.Max(_cleanLimit, _verifiedLimit), limit / 2));
         }
     }
 
