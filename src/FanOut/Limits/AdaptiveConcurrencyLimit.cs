@@ -131,6 +131,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             AssertInvariants();
             before = _law.Limit;
+            if (startTimestamp >= _statistics.WindowEnd && !overload)
+            {
+                return; // started after the ramp began: not part of the first window
+            }
+
             if (startTimestamp < _statistics.WindowStart)
             {
                 if (!overload)
@@ -250,6 +255,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
 
             after = _law.Limit;
+            if (_statistics.PoolCount == 0 && _statistics.WindowEnd == long.MaxValue && after > AdaptiveControlLaw.FirstWindowSamples)
+            {
+                // The first window (the baseline's seed) keeps the items started so far: those still running, those done.
+                _statistics.EndWindowAt(now, _statistics.WindowItems + inFlight);
+            }
+
             Publish(after, now);
         }
 

@@ -16,19 +16,19 @@ internal sealed class AdaptiveControlLaw
     /// the limit is used and no round has shown a queue): a run of 100 items of 100 ms then starts all of them within
     /// 25 ms instead of waiting one round trip per doubling. Rounds shorter than this double per round, as before.
     /// </summary>
-    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(4);
+    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(3);
 
     /// <summary>
     /// The most items of the first window, which seeds the baseline pool unconditionally: the earliest completions, which in
     /// a FIFO queue are the ones served without waiting, whatever the initial limit.
     /// </summary>
-    private const int FirstWindowSamples = 4;
+    internal const int FirstWindowSamples = 4;
 
     /// <summary>
     /// Once an item has completed, the time ramp takes the limit at most this many times above the highest limit an item
     /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most three doublings.
     /// </summary>
-    private const int RampHeadroom = 32;
+    private const int RampHeadroom = 16;
 
     /// <summary>
     /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
@@ -143,7 +143,7 @@ internal sealed class AdaptiveControlLaw
     {
         // Seeding the baseline: the earliest completions, which queue least; at limits 1 and 2 this is two rounds, so one
         // lucky or unlucky first item does not set the baseline.
-        var size = InSlowStart && statistics.PoolCount == 0 ? Math.Min(2 * Limit, FirstWindowSamples) : Limit;
+        var size = InSlowStart && statistics.PoolCount == 0 ? Math.Min(Math.Min(2 * Limit, FirstWindowSamples), statistics.WindowEndItems) : Limit;
         return Math.Min(Math.Max(size, HoldUntil), statistics.WindowCapacity);
     }
 

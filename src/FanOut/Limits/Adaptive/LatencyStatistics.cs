@@ -51,6 +51,16 @@ internal sealed class LatencyStatistics
     /// <summary>Items that started before this timestamp ran under an older limit and are left out of the window.</summary>
     public long WindowStart { get; private set; }
 
+    /// <summary>
+    /// Items that started at or after this timestamp are left out of the window: set while the first window is open, when
+    /// the ramp raises the limit past the first window's size, so that the baseline is seeded by the first items started
+    /// (all of them, however long they take), not by the earliest completions of a larger crowd (its luckiest ones).
+    /// </summary>
+    public long WindowEnd { get; private set; } = long.MaxValue;
+
+    /// <summary>Items that started before <see cref="WindowEnd"/>: the most the window can count.</summary>
+    public int WindowEndItems { get; private set; } = int.MaxValue;
+
     /// <summary>Items the window counted (successes, overloads and other failures).</summary>
     public int WindowItems { get; private set; }
 
@@ -98,10 +108,19 @@ internal sealed class LatencyStatistics
         return window;
     }
 
+    /// <summary>Leaves items that start from <paramref name="end"/> on out of the window, which <paramref name="startedBefore"/> items can then fill at most.</summary>
+    public void EndWindowAt(long end, int startedBefore)
+    {
+        WindowEnd = end;
+        WindowEndItems = startedBefore;
+    }
+
     /// <summary>Empties the window; items that started before <paramref name="start"/> will be left out of the next one.</summary>
     public void ResetWindow(long start)
     {
         WindowStart = start;
+        WindowEnd = long.MaxValue;
+        WindowEndItems = int.MaxValue;
         WindowItems = WindowSuccesses = WindowOverloads = WindowPeakInFlight = 0;
     }
 
