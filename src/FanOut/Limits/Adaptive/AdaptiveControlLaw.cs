@@ -14,9 +14,9 @@ internal sealed class AdaptiveControlLaw
     /// <summary>
     /// While slow start's rounds last longer than this, the limit doubles every interval instead of every round (as long as
     /// the limit is used and no round has shown a queue): a run of 100 items of 100 ms then starts all of them within
-    /// 25 ms instead of waiting one round trip per doubling. Rounds shorter than this double per round, as before.
+    /// 12 ms instead of waiting one round trip per doubling. Rounds shorter than this double per round, as before.
     /// </summary>
-    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(3);
+    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(2);
 
     /// <summary>
     /// The most items of the first window, which seeds the baseline pool unconditionally: the earliest completions, which in
