@@ -49,17 +49,17 @@ public static class FastStartMeasurement
         report.AppendLine();
         report.AppendLine(CultureInfo.InvariantCulture, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}; shared with other engineers' builds and tests while it ran. Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- fast-start {rounds}`. Each cell is the median of {rounds} rounds; rounds alternate the contenders in one process. \"vs best bounded\" is FanOut's default against Fixed({s_maxLimit}) (its MaxLimit; Task.WhenAll for N <= {s_maxLimit}); CPU rows against Fixed(ProcessorCount); queueing rows against Fixed(C).");
         report.AppendLine();
-        report.AppendLine("| shape | FanOut default ms (peak limit) | best bounded | best bounded ms | Parallel.ForEachAsync default ms | Task.WhenAll ms | default vs best bounded | default vs Parallel.ForEachAsync | target |");
+        report.AppendLine("| shape | FanOut default ms (peak limit) | best bounded | best bounded ms | Parallel.ForEachAsync default ms | default vs Parallel.ForEachAsync | Task.WhenAll ms | default vs best bounded | target |");
         report.AppendLine("|---|---:|---|---:|---:|---:|---:|---:|---|");
         foreach (var shape in shapes)
         {
             var medians = times[shape.Name].ToDictionary(kv => kv.Key, kv => Median(kv.Value));
             var best = medians[shape.Best];
             var fanOut = medians[Default];
-            var parallel = medians.TryGetValue(Parallel, out var p) ? p : double.NaN;
+            var parallel = medians.TryGetValue(Parallel, out var p) ? (FormattableString)$"{p:F0} | {fanOut / p:F2}x" : $"- | -";
             var whenAll = medians.TryGetValue("Task.WhenAll", out var w) ? $"{w:F0}" : "-";
             var peak = peaks[shape.Name].Order().ElementAt(peaks[shape.Name].Count / 2);
-            report.AppendLine(CultureInfo.InvariantCulture, $"| {shape.Name} | {fanOut:F0} ({peak}) | {shape.Best} | {best:F0} | {parallel:F0} | {whenAll} | **{fanOut / best:F2}x** | {fanOut / parallel:F2}x | {shape.Target} |");
+            report.AppendLine(CultureInfo.InvariantCulture, $"| {shape.Name} | {fanOut:F0} ({peak}) | {shape.Best} | {best:F0} | {parallel.ToString(CultureInfo.InvariantCulture)} | {whenAll} | **{fanOut / best:F2}x** | {shape.Target} |");
         }
 
         report.AppendLine();

@@ -21,11 +21,12 @@ public sealed record AdaptiveLimitOptions
 
     /// <summary>The limit the first items run under.</summary>
     /// <value>
-    /// Default 4, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. The first completions set the baseline latency
-    /// everything later is compared with; in a FIFO queue the earliest completions are the ones served without waiting, so
-    /// any start works, but a small first burst also keeps the first overload small (4 calls against a downstream that
-    /// rejects beyond 2). Slow start then doubles the limit every round, or every 5 ms while rounds take longer than that,
-    /// so short runs of slow items are not penalised: 100 items of 100 ms all start within about 30 ms.
+    /// Default 2, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. The first items set the baseline latency everything
+    /// later is compared with, so they should run without queueing: 2 at once is uncontended even for CPU work on 2 cores.
+    /// Any other value keeps latency control working (the first window is the first items started, or the earliest
+    /// completions, which a FIFO queue serves first). Slow start then doubles the limit every round, or every 2 ms while
+    /// rounds take longer than that, so short runs of slow items are not penalised: 100 items of 100 ms all start within
+    /// about 12 ms. The price is a blind first burst against a slow downstream, argued with figures in docs/library.md.
     /// </value>
     public int InitialLimit { get; init; } = 2;
 

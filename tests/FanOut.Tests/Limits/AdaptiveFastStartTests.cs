@@ -1,4 +1,5 @@
 using FanOut.Limits.Adaptive;
+using FanOut.Tests.Diagnostics;
 using FanOut.Tests.Infrastructure;
 
 namespace FanOut.Tests.Limits;
@@ -175,5 +176,33 @@ public sealed class AdaptiveFastStartTests
         simulation.Run(limit, items: 400);
         Assert.False(limit.InSlowStart);
         Assert.Equal(0, clock.ActiveTimers); // slow start is over: no timer, ever again
+    }
+}
+
+/// <summary>Real timers: run alone (with the other timing-sensitive tests).</summary>
+[Collection(nameof(SerialCollection))]
+public sealed class AdaptiveFastStartRealTimeTests
+{
+    [Fact(Skip = "Needs the worker loop's permit protocol (a permit held only while a body runs, issue 7 defect 1): on this branch's loop, workers parked on the source hold permits, so the limit reads them as used. Enable when the loop lands.")]
+    public async Task FanOutAsync_AppLimitedSource_AdaptiveLimitDoesNotGrow()
+    {
+        // Issue 7 defect 4 end to end: one item every 5 ms, 1 ms bodies (one or two bodies at once) used to drive the limit to 64.
+        var limit = ConcurrencyLimit.Adaptive();
+        await Source().FanOutAsync(async (i, ct) =>
+        {
+            await Task.Delay(1, ct);
+            return i;
+        }, new FanOutOptions { Limit = limit }).WithTimeout();
+
+        Assert.True(limit.Peak <= 2 * new AdaptiveLimitOptions().InitialLimit, $"peak {limit.Peak}");
+
+        static async IAsyncEnumerable<int> Source()
+        {
+            for (var i = 0; i < 200; i++)
+            {
+                await Task.Delay(5);
+                yield return i;
+            }
+        }
     }
 }

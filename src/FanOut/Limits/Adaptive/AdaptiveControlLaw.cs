@@ -138,7 +138,7 @@ internal sealed class AdaptiveControlLaw
     /// <summary>Items the current (extended) window runs to; 0 for an ordinary window.</summary>
     public int HoldUntil { get; set; }
 
-    /// <summary>Items the current window needs before a decision.</summary>
+    /// <summary>Items the current window needs before a decision: one round, or the first window's seed.</summary>
     public int WindowSize(LatencyStatistics statistics)
     {
         // Seeding the baseline: the earliest completions, which queue least; at limits 1 and 2 this is two rounds, so one
