@@ -264,7 +264,15 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             Publish(after, now);
         }
 
-        Announce(before, after);
+        try
+        {
+            Announce(before, after);
+        }
+        catch (Exception)
+        {
+            // A metrics listener (user code) threw: on a timer thread that would end the process. The limit has changed
+            // already; the next completion wakes any waiter this missed.
+        }
     }
 
     private void StopRamp(int state)
