@@ -19,14 +19,15 @@ internal sealed class AdaptiveControlLaw
     public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(2);
 
     /// <summary>
-    /// The most items of the first window, which seeds the baseline pool unconditionally: the earliest completions, which in
-    /// a FIFO queue are the ones served without waiting, whatever the initial limit.
+    /// The most items of the first window, which seeds the baseline pool unconditionally: the earliest completions (in a FIFO
+    /// queue, the ones served without waiting, whatever the initial limit), or, once the ramp raises the limit past this,
+    /// every item started before that step (the earliest completions of a crowd would be its luckiest ones).
     /// </summary>
     internal const int FirstWindowSamples = 4;
 
     /// <summary>
     /// Once an item has completed, the time ramp takes the limit at most this many times above the highest limit an item
-    /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most three doublings.
+    /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most four doublings.
     /// </summary>
     private const int RampHeadroom = 16;
 
