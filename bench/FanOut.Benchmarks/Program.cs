@@ -10,7 +10,8 @@ namespace FanOut.Benchmarks;
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
 /// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
 /// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
-/// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams.
+/// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
+/// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll.
 /// </summary>
 public static class Program
 {
@@ -33,6 +34,14 @@ public static class Program
         if (args is ["soak", ..])
         {
             return await SoakCommand.RunAsync(args);
+        }
+
+        if (args is ["fast-start", ..])
+        {
+            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : FastStartMeasurement.DefaultRounds;
+            var results = args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results");
+            await FastStartMeasurement.RunAsync(results, rounds);
+            return 0;
         }
 
         BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, new ShortConfig());

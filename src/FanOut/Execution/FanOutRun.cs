@@ -121,6 +121,9 @@ internal abstract class FanOutRun<T>
     /// <summary>Permits the limit could grant right now.</summary>
     private int Room => Math.Max(0, _limit.Current - _limit.InFlight);
 
+    /// <summary>True when no worker of this call waits for a permit and the limit can still rise: one should wait for the rise.</summary>
+    private bool MayRise => Volatile.Read(ref _waitingWorkers) == 0 && _limit.MaxCurrent > _limit.Current;
+
     /// <summary>True when the limit has room that the workers already looking for an item will not take.</summary>
     private bool HasRoomForAnotherWorker => Room > Volatile.Read(ref _seekingWorkers);
 
@@ -536,9 +539,10 @@ internal abstract class FanOutRun<T>
         }
 
         slot.ChunkSize = 1;
-        if (HasRoomForAnotherWorker && Volatile.Read(ref _activeWorkers) < _maxWorkers)
+        if ((HasRoomForAnotherWorker || MayRise) && Volatile.Read(ref _activeWorkers) < _maxWorkers)
         {
-            // The body went asynchronous: the limit has room this worker cannot use until the body finishes.
+            // The body went asynchronous: the limit has room this worker cannot use until the body finishes, or it may
+            // rise (an adaptive limit's ramp) before anything completes, and a waiting worker is what takes the new room.
             TryStartWorker();
         }
 

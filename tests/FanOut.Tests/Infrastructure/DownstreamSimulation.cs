@@ -30,9 +30,11 @@ public enum ServiceTimes
 /// A discrete-event simulation of a fan-out driven by a <see cref="ConcurrencyLimit"/> against a downstream that serves
 /// <c>capacity</c> requests at once. Time is a <see cref="ManualTimeProvider"/>: each step jumps to the next completion,
 /// so the run is exact and repeatable, and takes no wall-clock time. The simulation acts as the fan-out's workers: it keeps
-/// as many requests in flight as the limit grants.
+/// as many requests in flight as the limit grants. With <c>timers</c>, items start through the limit's own clock hook
+/// (as the fan-out's workers do) and the clock's timers fire at their due times between completions, so the adaptive
+/// limit's slow-start ramp runs as it does for real; without, slow start grows per round only.
 /// </summary>
-public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSpan serviceTime, int seed = 1, ManualTimeProvider? clock = null, ServiceTimes serviceTimes = ServiceTimes.Steady)
+public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSpan serviceTime, int seed = 1, ManualTimeProvider? clock = null, ServiceTimes serviceTimes = ServiceTimes.Steady, bool timers = false)
 {
     /// <summary>Sigma of <see cref="ServiceTimes.LogNormal"/>: ln(4) / 2.326 (the p99 z-score) puts p99 at 4x the median.</summary>
     public const double LogNormalSigma = 0.596;
@@ -51,23 +53,58 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
 
     public int Rejected { get; private set; }
 
+    /// <summary>Calls made, rejected ones included.</summary>
+    public int Calls { get; private set; }
+
+    /// <summary>Items that completed successfully (each item is retried until it does, as the fan-out's retry-on-overload would).</summary>
+    public int Succeeded { get; private set; }
+
+    /// <summary>The most calls in flight at once.</summary>
+    public int PeakInFlight { get; private set; }
+
+    /// <summary>When the last item started, from the start of the run.</summary>
+    public TimeSpan LastStart { get; private set; }
+
     /// <summary>Runs <paramref name="items"/> items through <paramref name="limit"/>; returns the limits seen over the last <paramref name="tailFraction"/> of them.</summary>
-    public int[] Run(ConcurrencyLimit limit, int items, double tailFraction = 0.3)
+    public int[] Run(ConcurrencyLimit limit, int items, double tailFraction = 0.3, bool retryRejected = false)
     {
         var start = Clock.Now;
         var started = 0;
+        var retries = 0;
         var completed = 0;
         while (completed < items)
         {
-            while (started < items && limit.TryAcquire())
+            while ((started < items || retries > 0) && limit.TryAcquire())
             {
-                Start(new Request(Clock.GetTimestamp(), ServiceTicks()));
-                started++;
+                var timestamp = timers ? limit.GetTimestamp() : Clock.GetTimestamp();
+                Start(new Request(timestamp, ServiceTicks()));
+                if (retries > 0)
+                {
+                    retries--;
+                }
+                else
+                {
+                    started++;
+                    LastStart = Clock.Now - start;
+                }
             }
 
+            PeakInFlight = Math.Max(PeakInFlight, limit.InFlight);
             var done = NextCompletion();
+            if (done is null)
+            {
+                continue; // a timer fired first
+            }
+
             limit.OnItemCompleted(done.StartTimestamp, done.Rejected ? new TimeoutException("rejected") : null, canceled: false);
             limit.Release();
+            if (done.Rejected && retryRejected)
+            {
+                retries++;
+                continue;
+            }
+
+            Succeeded += done.Rejected ? 0 : 1;
             completed++;
             _trace.Add((Clock.Now - start, limit.Current));
         }
@@ -91,6 +128,7 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
 
     private void Start(Request request)
     {
+        Calls++;
         if (_inService.Count(r => !r.Rejected) < capacity || overflow == Overflow.Share)
         {
             _inService.Add(request);
@@ -108,13 +146,26 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
         }
     }
 
-    private Request NextCompletion()
+    /// <summary>Advances to the next completion and returns it, or to the next timer (which fires) if that comes first: null.</summary>
+    private Request? NextCompletion()
     {
         // Served requests progress at rate 1, or C/n each when n > C share C processors. Rejections always at rate 1.
         var served = _inService.Count(r => !r.Rejected);
         double Rate(Request r) => overflow == Overflow.Share && !r.Rejected && served > capacity ? (double)capacity / served : 1.0;
         var next = _inService.MinBy(r => r.Remaining / Rate(r))!;
         var step = (long)Math.Ceiling(next.Remaining / Rate(next));
+        if (timers && Clock.NextTimerDue is { } due && due.Ticks - Clock.Now.Ticks < step)
+        {
+            var untilTimer = Math.Max(0, due.Ticks - Clock.Now.Ticks);
+            foreach (var r in _inService)
+            {
+                r.Remaining -= untilTimer * Rate(r);
+            }
+
+            Clock.SetTo(due);
+            return null;
+        }
+
         foreach (var r in _inService)
         {
             r.Remaining -= step * Rate(r);

@@ -1,0 +1,376 @@
+using System.Diagnostics;
+
+namespace FanOut.Limits.Adaptive;
+
+/// <summary>
+/// The adaptive limit's decisions: slow start (double per round, or per <see cref="RampInterval"/> while a round is
+/// slower than that, until a queue shows), then a latency band around the baseline (grow below it, hold inside it,
+/// back off in proportion above it), and a multiplicative back-off on overload failures. Reads the
+/// <see cref="LatencyStatistics"/>; never touches a clock or a lock (the owning limit calls it under its lock).
+/// The algorithm and its history are described in docs/library.md.
+/// </summary>
+internal sealed class AdaptiveControlLaw
+{
+    /// <summary>
+    /// While slow start's rounds last longer than this, the limit doubles every interval instead of every round (as long as
+    /// the limit is used and no round has shown a queue): a run of 100 items of 100 ms then starts all of them within
+    /// 12 ms instead of waiting one round trip per doubling. Rounds shorter than this double per round, as before.
+    /// </summary>
+    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(2);
+
+    /// <summary>
+    /// The most items of the first window, which seeds the baseline pool unconditionally: the earliest completions (in a FIFO
+    /// queue, the ones served without waiting, whatever the initial limit), or, once the ramp raises the limit past this,
+    /// every item started before that step (the earliest completions of a crowd would be its luckiest ones).
+    /// </summary>
+    internal const int FirstWindowSamples = 4;
+
+    /// <summary>
+    /// Once an item has completed, the time ramp takes the limit at most this many times above the highest limit an item
+    /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most four doublings.
+    /// </summary>
+    private const int RampHeadroom = 16;
+
+    /// <summary>
+    /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
+    /// which, after slow start, windows re-measure the baseline starts here, not at an initial limit nobody verified.
+    /// </summary>
+    private const int AssumedUncontendedLimit = 2;
+
+    /// <summary>Limit changes slow start remembers, to know the limit an item started under.</summary>
+    private const int HistoryCapacity = 64;
+
+    /// <summary>The fewest pooled latencies the slow-start queue test needs (a quartile of fewer means nothing).</summary>
+    private const int MinPoolForQueueTest = 3;
+
+    /// <summary>
+    /// The most latencies one slow-start round adds to the pool. Rounds double, so uncapped the last round would be half the
+    /// pool, and the last round is the one most likely to have queued a little without showing it; capped, the low rounds
+    /// (certainly uncontended) keep most of the weight.
+    /// </summary>
+    private const int SlowStartRoundShare = 16;
+
+    /// <summary>
+    /// A slow-start round that reads above the growth threshold but not conclusively is extended (the limit held, its
+    /// samples kept) until it holds this many latencies or two rounds' worth.
+    /// </summary>
+    private const int HoldSamples = 32;
+
+    /// <summary>Rounds shorter than this must have every item above the pool's upper quartile to count as queued.</summary>
+    private const int SmallRound = 8;
+
+    /// <summary>Standard errors the median must rise above the growth threshold by to end slow start.</summary>
+    private const double QueueTestStandardErrors = 2;
+
+    /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
+    private const double MedianStandardErrorFactor = 1.2533;
+
+    /// <summary>The most slow start's exit may divide the limit by (a small round's ratio is noisy).</summary>
+    private const int MaxSlowStartExitCut = 4;
+
+    /// <summary>The most one window's gradient back-off may divide the limit by.</summary>
+    private const int MaxBackoffCut = 2;
+
+    /// <summary>The largest growth per window after slow start, as a fraction of the limit (when no queue shows at all).</summary>
+    private const double MaxGrowthFraction = 0.25;
+
+    /// <summary>
+    /// After slow start, a window shorter than <see cref="AdaptiveLimitOptions.MinWindowSamples"/> decides only when it reads
+    /// at or below this ratio to the baseline (and so grows); else it is extended to MinWindowSamples first.
+    /// </summary>
+    private const double ClearlyUncontended = 1.0;
+
+    private readonly AdaptiveLimitOptions _options;
+
+    /// <summary>Below this latency ratio the limit grows; between it and the tolerance it holds.</summary>
+    private readonly double _growBelow;
+
+    /// <summary>
+    /// The highest limit slow start found uncontended. After slow start, windows run at half of it or less refresh the
+    /// baseline pool (Envoy's re-measurement at low concurrency, taken when the limit is low anyway).
+    /// </summary>
+    private int _cleanLimit;
+
+    /// <summary>
+    /// The highest limit, during slow start, under which at least half a limit's worth of items started and completed
+    /// without queueing (a single item proves little: under a queue a few still come back fast).
+    /// </summary>
+    private int _verifiedLimit;
+
+    /// <summary>When slow start's limit changed, in timestamp ticks, oldest first (with <see cref="_historyLimits"/>).</summary>
+    private readonly long[] _historyTimes = new long[HistoryCapacity];
+
+    /// <summary>The limit from the matching <see cref="_historyTimes"/> entry on.</summary>
+    private readonly int[] _historyLimits = new int[HistoryCapacity];
+
+    /// <summary>Items started under the matching <see cref="_historyTimes"/> entry that completed without queueing.</summary>
+    private readonly int[] _historyClean = new int[HistoryCapacity];
+
+    private int _historyCount;
+
+    /// <summary>The level the ramp's headroom counts from: the verified limit, or a level the first window's items started at.</summary>
+    private int _rampBase;
+
+    /// <summary>True once an item has succeeded: from then on the ramp runs at most <see cref="RampHeadroom"/> ahead of the evidence.</summary>
+    private bool _completed;
+
+    /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
+    private int _overloadCeiling;
+
+    /// <summary>Creates the law at <see cref="AdaptiveLimitOptions.InitialLimit"/>, in slow start.</summary>
+    public AdaptiveControlLaw(AdaptiveLimitOptions options)
+    {
+        _options = options;
+        _growBelow = 1 + ((options.Tolerance - 1) / 2);
+        Limit = options.InitialLimit;
+        _cleanLimit = Math.Max(options.MinLimit, Math.Min(options.InitialLimit, AssumedUncontendedLimit));
+        RecordChange(long.MinValue);
+    }
+
+    /// <summary>The limit.</summary>
+    public int Limit { get; private set; }
+
+    /// <summary>True until the first back-off, like TCP's slow start.</summary>
+    public bool InSlowStart { get; private set; } = true;
+
+    /// <summary>Set by a decision that extends the current window instead of closing it; cleared by the caller.</summary>
+    public bool Holding { get; set; }
+
+    /// <summary>Items the current (extended) window runs to; 0 for an ordinary window.</summary>
+    public int HoldUntil { get; set; }
+
+    /// <summary>Items the current window needs before a decision: one round, or the first window's seed.</summary>
+    public int WindowSize(LatencyStatistics statistics)
+    {
+        // Seeding the baseline: the earliest completions, which queue least; at limits 1 and 2 this is two rounds, so one
+        // lucky or unlucky first item does not set the baseline.
+        var size = InSlowStart && statistics.PoolCount == 0 ? Math.Min(Math.Min(2 * Limit, FirstWindowSamples), statistics.WindowEndItems) : Limit;
+        return Math.Min(Math.Max(size, HoldUntil), statistics.WindowCapacity);
+    }
+
+    /// <summary>
+    /// The slow-start time ramp: doubles the limit when the limit was used (<paramref name="peakInFlight"/>), no round is being
+    /// extended for a suspected queue, and (once an item has completed) the limit is within <see cref="RampHeadroom"/> of
+    /// the highest verified one. The caller calls it once per <see cref="RampInterval"/> without an increase.
+    /// </summary>
+    /// <returns>True when the limit grew.</returns>
+    public bool TryRamp(int peakInFlight)
+    {
+        if (!InSlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || peakInFlight < Limit
+            || (_completed && Limit >= (long)RampHeadroom * Math.Max(_rampBase, _options.MinLimit)))
+        {
+            return false;
+        }
+
+        Limit = (int)Math.Min((long)Limit * 2, _options.MaxLimit);
+        return true;
+    }
+
+    /// <summary>Notes, during slow start, that the limit changed at <paramref name="timestamp"/>.</summary>
+    public void RecordChange(long timestamp)
+    {
+        if (!InSlowStart)
+        {
+            return;
+        }
+
+        if (_historyCount == HistoryCapacity)
+        {
+            // Keep the newest; the oldest entry stands for everything before it.
+            Array.Copy(_historyTimes, 1, _historyTimes, 0, HistoryCapacity - 1);
+            Array.Copy(_historyLimits, 1, _historyLimits, 0, HistoryCapacity - 1);
+            Array.Copy(_historyClean, 1, _historyClean, 0, HistoryCapacity - 1);
+            _historyCount--;
+        }
+
+        _historyClean[_historyCount] = 0;
+        _historyTimes[_historyCount] = timestamp;
+        _historyLimits[_historyCount++] = Limit;
+    }
+
+    /// <summary>
+    /// A successful item, during slow start: if it did not queue (the first window's items, before there is a baseline,
+    /// count as clean), it counts toward verifying the limit it started under.
+    /// </summary>
+    public void OnSuccess(long startTimestamp, long latency, LatencyStatistics statistics)
+    {
+        _completed = true;
+        if (!InSlowStart || (statistics.PoolCount > 0 && latency > statistics.Baseline * _growBelow))
+        {
+            return;
+        }
+
+        var index = HistoryIndexAt(startTimestamp);
+        if (++_historyClean[index] * 2 >= _historyLimits[index])
+        {
+            _verifiedLimit = Math.Max(_verifiedLimit, _historyLimits[index]);
+        }
+
+        // The ramp may also build on the levels the first window's items started at (they came back before any queue could
+        // show), though a level is only verified for re-measuring once half of it came back clean.
+        _rampBase = Math.Max(_rampBase, statistics.PoolCount == 0 ? _historyLimits[index] : _verifiedLimit);
+    }
+
+    /// <summary>
+    /// An overload failure of an item that started under an older limit: the window has already backed off for it, but a
+    /// burst's rejections still say how many calls the downstream took: no more than the bodies still running.
+    /// </summary>
+    /// <param name="inFlight">Bodies running when the item completed, itself included.</param>
+    public void OnStaleOverload(int inFlight)
+    {
+        Limit = Math.Clamp(Math.Min(Limit, inFlight - 1), _options.MinLimit, _options.MaxLimit);
+        AssertInvariants();
+    }
+
+    /// <summary>The next limit, at the end of a window (or at once on an overload failure: one back-off per window).</summary>
+    /// <param name="statistics">The window and the baseline pool.</param>
+    /// <param name="inFlight">Bodies running when the deciding item completed, itself included.</param>
+    public int Decide(LatencyStatistics statistics, int inFlight)
+    {
+        Limit = DecideCore(statistics, Limit, inFlight);
+        AssertInvariants();
+        return Limit;
+    }
+
+    private int DecideCore(LatencyStatistics statistics, int limit, int inFlight)
+    {
+        if (statistics.WindowOverloads > 0)
+        {
+            ExitSlowStart(limit);
+            _overloadCeiling = limit;
+
+            // The multiplicative back-off, and no more than the other bodies still running: the downstream rejected this
+            // one with them in flight.
+            var backedOff = Math.Min((int)(limit * _options.BackoffRatio), inFlight - 1);
+            return Math.Clamp(backedOff, _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+        }
+
+        if (statistics.WindowSuccesses == 0)
+        {
+            return limit;
+        }
+
+        var window = statistics.SortWindow();
+        var latency = (double)window[window.Length / 2];
+        var filled = statistics.WindowPeakInFlight >= limit;
+        return InSlowStart
+            ? DecideInSlowStart(statistics, limit, window, latency, filled)
+            : DecideAfterSlowStart(statistics, limit, window, latency, filled);
+    }
+
+    private int DecideInSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
+    {
+        var firstWindow = statistics.PoolCount == 0;
+        if (statistics.PoolCount >= MinPoolForQueueTest)
+        {
+            // Is this round slower than the rounds before it? Queueing delays every item, so most of the round lands above
+            // the pool's upper quartile, where a quarter of uncontended items land: a rank test, valid whatever the spread.
+            // The median must also have risen past the growth threshold by more than twice its standard error, so a steady
+            // downstream's small drift (a busy CPU, timer jitter) is not read as a queue.
+            var above = window.Length - LatencyStatistics.UpperBound(window, statistics.UpperQuartile);
+            var needed = window.Length < SmallRound ? window.Length : (2 * window.Length / 3) + 1;
+            var ratio = latency / statistics.Baseline;
+            var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / window.Length) + (1.0 / statistics.PoolCount));
+            if (window.Length >= 2 && above >= needed && ratio > _growBelow * Math.Exp(QueueTestStandardErrors * standardError))
+            {
+                // Gradient: by Little's law the round's queue drains when the limit is limit / ratio; aim at the growth
+                // threshold, but trust the jump only so far.
+                ExitSlowStart(limit);
+                return Math.Clamp(Math.Max((int)(limit * _growBelow / ratio), limit / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+            }
+
+            if (ratio > _growBelow && window.Length < Math.Max(2 * limit, HoldSamples) && statistics.WindowItems + limit <= statistics.WindowCapacity)
+            {
+                // Suspicious but not conclusive: hold the limit and extend the round, so the test above sees more samples.
+                Holding = true;
+                return limit;
+            }
+        }
+
+        // The first window seeds the baseline; after it, only rounds that read as uncontended feed it.
+        if (statistics.PoolCount == 0 || latency <= statistics.Baseline * _growBelow)
+        {
+            statistics.AddToPool(window, SlowStartRoundShare);
+        }
+
+        if (!firstWindow)
+        {
+            // The round passed: the limit its window started at (its lowest, if the ramp raised it since) is clean.
+            _cleanLimit = Math.Max(_cleanLimit, LimitAt(statistics.WindowStart));
+        }
+
+        // Grow only when the round used the whole limit: an app-limited round says nothing about more concurrency.
+        return filled ? (int)Math.Min((long)limit * 2, _options.MaxLimit) : limit;
+    }
+
+    private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
+    {
+        if (window.Length < _options.MinWindowSamples && statistics.WindowItems + limit <= statistics.WindowCapacity
+            && !(filled && latency < statistics.Baseline * ClearlyUncontended))
+        {
+            // A round of a few items may grow the limit when it reads no queue at all, but back-offs and holds need the
+            // samples MinWindowSamples buys, so anything else extends the window to it.
+            Holding = true;
+            return limit;
+        }
+
+        if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0)
+        {
+            // Half of a level slow start found uncontended: this window measured the baseline again, which keeps a baseline
+            // that came out too low (or a downstream that got slower) from pushing the limit to its minimum.
+            statistics.AddToPool(window, LatencyStatistics.PoolCapacity);
+        }
+
+        var ratio = latency / statistics.Baseline;
+        if (ratio > _options.Tolerance)
+        {
+            // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the growth threshold.
+            var target = (int)(limit * _growBelow / ratio);
+            return Math.Clamp(Math.Max(target, limit / MaxBackoffCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+        }
+
+        if (ratio < _growBelow && filled)
+        {
+            // Grow toward the limit at which, by the same law, latency would reach the growth threshold; near the level an
+            // overload was last seen at, by one step per window (AIMD's additive increase), so probing costs few rejections.
+            var step = Math.Max(1, (int)(limit * Math.Min(MaxGrowthFraction, (_growBelow / ratio) - 1)));
+            if (_overloadCeiling > 0 && limit + step >= _overloadCeiling)
+            {
+                step = 1;
+            }
+
+            return (int)Math.Min((long)limit + step, _options.MaxLimit);
+        }
+
+        return limit;
+    }
+
+    /// <summary>The limit slow start had at <paramref name="timestamp"/>.</summary>
+    private int LimitAt(long timestamp) => _historyLimits[HistoryIndexAt(timestamp)];
+
+    private int HistoryIndexAt(long timestamp)
+    {
+        var index = _historyCount - 1;
+        while (index > 0 && _historyTimes[index] > timestamp)
+        {
+            index--;
+        }
+
+        return index;
+    }
+
+    private void ExitSlowStart(int limit)
+    {
+        if (InSlowStart)
+        {
+            InSlowStart = false;
+
+            // Re-measure the baseline at half of the highest level known clean: a round that passed, or a level whose items
+            // came back without queueing (after a ramp, rounds rarely pass whole).
+            _cleanLimit = Math.Max(_options.MinLimit, Math.Min(Math.Max(_cleanLimit, _verifiedLimit), limit / 2));
+        }
+    }
+
+    [Conditional("DEBUG")]
+    private void AssertInvariants() => Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
+}
