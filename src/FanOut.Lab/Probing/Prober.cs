@@ -1,0 +1,293 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+
+using FanOut.Lab.Results;
+
+namespace FanOut.Lab.Probing;
+
+/// <summary>Runs <c>fanout probe</c>: checks the target answers, steps the concurrency up until the level-stopping rule
+/// says stop, measures the Little's-law knee between the levels, checks whether rejections follow the rate, fits the
+/// USL and recommends a limit.</summary>
+/// <remarks>Cancelling the token (Ctrl+C, SIGTERM) stops sending at once; the report then holds the levels measured so
+/// far. <see cref="ProbeSettings.Duration"/> and <see cref="ProbeSettings.MaxRequests"/> end it the same way.</remarks>
+public sealed class Prober
+{
+    /// <summary>The share of a level's requests that must be rejected before a burst may tell a rate limit from a concurrency limit.</summary>
+    private const double BurstEvidenceFraction = 0.10;
+
+    private readonly ProbeSettings _settings;
+    private readonly IProbeProgress _progress;
+    private readonly TimeProvider _time;
+    private readonly ProbeTarget _target;
+    private readonly RequestBudget _budget;
+    private readonly LevelRunner _runner;
+    private readonly OverloadRule _rule;
+    private TimeSpan _reachableLatency;
+
+    /// <summary>A probe of <paramref name="settings"/>, reporting to <paramref name="progress"/>.</summary>
+    public Prober(ProbeSettings settings, IProbeProgress progress, TimeProvider time)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        ArgumentNullException.ThrowIfNull(progress);
+        ArgumentNullException.ThrowIfNull(time);
+        ArgumentOutOfRangeException.ThrowIfLessThan(settings.MaxConcurrency, 1);
+        _settings = settings;
+        _progress = progress;
+        _time = time;
+        _target = new ProbeTarget(settings);
+        _budget = new RequestBudget(settings.MaxRequests);
+        _runner = new LevelRunner(_target, _budget, time);
+        _rule = new OverloadRule(settings.SloP99Ms);
+    }
+
+    /// <summary>Probes the target.</summary>
+    /// <exception cref="UnreachableTargetException">The first request got no usable answer; nothing was measured.</exception>
+    /// <exception cref="OperationCanceledException">Cancelled before the first request was answered.</exception>
+    public async Task<ProbeReport> RunAsync(CancellationToken cancellationToken)
+    {
+        var start = _time.GetTimestamp();
+        using var deadline = _settings.Duration is { } duration ? new CancellationTokenSource(duration, _time) : new CancellationTokenSource();
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, deadline.Token);
+        await CheckReachableAsync(stop.Token).ConfigureAwait(false);
+
+        var levels = new List<LevelResult>();
+        var verdicts = new List<LevelVerdict>();
+        var endedBy = await RampAsync(levels, verdicts, deadline.Token, stop.Token).ConfigureAwait(false);
+        var rate = RateVerdict.None;
+        if (endedBy == LevelEnd.Measured)
+        {
+            rate = await CheckRateAsync(levels, stop.Token).ConfigureAwait(false);
+            if (!rate.IsRate)
+            {
+                endedBy = await RefineAsync(levels, verdicts, deadline.Token, stop.Token).ConfigureAwait(false);
+            }
+        }
+
+        var usl = UslFit.Fit(levels.Select(l => ((double)l.Concurrency, l.OkPerSecond)).ToArray());
+        var recommendation = Recommender.Recommend(levels, verdicts, rate, usl);
+        return new ProbeReport(
+            _settings.Url.ToString(),
+            MachineInfo.Current(),
+            levels,
+            usl,
+            recommendation,
+            _budget.Sent,
+            _time.GetElapsedTime(start).TotalSeconds,
+            endedBy);
+    }
+
+    /// <summary>Steps 1, 2, 4, ... up to the maximum (always tried last), until a level stops the ramp.</summary>
+    private async Task<string> RampAsync(List<LevelResult> levels, List<LevelVerdict> verdicts, CancellationToken deadline, CancellationToken stop)
+    {
+        for (var n = 1; ; n = n >= _settings.MaxConcurrency / 2 && n < _settings.MaxConcurrency ? _settings.MaxConcurrency : n * 2)
+        {
+            var (level, verdict) = await MeasureAsync(n, levels, deadline, stop).ConfigureAwait(false);
+            if (level is { EndedBy: LevelEnd.Measured } && verdict is { Stop: true, Clean: true })
+            {
+                // Saturation or latency alone, from one short level, may be a hiccup of a shared machine: measure again
+                // before stopping. Rejections and failures are never re-sent.
+                _progress.Note($"Confirming {n}: {verdict.Reason}");
+                (level, verdict) = await MeasureAsync(n, levels, deadline, stop).ConfigureAwait(false);
+            }
+
+            if (level is null)
+            {
+                return Ended(deadline, stop);
+            }
+
+            levels.Add(verdict.Stop ? level with { StopReason = verdict.Reason } : level);
+            verdicts.Add(verdict);
+            if (level.EndedBy != LevelEnd.Measured)
+            {
+                return level.EndedBy;
+            }
+
+            if (verdict.Stop || n >= _settings.MaxConcurrency)
+            {
+                return LevelEnd.Measured;
+            }
+        }
+    }
+
+    /// <summary>Measures the Little's-law knee when it lies between two measured levels: N* = X_max / lambda, where the
+    /// line of linear scaling (lambda ok/s per worker at low load) meets the best clean ok/s.</summary>
+    /// <remarks>Lambda is pooled over the clean levels at up to half the best level's concurrency (every answer they got,
+    /// divided by their workers), so one noisy level does not move it. By Little's law a worker's cycle is 1 / lambda, so
+    /// N* = X_max x cycle: the fewest requests in flight that can carry the best throughput.</remarks>
+    private async Task<string> RefineAsync(List<LevelResult> levels, List<LevelVerdict> verdicts, CancellationToken deadline, CancellationToken stop)
+    {
+        var clean = levels.Where((_, i) => verdicts[i].Clean).ToArray();
+        if (clean.Length == 0)
+        {
+            return LevelEnd.Measured;
+        }
+
+        var best = clean.MaxBy(l => l.OkPerSecond)!;
+        var low = clean.Where(l => l.Concurrency <= Math.Max(1, best.Concurrency / 2)).ToArray();
+        if (low.Length == 0)
+        {
+            return LevelEnd.Measured;
+        }
+
+        var perWorker = low.Sum(l => l.OkPerSecond) / low.Sum(l => l.Concurrency);
+        var knee = (int)Math.Round(best.OkPerSecond / perWorker);
+        var firstUnclean = levels.Where((_, i) => !verdicts[i].Clean).Select(l => l.Concurrency).DefaultIfEmpty(int.MaxValue).Min();
+        if (knee <= 1 || knee >= _settings.MaxConcurrency || knee >= firstUnclean || levels.Any(l => l.Concurrency == knee))
+        {
+            return LevelEnd.Measured;
+        }
+
+        _progress.Note($"Little's law knee: best {OverloadRule.Rate(best.OkPerSecond)} ok/s / {OverloadRule.Rate(perWorker)} ok/s per worker at low load = {knee} in flight; measuring {knee}");
+        var below = levels.Where(l => l.Concurrency < knee).ToArray();
+        var (level, verdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
+        if (level is null)
+        {
+            return Ended(deadline, stop);
+        }
+
+        var index = levels.FindIndex(l => l.Concurrency > knee);
+        levels.Insert(index, level);
+        verdicts.Insert(index, verdict with { Stop = false, Reason = null });
+        return level.EndedBy;
+    }
+
+    /// <summary>Rejections under load: do they follow the rate? Yes when the rejections name a rate (Retry-After, RateLimit
+    /// headers), or when a burst as large as the rejected level, sent after a pause, passes whole (a token bucket refilled;
+    /// a concurrency limit would reject it again).</summary>
+    private async Task<RateVerdict> CheckRateAsync(List<LevelResult> levels, CancellationToken stop)
+    {
+        var rejected = levels.FirstOrDefault(l => l.Rejections > _rule.MaxFailureFraction * Math.Max(1, l.Requests));
+        if (rejected is null)
+        {
+            return RateVerdict.None;
+        }
+
+        var evidence = new List<string>();
+        if (rejected.RateLimitHeaders * 2 > rejected.Rejections)
+        {
+            evidence.Add($"its rejections at {rejected.Concurrency} carried Retry-After/RateLimit headers");
+        }
+
+        if (rejected.Rejections >= BurstEvidenceFraction * rejected.Requests && !_budget.Exhausted)
+        {
+            var pause = _settings.Plan.BurstPause;
+            _progress.Note($"Rate check: {rejected.Concurrency} requests at once after a {pause.TotalSeconds.ToString("0.##", CultureInfo.InvariantCulture)} s pause");
+            try
+            {
+                await Task.Delay(pause, _time, stop).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return RateVerdict.None;
+            }
+
+            var burst = await BurstAsync(rejected.Concurrency, stop).ConfigureAwait(false);
+            if (burst is { } passed && passed)
+            {
+                evidence.Add($"a burst of {rejected.Concurrency} after a pause passed whole");
+            }
+        }
+
+        var sustained = rejected.LateOkPerSecond;
+        return evidence.Count == 0
+            ? RateVerdict.None
+            : new RateVerdict(true, sustained, $"{string.Join(" and ", evidence)}; it let {OverloadRule.Rate(sustained)} ok/s through while rejecting");
+    }
+
+    /// <summary>Sends <paramref name="count"/> requests at once on fresh connections; true when none was rejected, null when cut short.</summary>
+    private async Task<bool?> BurstAsync(int count, CancellationToken stop)
+    {
+        using var client = _target.CreateClient(count);
+        var sends = new List<Task<SendOutcome>>();
+        for (var i = 0; i < count && _budget.TryTake(); i++)
+        {
+            sends.Add(SendOutcome.SendAsync(_target, client, stop));
+        }
+
+        var outcomes = await Task.WhenAll(sends).ConfigureAwait(false);
+        if (outcomes.Length < count || outcomes.Any(o => o.Interrupted))
+        {
+            return null;
+        }
+
+        return outcomes.All(o => o.Ok);
+    }
+
+    /// <summary>Runs and judges one level; null when it measured nothing (budget spent or cancelled before any answer).</summary>
+    private async Task<(LevelResult? Level, LevelVerdict Verdict)> MeasureAsync(int concurrency, IReadOnlyList<LevelResult> earlier, CancellationToken deadline, CancellationToken stop)
+    {
+        _progress.LevelStarted(concurrency);
+        var uncontended = earlier.Count > 0 && earlier[0].LatencyMeanMs is { } mean ? TimeSpan.FromMilliseconds(mean) : _reachableLatency;
+        var level = await _runner.RunAsync(concurrency, _settings.Plan, uncontended, stop).ConfigureAwait(false);
+        if (level.EndedBy == LevelEnd.Interrupted && deadline.IsCancellationRequested)
+        {
+            level = level with { EndedBy = LevelEnd.Duration };
+        }
+
+        if (level.Requests == 0)
+        {
+            return (null, new LevelVerdict(false, true, null));
+        }
+
+        var verdict = _rule.Judge(level, earlier.Count > 0 ? earlier[0] : level, earlier);
+        _progress.LevelFinished(verdict.Stop ? level with { StopReason = verdict.Reason } : level, verdict);
+        return (level, verdict);
+    }
+
+    private string Ended(CancellationToken deadline, CancellationToken stop) =>
+        deadline.IsCancellationRequested ? LevelEnd.Duration
+        : stop.IsCancellationRequested ? LevelEnd.Interrupted
+        : _budget.Exhausted ? LevelEnd.MaxRequests
+        : LevelEnd.Measured;
+
+    /// <summary>One request: does the target answer at all? Throws <see cref="UnreachableTargetException"/> with one line when not.</summary>
+    private async Task CheckReachableAsync(CancellationToken stop)
+    {
+        if (!_budget.TryTake())
+        {
+            return;
+        }
+
+        using var client = _target.CreateClient(1);
+        using var request = _target.CreateRequest();
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stop);
+        timeout.CancelAfter(_settings.Timeout);
+        var url = _settings.Url;
+        var sent = _time.GetTimestamp();
+        try
+        {
+            using var response = await client.SendAsync(request, HttpCompletionOption.ResponseContentRead, timeout.Token).ConfigureAwait(false);
+            _reachableLatency = _time.GetElapsedTime(sent);
+            var status = (int)response.StatusCode;
+            if (status >= 400 && response.StatusCode is not (HttpStatusCode.TooManyRequests or HttpStatusCode.ServiceUnavailable))
+            {
+                throw new UnreachableTargetException($"{url} answered {status} {response.ReasonPhrase}: probe a URL that answers 2xx to this method and these headers.");
+            }
+        }
+        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        {
+            throw;
+        }
+        catch (OperationCanceledException ex)
+        {
+            throw new UnreachableTargetException($"{url} did not answer within {_settings.Timeout.TotalSeconds.ToString("0.###", CultureInfo.InvariantCulture)} s (--timeout).", ex);
+        }
+        catch (HttpRequestException ex)
+        {
+            throw new UnreachableTargetException(Describe(ex, url), ex);
+        }
+    }
+
+    private static string Describe(HttpRequestException ex, Uri url)
+    {
+        var cause = ex.InnerException is SocketException socket ? socket.Message : ex.InnerException?.Message ?? ex.Message;
+        return ex.HttpRequestError switch
+        {
+            HttpRequestError.NameResolutionError => $"host '{url.Host}' does not resolve ({cause.TrimEnd('.')}).",
+            HttpRequestError.ConnectionError => $"could not connect to {url.Host}:{url.Port} ({cause.TrimEnd('.')}).",
+            HttpRequestError.SecureConnectionError => $"TLS error talking to {url.Host}:{url.Port} ({cause.TrimEnd('.')}).",
+            _ => $"{url} failed: {ex.Message.TrimEnd('.')}.",
+        };
+    }
+}
