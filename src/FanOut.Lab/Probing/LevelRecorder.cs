@@ -19,6 +19,9 @@ internal sealed class LevelRecorder
     /// <summary>Requests answered or failed.</summary>
     public long Requests { get; private set; }
 
+    /// <summary>When this worker's first rejection (429/503) arrived; null when none.</summary>
+    public long? FirstRejection { get; private set; }
+
     /// <summary>Rejections that named a rate limit.</summary>
     public long RateLimitHeaders { get; private set; }
 
@@ -39,6 +42,11 @@ internal sealed class LevelRecorder
 
         var kind = outcome.FailureKind!;
         _failures[kind] = (_failures.TryGetValue(kind, out var count) ? count : 0) + 1;
+        if (outcome.IsRejection)
+        {
+            FirstRejection ??= timestamp;
+        }
+
         if (outcome.NamesRateLimit)
         {
             RateLimitHeaders++;
@@ -58,8 +66,14 @@ internal sealed class LevelRecorder
 
         var requests = workers.Sum(w => w.Requests);
         var ok = latencies.LongLength;
-        var halfway = seconds / 2;
-        var lateOk = workers.SelectMany(w => w.OkTimestamps).Count(t => time.GetElapsedTime(startTimestamp, t).TotalSeconds >= halfway);
+        var firstRejection = workers.Select(w => w.FirstRejection).Where(t => t is not null).Min();
+        double? whileRejecting = null;
+        if (firstRejection is { } rejectedAt)
+        {
+            var span = seconds - time.GetElapsedTime(startTimestamp, rejectedAt).TotalSeconds;
+            var okAfter = workers.SelectMany(w => w.OkTimestamps).Count(t => t >= rejectedAt);
+            whileRejecting = span > 0 ? okAfter / span : null;
+        }
         var latencySum = workers.Sum(w => w.LatencySumMs);
         return new LevelResult
         {
@@ -76,7 +90,7 @@ internal sealed class LevelRecorder
             Seconds = seconds,
             EndedBy = endedBy,
             RateLimitHeaders = workers.Sum(w => w.RateLimitHeaders),
-            LateOkPerSecond = halfway > 0 ? lateOk / halfway : 0,
+            OkPerSecondWhileRejecting = whileRejecting,
         };
     }
 }

@@ -16,6 +16,9 @@ public sealed class Prober
     /// <summary>The share of a level's requests that must be rejected before a burst may tell a rate limit from a concurrency limit.</summary>
     private const double BurstEvidenceFraction = 0.10;
 
+    /// <summary>A level whose mean latency is within this factor of the lowest level mean has not started to queue.</summary>
+    private const double UnqueuedLatencyFactor = 1.25;
+
     private readonly ProbeSettings _settings;
     private readonly IProbeProgress _progress;
     private readonly TimeProvider _time;
@@ -24,6 +27,7 @@ public sealed class Prober
     private readonly LevelRunner _runner;
     private readonly OverloadRule _rule;
     private TimeSpan _reachableLatency;
+    private int? _knee;
 
     /// <summary>A probe of <paramref name="settings"/>, reporting to <paramref name="progress"/>.</summary>
     public Prober(ProbeSettings settings, IProbeProgress progress, TimeProvider time)
@@ -65,7 +69,7 @@ public sealed class Prober
         }
 
         var usl = UslFit.Fit(levels.Select(l => ((double)l.Concurrency, l.OkPerSecond)).ToArray());
-        var recommendation = Recommender.Recommend(levels, verdicts, rate, usl);
+        var recommendation = Recommender.Recommend(levels, verdicts, rate, usl, _knee);
         return new ProbeReport(
             _settings.Url.ToString(),
             MachineInfo.Current(),
@@ -110,37 +114,44 @@ public sealed class Prober
         }
     }
 
-    /// <summary>Measures the Little's-law knee when it lies between two measured levels: N* = X_max / lambda, where the
-    /// line of linear scaling (lambda ok/s per worker at low load) meets the best clean ok/s.</summary>
-    /// <remarks>Lambda is pooled over the clean levels at up to half the best level's concurrency (every answer they got,
-    /// divided by their workers), so one noisy level does not move it. By Little's law a worker's cycle is 1 / lambda, so
-    /// N* = X_max x cycle: the fewest requests in flight that can carry the best throughput.</remarks>
+    /// <summary>Measures the Little's-law knee when it lies between two measured levels: N* = X_max x R0, the best clean
+    /// ok/s times the unqueued latency, the fewest requests in flight that can carry the best throughput.</summary>
+    /// <remarks>R0 is the mean latency of the busiest clean level that did not queue yet: its mean is within
+    /// <see cref="UnqueuedLatencyFactor"/> of the lowest level mean. Taking it under load rather than at level 1 counts
+    /// the per-request overhead a busy client and server add, which X_max also carries.</remarks>
     private async Task<string> RefineAsync(List<LevelResult> levels, List<LevelVerdict> verdicts, CancellationToken deadline, CancellationToken stop)
     {
-        var clean = levels.Where((_, i) => verdicts[i].Clean).ToArray();
+        var clean = levels.Where((_, i) => verdicts[i].Clean && levels[i].LatencyMeanMs is not null).ToArray();
         if (clean.Length == 0)
         {
             return LevelEnd.Measured;
         }
 
         var best = clean.MaxBy(l => l.OkPerSecond)!;
-        var low = clean.Where(l => l.Concurrency <= Math.Max(1, best.Concurrency / 2)).ToArray();
-        if (low.Length == 0)
-        {
-            return LevelEnd.Measured;
-        }
-
-        var perWorker = low.Sum(l => l.OkPerSecond) / low.Sum(l => l.Concurrency);
-        var knee = (int)Math.Round(best.OkPerSecond / perWorker);
+        var lowestMs = clean.Min(l => l.LatencyMeanMs!.Value);
+        var uncontendedMs = clean.Where(l => l.LatencyMeanMs <= UnqueuedLatencyFactor * lowestMs).MaxBy(l => l.Concurrency)!.LatencyMeanMs!.Value;
+        var knee = Math.Max(1, (int)Math.Round(best.OkPerSecond * uncontendedMs / 1000));
+        _knee = knee;
         var firstUnclean = levels.Where((_, i) => !verdicts[i].Clean).Select(l => l.Concurrency).DefaultIfEmpty(int.MaxValue).Min();
         if (knee <= 1 || knee >= _settings.MaxConcurrency || knee >= firstUnclean || levels.Any(l => l.Concurrency == knee))
         {
             return LevelEnd.Measured;
         }
 
-        _progress.Note($"Little's law knee: best {OverloadRule.Rate(best.OkPerSecond)} ok/s / {OverloadRule.Rate(perWorker)} ok/s per worker at low load = {knee} in flight; measuring {knee}");
+        _progress.Note($"Little's law knee: best {OverloadRule.Rate(best.OkPerSecond)} ok/s x {OverloadRule.Ms(uncontendedMs)} unqueued latency = {knee} in flight; measuring {knee}");
         var below = levels.Where(l => l.Concurrency < knee).ToArray();
         var (level, verdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
+        if (level is { EndedBy: LevelEnd.Measured } && verdict.Clean && level.OkPerSecond < Recommender.NearBest * best.OkPerSecond)
+        {
+            // A stall of a busy machine only ever lowers throughput: measure again and keep the better of the two.
+            _progress.Note($"Confirming {knee}: {OverloadRule.Rate(level.OkPerSecond)} ok/s is under {Recommender.NearBest:P0} of the best");
+            var (again, againVerdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
+            if (again is not null && (again.OkPerSecond > level.OkPerSecond || again.EndedBy != LevelEnd.Measured))
+            {
+                (level, verdict) = (again, againVerdict);
+            }
+        }
+
         if (level is null)
         {
             return Ended(deadline, stop);
@@ -189,7 +200,16 @@ public sealed class Prober
             }
         }
 
-        var sustained = rejected.LateOkPerSecond;
+        var sustained = rejected.OkPerSecondWhileRejecting ?? rejected.OkPerSecond;
+        if (evidence.Count > 0 && !_budget.Exhausted)
+        {
+            // The rate comes from one short level; a stall of a busy machine only ever lowers it, so measure it again
+            // at the same concurrency and keep the higher.
+            _progress.Note($"Measuring the rate again at {rejected.Concurrency} at once");
+            var longer = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
+            var again = await _runner.RunAsync(rejected.Concurrency, longer, RejectionPause(levels), stop).ConfigureAwait(false);
+            sustained = Math.Max(sustained, again.OkPerSecondWhileRejecting ?? 0);
+        }
         return evidence.Count == 0
             ? RateVerdict.None
             : new RateVerdict(true, sustained, $"{string.Join(" and ", evidence)}; it let {OverloadRule.Rate(sustained)} ok/s through while rejecting");
@@ -218,8 +238,7 @@ public sealed class Prober
     private async Task<(LevelResult? Level, LevelVerdict Verdict)> MeasureAsync(int concurrency, IReadOnlyList<LevelResult> earlier, CancellationToken deadline, CancellationToken stop)
     {
         _progress.LevelStarted(concurrency);
-        var uncontended = earlier.Count > 0 && earlier[0].LatencyMeanMs is { } mean ? TimeSpan.FromMilliseconds(mean) : _reachableLatency;
-        var level = await _runner.RunAsync(concurrency, _settings.Plan, uncontended, stop).ConfigureAwait(false);
+        var level = await _runner.RunAsync(concurrency, _settings.Plan, RejectionPause(earlier), stop).ConfigureAwait(false);
         if (level.EndedBy == LevelEnd.Interrupted && deadline.IsCancellationRequested)
         {
             level = level with { EndedBy = LevelEnd.Duration };
@@ -234,6 +253,10 @@ public sealed class Prober
         _progress.LevelFinished(verdict.Stop ? level with { StopReason = verdict.Reason } : level, verdict);
         return (level, verdict);
     }
+
+    /// <summary>How long a rejected worker waits: the uncontended latency (level 1's mean, else the first request's).</summary>
+    private TimeSpan RejectionPause(IReadOnlyList<LevelResult> earlier) =>
+        earlier.Count > 0 && earlier[0].LatencyMeanMs is { } mean ? TimeSpan.FromMilliseconds(mean) : _reachableLatency;
 
     private string Ended(CancellationToken deadline, CancellationToken stop) =>
         deadline.IsCancellationRequested ? LevelEnd.Duration

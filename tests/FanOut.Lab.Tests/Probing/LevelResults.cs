@@ -19,6 +19,6 @@ internal static class LevelResults
         LittleConcurrency = concurrency,
         Seconds = 1,
         EndedBy = LevelEnd.Measured,
-        LateOkPerSecond = okPerSecond,
+        OkPerSecondWhileRejecting = rejected > 0 ? okPerSecond : null,
     };
 }

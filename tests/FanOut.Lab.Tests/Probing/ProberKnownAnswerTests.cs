@@ -12,7 +12,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     /// <summary>Short levels, so the three servers take well under a minute together.</summary>
     internal static readonly LevelPlan ShortPlan = new()
     {
-        MinDuration = TimeSpan.FromMilliseconds(500),
+        MinDuration = TimeSpan.FromMilliseconds(800),
         MinRequests = 30,
         MaxDuration = TimeSpan.FromSeconds(3),
         BurstPause = TimeSpan.FromMilliseconds(500),

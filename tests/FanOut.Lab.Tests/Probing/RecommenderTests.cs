@@ -13,7 +13,7 @@ public sealed class RecommenderTests
     [Fact]
     public void Recommend_FlatAfterKnee_PicksTheSmallestLevelNearTheBest()
     {
-        LevelResult[] levels = [Level(1, 45), Level(8, 350), Level(16, 700), Level(24, 1_040), Level(32, 1_050), Level(64, 1_045, p99Ms: 70)];
+        LevelResult[] levels = [Level(1, 45), Level(8, 350), Level(16, 700), Level(24, 1_040), Level(32, 1_050, p99Ms: 27), Level(64, 1_045, p99Ms: 55)];
         var recommendation = Recommender.Recommend(levels, [Clean, Clean, Clean, Clean, Clean, Clean], RateVerdict.None, null);
         Assert.Equal(24, recommendation.Limit);
         Assert.Null(recommendation.RatePerSecond);
