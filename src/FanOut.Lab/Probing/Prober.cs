@@ -204,7 +204,7 @@ public sealed class Prober
         if (evidence.Count > 0 && !_budget.Exhausted)
         {
             // The rate comes from one short level; a stall of a busy machine only ever lowers it, so measure it again
-            // at the same concurrency and keep the higher.
+            // at the same concurrency, twice as long, and keep the higher.
             _progress.Note($"Measuring the rate again at {rejected.Concurrency} at once");
             var longer = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
             var again = await _runner.RunAsync(rejected.Concurrency, longer, RejectionPause(levels), stop).ConfigureAwait(false);
