@@ -32,7 +32,7 @@ public sealed class ProbeProgressView(IAnsiConsole console, bool live, bool quie
             return;
         }
 
-        var head = $"  {level.Concurrency,5} at once: {level.Requests.ToString("N0", CultureInfo.InvariantCulture)} requests, {ProbeSummary.Rate(level.OkPerSecond)} ok/s, p99 {ProbeSummary.Ms(level.LatencyP99Ms)}, failures {ProbeSummary.FailuresText(level)}";
+        var head = $"  {level.Concurrency,5} at once: {level.Requests.ToString("N0", CultureInfo.InvariantCulture)} requests, {ProbeText.Rate(level.OkPerSecond)} ok/s, p99 {ProbeText.Ms(level.LatencyP99Ms)}, failures {ProbeSummary.FailuresText(level)}";
         var tail = verdict.Reason is null ? string.Empty : $": {verdict.Reason}";
         if (live)
         {

@@ -23,10 +23,10 @@ public static class ProbeSummary
             l.Requests.ToString("N0", CultureInfo.InvariantCulture),
             l.Ok.ToString("N0", CultureInfo.InvariantCulture),
             FailuresText(l),
-            Rate(l.OkPerSecond),
-            Ms(l.LatencyP50Ms),
-            Ms(l.LatencyP95Ms),
-            Ms(l.LatencyP99Ms),
+            ProbeText.Rate(l.OkPerSecond),
+            ProbeText.Ms(l.LatencyP50Ms),
+            ProbeText.Ms(l.LatencyP95Ms),
+            ProbeText.Ms(l.LatencyP99Ms),
             l.LittleConcurrency.ToString("0.0", CultureInfo.InvariantCulture),
             l.Seconds.ToString("0.0", CultureInfo.InvariantCulture),
             l.StopReason ?? (l.EndedBy == LevelEnd.Measured ? string.Empty : l.EndedBy),
@@ -36,12 +36,12 @@ public static class ProbeSummary
         if (report.Usl is { } usl)
         {
             var peak = usl.PeakConcurrency is { } p ? $"throughput peaks at {p.ToString("0", CultureInfo.InvariantCulture)} at once" : "no peak (kappa 0: throughput levels off, it does not fall)";
-            console.WriteLine($"USL fit: sigma {usl.Sigma.ToString("0.####", CultureInfo.InvariantCulture)}, kappa {usl.Kappa.ToString("0.######", CultureInfo.InvariantCulture)}, lambda {Rate(usl.Lambda)} ok/s, R2 {usl.R2.ToString("0.###", CultureInfo.InvariantCulture)}: {peak}.");
+            console.WriteLine($"USL fit: sigma {usl.Sigma.ToString("0.####", CultureInfo.InvariantCulture)}, kappa {usl.Kappa.ToString("0.######", CultureInfo.InvariantCulture)}, lambda {ProbeText.Rate(usl.Lambda)} ok/s, R2 {usl.R2.ToString("0.###", CultureInfo.InvariantCulture)}: {peak}.");
         }
 
         var recommendation = report.Recommendation;
         console.WriteLine();
-        var rate = recommendation.RatePerSecond is { } r ? $" and {Rate(r)} requests/s" : string.Empty;
+        var rate = recommendation.RatePerSecond is { } r ? $" and {ProbeText.Rate(r)} requests/s" : string.Empty;
         console.WriteLine($"Recommendation: {recommendation.Limit.ToString(CultureInfo.InvariantCulture)} at once{rate}.");
         console.WriteLine($"Why: {recommendation.Reason}.");
         console.WriteLine();
@@ -61,12 +61,6 @@ public static class ProbeSummary
         ArgumentNullException.ThrowIfNull(level);
         return level.Failures.Count == 0 ? "none" : string.Join(", ", level.Failures.Select(f => $"{f.Key} x{f.Value.ToString("N0", CultureInfo.InvariantCulture)}"));
     }
-
-    /// <summary>A rate, whole above 10.</summary>
-    public static string Rate(double value) => value.ToString(value < 10 ? "0.0" : "N0", CultureInfo.InvariantCulture);
-
-    /// <summary>Milliseconds, or n/a.</summary>
-    public static string Ms(double? value) => value is { } v ? v.ToString(v < 10 ? "0.0" : "N0", CultureInfo.InvariantCulture) + " ms" : "n/a";
 
     private static string Indent(string code) => string.Join('\n', code.Split('\n').Select(line => "    " + line));
 }

@@ -80,7 +80,7 @@ public sealed record OverloadRule(double? SloP99Ms)
 
     private static string Percent(long part, long whole) => (100.0 * part / whole).ToString("0.#", CultureInfo.InvariantCulture) + "%";
 
-    internal static string Ms(double? value) => value is { } v ? v.ToString(v < 10 ? "0.0" : "N0", CultureInfo.InvariantCulture) + " ms" : "n/a";
+    private static string Ms(double? value) => ProbeText.Ms(value);
 
-    internal static string Rate(double value) => value.ToString(value < 10 ? "0.0" : "N0", CultureInfo.InvariantCulture);
+    private static string Rate(double value) => ProbeText.Rate(value);
 }

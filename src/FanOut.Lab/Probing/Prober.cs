@@ -16,8 +16,12 @@ public sealed class Prober
     /// <summary>The share of a level's requests that must be rejected before a burst may tell a rate limit from a concurrency limit.</summary>
     private const double BurstEvidenceFraction = 0.10;
 
-    /// <summary>A level whose mean latency is within this factor of the lowest level mean has not started to queue.</summary>
-    private const double UnqueuedLatencyFactor = 1.25;
+    /// <summary>A level scaled almost linearly when its ok/s grew by at least this share of its concurrency's growth.</summary>
+    private const double LinearShare = 0.8;
+
+    /// <summary>Requests sent one by one after the reachability check and not measured: they pay the cold start (JIT,
+    /// connection set-up, the server's own first-request costs) that would otherwise land in level 1.</summary>
+    private const int WarmUpRequests = 4;
 
     private readonly ProbeSettings _settings;
     private readonly IProbeProgress _progress;
@@ -54,6 +58,7 @@ public sealed class Prober
         using var deadline = _settings.Duration is { } duration ? new CancellationTokenSource(duration, _time) : new CancellationTokenSource();
         using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, deadline.Token);
         await CheckReachableAsync(stop.Token).ConfigureAwait(false);
+        await WarmUpAsync(stop.Token).ConfigureAwait(false);
 
         var levels = new List<LevelResult>();
         var verdicts = new List<LevelVerdict>();
@@ -115,22 +120,23 @@ public sealed class Prober
     }
 
     /// <summary>Measures the Little's-law knee when it lies between two measured levels: N* = X_max x R0, the best clean
-    /// ok/s times the unqueued latency, the fewest requests in flight that can carry the best throughput.</summary>
-    /// <remarks>R0 is the mean latency of the busiest clean level that did not queue yet: its mean is within
-    /// <see cref="UnqueuedLatencyFactor"/> of the lowest level mean. Taking it under load rather than at level 1 counts
-    /// the per-request overhead a busy client and server add, which X_max also carries.</remarks>
+    /// ok/s times the unqueued cycle time, the fewest requests in flight that can carry the best throughput.</summary>
+    /// <remarks>A closed-loop worker's cycle is N / X (Little's law: the request's latency plus the client's own time).
+    /// Below the knee it stays flat; past it, it grows as N / X_max. R0 is the median cycle of the clean levels up to the
+    /// best one: most of them lie below the knee, and a median ignores the one or two a busy machine slowed down. The knee
+    /// is never put below a level that still scaled almost linearly (<see cref="StillLinear"/>).</remarks>
     private async Task<string> RefineAsync(List<LevelResult> levels, List<LevelVerdict> verdicts, CancellationToken deadline, CancellationToken stop)
     {
-        var clean = levels.Where((_, i) => verdicts[i].Clean && levels[i].LatencyMeanMs is not null).ToArray();
+        var clean = levels.Where((_, i) => verdicts[i].Clean && levels[i].OkPerSecond > 0).ToArray();
         if (clean.Length == 0)
         {
             return LevelEnd.Measured;
         }
 
         var best = clean.MaxBy(l => l.OkPerSecond)!;
-        var lowestMs = clean.Min(l => l.LatencyMeanMs!.Value);
-        var uncontendedMs = clean.Where(l => l.LatencyMeanMs <= UnqueuedLatencyFactor * lowestMs).MaxBy(l => l.Concurrency)!.LatencyMeanMs!.Value;
-        var knee = Math.Max(1, (int)Math.Round(best.OkPerSecond * uncontendedMs / 1000));
+        var cycles = clean.Where(l => l.Concurrency <= best.Concurrency).Select(l => 1000.0 * l.Concurrency / l.OkPerSecond).Order().ToArray();
+        var uncontendedMs = cycles.Length % 2 == 1 ? cycles[cycles.Length / 2] : (cycles[(cycles.Length / 2) - 1] + cycles[cycles.Length / 2]) / 2;
+        var knee = Math.Max(StillLinear(levels, verdicts), (int)Math.Round(best.OkPerSecond * uncontendedMs / 1000));
         _knee = knee;
         var firstUnclean = levels.Where((_, i) => !verdicts[i].Clean).Select(l => l.Concurrency).DefaultIfEmpty(int.MaxValue).Min();
         if (knee <= 1 || knee >= _settings.MaxConcurrency || knee >= firstUnclean || levels.Any(l => l.Concurrency == knee))
@@ -138,13 +144,13 @@ public sealed class Prober
             return LevelEnd.Measured;
         }
 
-        _progress.Note($"Little's law knee: best {OverloadRule.Rate(best.OkPerSecond)} ok/s x {OverloadRule.Ms(uncontendedMs)} unqueued latency = {knee} in flight; measuring {knee}");
+        _progress.Note($"Little's law knee: best {ProbeText.Rate(best.OkPerSecond)} ok/s x {ProbeText.Ms(uncontendedMs)} unqueued cycle = {knee} in flight; measuring {knee}");
         var below = levels.Where(l => l.Concurrency < knee).ToArray();
         var (level, verdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
         if (level is { EndedBy: LevelEnd.Measured } && verdict.Clean && level.OkPerSecond < Recommender.NearBest * best.OkPerSecond)
         {
             // A stall of a busy machine only ever lowers throughput: measure again and keep the better of the two.
-            _progress.Note($"Confirming {knee}: {OverloadRule.Rate(level.OkPerSecond)} ok/s is under {Recommender.NearBest:P0} of the best");
+            _progress.Note($"Confirming {knee}: {ProbeText.Rate(level.OkPerSecond)} ok/s is under {Recommender.NearBest:P0} of the best");
             var (again, againVerdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
             if (again is not null && (again.OkPerSecond > level.OkPerSecond || again.EndedBy != LevelEnd.Measured))
             {
@@ -161,6 +167,24 @@ public sealed class Prober
         levels.Insert(index, level);
         verdicts.Insert(index, verdict with { Stop = false, Reason = null });
         return level.EndedBy;
+    }
+
+    /// <summary>The highest clean level that still scaled almost linearly from the level before it (ok/s grew by at
+    /// least <see cref="LinearShare"/> of the concurrency's growth): the knee is not below it. 1 when none did.</summary>
+    private static int StillLinear(List<LevelResult> levels, List<LevelVerdict> verdicts)
+    {
+        var linear = 1;
+        for (var i = 1; i < levels.Count; i++)
+        {
+            var (previous, level) = (levels[i - 1], levels[i]);
+            if (verdicts[i].Clean && verdicts[i - 1].Clean && previous.OkPerSecond > 0
+                && level.OkPerSecond / previous.OkPerSecond >= LinearShare * level.Concurrency / previous.Concurrency)
+            {
+                linear = level.Concurrency;
+            }
+        }
+
+        return linear;
     }
 
     /// <summary>Rejections under load: do they follow the rate? Yes when the rejections name a rate (Retry-After, RateLimit
@@ -212,7 +236,7 @@ public sealed class Prober
         }
         return evidence.Count == 0
             ? RateVerdict.None
-            : new RateVerdict(true, sustained, $"{string.Join(" and ", evidence)}; it let {OverloadRule.Rate(sustained)} ok/s through while rejecting");
+            : new RateVerdict(true, sustained, $"{string.Join(" and ", evidence)}; it let {ProbeText.Rate(sustained)} ok/s through while rejecting");
     }
 
     /// <summary>Sends <paramref name="count"/> requests at once on fresh connections; true when none was rejected, null when cut short.</summary>
@@ -263,6 +287,15 @@ public sealed class Prober
         : stop.IsCancellationRequested ? LevelEnd.Interrupted
         : _budget.Exhausted ? LevelEnd.MaxRequests
         : LevelEnd.Measured;
+
+    private async Task WarmUpAsync(CancellationToken stop)
+    {
+        using var client = _target.CreateClient(1);
+        for (var i = 0; i < WarmUpRequests && !stop.IsCancellationRequested && _budget.TryTake(); i++)
+        {
+            await SendOutcome.SendAsync(_target, client, stop).ConfigureAwait(false);
+        }
+    }
 
     /// <summary>One request: does the target answer at all? Throws <see cref="UnreachableTargetException"/> with one line when not.</summary>
     private async Task CheckReachableAsync(CancellationToken stop)

@@ -52,13 +52,13 @@ public static class Recommender
         var share = (chosen.OkPerSecond / best.OkPerSecond).ToString("P0", CultureInfo.InvariantCulture);
         var above = next is null ? string.Empty
             : next.Rejections > 0 || next.FailureCount > 0 ? $"; {next.Concurrency} was rejected or failed"
-            : $"; {next.Concurrency} added latency, not throughput ({Rate(next.OkPerSecond)} ok/s, p99 {OverloadRule.Ms(next.LatencyP99Ms)})";
+            : $"; {next.Concurrency} added latency, not throughput ({Rate(next.OkPerSecond)} ok/s, p99 {ProbeText.Ms(next.LatencyP99Ms)})";
         var model = usl?.PeakConcurrency is { } peak && usl.R2 > 0 ? $"; USL peak at {peak.ToString("0", CultureInfo.InvariantCulture)}" : string.Empty;
         var head = ratePerSecond is { } limitRate
             ? $"the server limits the rate ({rate.Evidence}): at most {Rate(limitRate)}/s, and {chosen.Concurrency} at once"
             : $"{chosen.Concurrency} at once";
         var kneeNote = atKnee is null ? string.Empty : " (the Little's-law knee)";
-        var line = $"{head}{kneeNote} gave {Rate(chosen.OkPerSecond)} ok/s ({share} of the best clean level, {best.Concurrency}) with zero rejections and p99 {OverloadRule.Ms(chosen.LatencyP99Ms)}{above}{model}";
+        var line = $"{head}{kneeNote} gave {Rate(chosen.OkPerSecond)} ok/s ({share} of the best clean level, {best.Concurrency}) with zero rejections and p99 {ProbeText.Ms(chosen.LatencyP99Ms)}{above}{model}";
         return new Recommendation(chosen.Concurrency, ratePerSecond, line, chosen.OkPerSecond, chosen.LatencyP99Ms, RecommendedCode.For(chosen.Concurrency, ratePerSecond));
     }
 
@@ -66,7 +66,7 @@ public static class Recommender
     private static double Power(LevelResult level) => level.LatencyMeanMs is > 0 and { } mean ? level.OkPerSecond / mean : 0;
 
     private static string Describe(LevelResult level) =>
-        $"{level.FailureCount.ToString("N0", CultureInfo.InvariantCulture)} of {level.Requests.ToString("N0", CultureInfo.InvariantCulture)} failed, p99 {OverloadRule.Ms(level.LatencyP99Ms)}";
+        $"{level.FailureCount.ToString("N0", CultureInfo.InvariantCulture)} of {level.Requests.ToString("N0", CultureInfo.InvariantCulture)} failed, p99 {ProbeText.Ms(level.LatencyP99Ms)}";
 
-    private static string Rate(double value) => OverloadRule.Rate(value);
+    private static string Rate(double value) => ProbeText.Rate(value);
 }

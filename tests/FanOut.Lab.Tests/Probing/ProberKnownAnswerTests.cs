@@ -9,11 +9,11 @@ namespace FanOut.Lab.Tests.Probing;
 /// <summary>The probe against <c>fanout serve</c> servers whose capacity or rate the probe is not told.</summary>
 public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
 {
-    /// <summary>Short levels, so the three servers take well under a minute together.</summary>
+    /// <summary>The default level length with a shorter pause and cap, so the three servers take well under a minute together.</summary>
     internal static readonly LevelPlan ShortPlan = new()
     {
-        MinDuration = TimeSpan.FromMilliseconds(800),
-        MinRequests = 30,
+        MinDuration = TimeSpan.FromSeconds(1),
+        MinRequests = 50,
         MaxDuration = TimeSpan.FromSeconds(3),
         BurstPause = TimeSpan.FromMilliseconds(500),
     };
@@ -57,7 +57,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         Assert.Equal(20, report.RequestsSent);
         Assert.Equal(20, stats.RequestsServed + stats.Rejected429 + stats.RequestsCancelled);
         Assert.Equal(LevelEnd.MaxRequests, report.EndedBy);
-        Assert.Equal(19, Assert.Single(report.Levels).Requests);
+        Assert.Equal(15, Assert.Single(report.Levels).Requests);
     }
 
     [Fact]
