@@ -150,7 +150,7 @@ public sealed class Prober
         if (level is { EndedBy: LevelEnd.Measured } && verdict.Clean && level.OkPerSecond < Recommender.NearBest * best.OkPerSecond)
         {
             // A stall of a busy machine only ever lowers throughput: measure again and keep the better of the two.
-            _progress.Note($"Confirming {knee}: {ProbeText.Rate(level.OkPerSecond)} ok/s is under {Recommender.NearBest:P0} of the best");
+            _progress.Note($"Confirming {knee}: {ProbeText.Rate(level.OkPerSecond)} ok/s is under {Recommender.NearBest * 100:0}% of the best");
             var (again, againVerdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
             if (again is not null && (again.OkPerSecond > level.OkPerSecond || again.EndedBy != LevelEnd.Measured))
             {

@@ -49,7 +49,7 @@ public static class Recommender
         var atKnee = nearBest.FirstOrDefault(l => l.Concurrency == knee);
         var chosen = atKnee ?? nearBest.MaxBy(Power)!;
         var next = levels.Where(l => l.Concurrency > chosen.Concurrency).OrderBy(l => l.Concurrency).FirstOrDefault();
-        var share = (chosen.OkPerSecond / best.OkPerSecond).ToString("P0", CultureInfo.InvariantCulture);
+        var share = (100 * chosen.OkPerSecond / best.OkPerSecond).ToString("0", CultureInfo.InvariantCulture) + "%";
         var above = next is null ? string.Empty
             : next.Rejections > 0 || next.FailureCount > 0 ? $"; {next.Concurrency} was rejected or failed"
             : $"; {next.Concurrency} added latency, not throughput ({Rate(next.OkPerSecond)} ok/s, p99 {ProbeText.Ms(next.LatencyP99Ms)})";
