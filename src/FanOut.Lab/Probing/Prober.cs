@@ -57,7 +57,7 @@ public sealed class Prober
         var start = _time.GetTimestamp();
         using var deadline = _settings.Duration is { } duration ? new CancellationTokenSource(duration, _time) : new CancellationTokenSource();
         using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, deadline.Token);
-        await CheckReachableAsync(stop.Token).ConfigureAwait(false);
+        await CheckReachableAsync(deadline.Token, stop.Token).ConfigureAwait(false);
         await WarmUpAsync(stop.Token).ConfigureAwait(false);
 
         var levels = new List<LevelResult>();
@@ -298,7 +298,7 @@ public sealed class Prober
     }
 
     /// <summary>One request: does the target answer at all? Throws <see cref="UnreachableTargetException"/> with one line when not.</summary>
-    private async Task CheckReachableAsync(CancellationToken stop)
+    private async Task CheckReachableAsync(CancellationToken deadline, CancellationToken stop)
     {
         if (!_budget.TryTake())
         {
@@ -320,6 +320,10 @@ public sealed class Prober
             {
                 throw new UnreachableTargetException($"{url} answered {status} {response.ReasonPhrase}: probe a URL that answers 2xx to this method and these headers.");
             }
+        }
+        catch (OperationCanceledException ex) when (deadline.IsCancellationRequested)
+        {
+            throw new UnreachableTargetException($"{url} did not answer within --duration.", ex);
         }
         catch (OperationCanceledException) when (stop.IsCancellationRequested)
         {

@@ -41,6 +41,16 @@ public sealed class ProbeCommandTests
     }
 
     [Fact]
+    public async Task Probe_HttpsToAPlainHttpServer_NamesTheTlsErrorAndExits1()
+    {
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions());
+        var cli = new CliHarness();
+        var exit = await cli.RunAsync("probe", $"https://127.0.0.1:{server.BaseAddress.Port}/item/1", "--timeout", "5");
+        Assert.Equal(1, exit);
+        Assert.Contains($"TLS error talking to 127.0.0.1:{server.BaseAddress.Port}", cli.Error.ToString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Probe_ErrorStatus_NamesTheStatusAndExits1()
     {
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions());

@@ -61,6 +61,19 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task Probe_Duration_StopsSendingWhenItRunsOut()
+    {
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Duration = TimeSpan.FromSeconds(4), Plan = ShortPlan };
+        var report = await new Prober(settings, new SilentProbeProgress(), TimeProvider.System).RunAsync(CancellationToken.None);
+        Assert.Equal(LevelEnd.Duration, report.EndedBy);
+        Assert.Equal(LevelEnd.Duration, Assert.IsType<LevelResult>(report.Levels[^1], exactMatch: true).EndedBy);
+        var served = server.GetStats().RequestsServed;
+        await Task.Delay(200);
+        Assert.Equal(served, server.GetStats().RequestsServed);
+    }
+
+    [Fact]
     public async Task Probe_Cancelled_StopsAndKeepsTheLevelsDone()
     {
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
