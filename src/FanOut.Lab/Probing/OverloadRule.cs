@@ -5,8 +5,9 @@ namespace FanOut.Lab.Probing;
 /// <summary>The level-stopping rule: after each level, go higher or stop.</summary>
 /// <remarks>
 /// A level is <b>overloaded</b> when more than <see cref="MaxFailureFraction"/> of its requests were rejected (429/503)
-/// or failed (timeout, socket, any other status), when its p99 is over the objective, or when its p99 is more than
-/// <see cref="LatencyFactor"/> times the uncontended p99 (level 1). It is <b>saturated</b> when doubling the concurrency
+/// or failed (timeout, socket, any other status), when its p99 is over the objective, or when its median latency is more
+/// than <see cref="LatencyFactor"/> times the uncontended median (level 1): the median, because one stall of a busy
+/// client machine moves a p99 of a few hundred answers but not their median. It is <b>saturated</b> when doubling the concurrency
 /// raised ok/s by less than <see cref="MinGain"/> over the best level before it: past that point more concurrency only
 /// queues. Either stops the ramp. A level is <b>clean</b> (may be recommended) only with no failure at all and the p99
 /// within the objective.
@@ -18,7 +19,7 @@ public sealed record OverloadRule(double? SloP99Ms)
     /// <value>Default 0.01 (1%); 0 to 1.</value>
     public double MaxFailureFraction { get; init; } = 0.01;
 
-    /// <summary>How many times the uncontended p99 a level's p99 may reach.</summary>
+    /// <summary>How many times the uncontended median latency a level's median may reach.</summary>
     /// <value>Default 4; greater than 1.</value>
     public double LatencyFactor { get; init; } = 4;
 
@@ -62,9 +63,9 @@ public sealed record OverloadRule(double? SloP99Ms)
             return $"overloaded: p99 {Ms(level.LatencyP99Ms)} is over the {Ms(SloP99Ms)} objective";
         }
 
-        if (level.LatencyP99Ms is { } p99 && baseline.LatencyP99Ms is { } p99Alone && p99 > LatencyFactor * p99Alone)
+        if (level.LatencyP50Ms is { } p50 && baseline.LatencyP50Ms is { } p50Alone && p50 > LatencyFactor * p50Alone)
         {
-            return $"overloaded: p99 {Ms(p99)} is over {LatencyFactor.ToString("0.#", CultureInfo.InvariantCulture)}x the uncontended {Ms(p99Alone)}";
+            return $"overloaded: median {Ms(p50)} is over {LatencyFactor.ToString("0.#", CultureInfo.InvariantCulture)}x the uncontended {Ms(p50Alone)}";
         }
 
         return null;

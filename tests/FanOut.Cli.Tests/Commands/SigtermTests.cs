@@ -51,7 +51,7 @@ public sealed class SigtermTests
         try
         {
             using var child = ChildCli.Start("run", "seed003-sync-async", "--in-process", "--scale", "0.1", "--out", outDir);
-            await child.WaitForOutputAsync("Results:");
+            await child.WaitForOutputAsync("[1/");
             await child.TerminateAsync();
             Assert.Equal(130, await child.WaitForExitAsync());
             Assert.Contains("interrupted", child.Output, StringComparison.Ordinal);

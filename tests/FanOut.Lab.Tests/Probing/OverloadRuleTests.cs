@@ -50,7 +50,7 @@ public sealed class OverloadRuleTests
     }
 
     [Fact]
-    public void Judge_P99SeveralTimesUncontended_Stops()
+    public void Judge_MedianSeveralTimesUncontended_Stops()
     {
         var verdict = new OverloadRule(null).Judge(Level(8, 390, p99Ms: 101), s_baseline, [s_baseline]);
         Assert.True(verdict.Clean);

@@ -1,12 +1,14 @@
 using FanOut.Downstream;
 using FanOut.Downstream.Latency;
 using FanOut.Lab.Probing;
+using FanOut.Lab.Tests.Strategies;
 
 using Xunit.Abstractions;
 
 namespace FanOut.Lab.Tests.Probing;
 
 /// <summary>The probe against <c>fanout serve</c> servers whose capacity or rate the probe is not told.</summary>
+[Collection(SequentialCollection.Name)]
 public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
 {
     /// <summary>The default level length with a shorter pause and cap, so the three servers take well under a minute together.</summary>

@@ -1,12 +1,14 @@
 using FanOut.Downstream;
 using FanOut.Downstream.Latency;
 using FanOut.Lab.Probing;
+using FanOut.Lab.Tests.Strategies;
 
 using Xunit.Abstractions;
 
 namespace FanOut.Lab.Tests.Probing;
 
 /// <summary>The probe against a server nobody here wrote: Debian's nginx with <c>limit_conn 8</c> in front of a 20 ms upstream.</summary>
+[Collection(SequentialCollection.Name)]
 public sealed class ProberNginxTests(ITestOutputHelper output)
 {
     private const int ConnectionLimit = 8;
