@@ -50,7 +50,7 @@ internal readonly record struct SendOutcome(bool Ok, string? FailureKind, bool N
         {
             return TimedOut(ex);
         }
-        catch (HttpRequestException ex)
+        catch (Exception ex) when (ex is HttpRequestException or IOException)
         {
             return SocketFailed(ex);
         }
