@@ -9,9 +9,12 @@ public static class ExitCodes
     /// <summary>The run finished but some cases failed (crashed, timed out, refused); their reasons are in the table.</summary>
     public const int CasesFailed = 1;
 
+    /// <summary><c>fanout probe</c>: the target did not answer usably (no such host, refused, TLS error, timeout, error status).</summary>
+    public const int TargetUnreachable = 1;
+
     /// <summary>The command line was wrong; nothing ran.</summary>
     public const int Usage = 2;
 
-    /// <summary>Interrupted with Ctrl+C; what finished is saved.</summary>
+    /// <summary>Interrupted with Ctrl+C or SIGTERM; what finished is saved.</summary>
     public const int Canceled = 130;
 }

@@ -17,6 +17,7 @@ public static class FanOutCommandLine
         root.Subcommands.Add(RunCommand.Create(context));
         root.Subcommands.Add(ServeCommand.Create(context));
         root.Subcommands.Add(ReportCommand.Create(context));
+        root.Subcommands.Add(ProbeCommand.Create(context));
         root.Subcommands.Add(ChildCommand.Create(context.Catalog, context.Error));
 
         var parse = root.Parse(args);
@@ -29,7 +30,8 @@ public static class FanOutCommandLine
             return ExitCodes.Usage;
         }
 
-        var configuration = new InvocationConfiguration { Output = new SpectreWriter(context.Console), Error = context.Error };
+        // ProcessTerminationTimeout null: signals are ShutdownSignals' job (one place), not the parser's.
+        var configuration = new InvocationConfiguration { Output = new SpectreWriter(context.Console), Error = context.Error, ProcessTerminationTimeout = null };
         return await parse.InvokeAsync(configuration, cancellationToken).ConfigureAwait(false);
     }
 }

@@ -17,13 +17,7 @@ if (!interactive)
     console.Profile.Width = 10_000;
 }
 
-using var cancel = new CancellationTokenSource();
-Console.CancelKeyPress += (_, e) =>
-{
-    // First Ctrl+C stops after the current case and saves; the default handler would kill us mid-write.
-    e.Cancel = true;
-    cancel.Cancel();
-};
+using var signals = new ShutdownSignals();
 
 var context = new CliContext(console, Console.Error, interactive, ScenarioCatalog.Default, ChildProcessLauncher.ForCurrentProcess, TimeProvider.System);
-return await FanOutCommandLine.InvokeAsync(args, context, cancel.Token);
+return await FanOutCommandLine.InvokeAsync(args, context, signals.Token);

@@ -1,0 +1,96 @@
+using FanOut.Lab.Workloads.RealIo;
+
+namespace FanOut.Lab.Probing;
+
+/// <summary>What one worker of a level saw; each worker owns one, so recording takes no lock.</summary>
+internal sealed class LevelRecorder
+{
+    private readonly Dictionary<string, long> _failures = [];
+
+    /// <summary>Latencies of ok answers, milliseconds.</summary>
+    public List<double> OkLatencies { get; } = [];
+
+    /// <summary>When each ok answer arrived (timestamps of the level's <see cref="TimeProvider"/>).</summary>
+    public List<long> OkTimestamps { get; } = [];
+
+    /// <summary>Sum of the latencies of every answered or failed request, milliseconds.</summary>
+    public double LatencySumMs { get; private set; }
+
+    /// <summary>Requests answered or failed.</summary>
+    public long Requests { get; private set; }
+
+    /// <summary>When this worker's first rejection (429/503) arrived; null when none.</summary>
+    public long? FirstRejection { get; private set; }
+
+    /// <summary>Rejections that named a rate limit.</summary>
+    public long RateLimitHeaders { get; private set; }
+
+    /// <summary>Failures by kind.</summary>
+    public IReadOnlyDictionary<string, long> Failures => _failures;
+
+    /// <summary>Records one finished request.</summary>
+    public void Record(SendOutcome outcome, double latencyMs, long timestamp)
+    {
+        Requests++;
+        LatencySumMs += latencyMs;
+        if (outcome.Ok)
+        {
+            OkLatencies.Add(latencyMs);
+            OkTimestamps.Add(timestamp);
+            return;
+        }
+
+        var kind = outcome.FailureKind!;
+        _failures[kind] = (_failures.TryGetValue(kind, out var count) ? count : 0) + 1;
+        if (outcome.IsRejection)
+        {
+            FirstRejection ??= timestamp;
+        }
+
+        if (outcome.NamesRateLimit)
+        {
+            RateLimitHeaders++;
+        }
+    }
+
+    /// <summary>Merges every worker's record into the level's result.</summary>
+    public static LevelResult Merge(int concurrency, IReadOnlyList<LevelRecorder> workers, long startTimestamp, double seconds, TimeProvider time, string endedBy)
+    {
+        var latencies = workers.SelectMany(w => w.OkLatencies).ToArray();
+        Array.Sort(latencies);
+        var failures = new SortedDictionary<string, long>(StringComparer.Ordinal);
+        foreach (var (kind, count) in workers.SelectMany(w => w.Failures))
+        {
+            failures[kind] = (failures.TryGetValue(kind, out var sum) ? sum : 0) + count;
+        }
+
+        var requests = workers.Sum(w => w.Requests);
+        var ok = latencies.LongLength;
+        var firstRejection = workers.Select(w => w.FirstRejection).Where(t => t is not null).Min();
+        double? whileRejecting = null;
+        if (firstRejection is { } rejectedAt)
+        {
+            var span = seconds - time.GetElapsedTime(startTimestamp, rejectedAt).TotalSeconds;
+            var okAfter = workers.SelectMany(w => w.OkTimestamps).Count(t => t >= rejectedAt);
+            whileRejecting = span > 0 ? okAfter / span : null;
+        }
+        var latencySum = workers.Sum(w => w.LatencySumMs);
+        return new LevelResult
+        {
+            Concurrency = concurrency,
+            Requests = requests,
+            Ok = ok,
+            Failures = failures,
+            OkPerSecond = seconds > 0 ? ok / seconds : 0,
+            LatencyP50Ms = ItemOutcomes.Percentile(latencies, 0.50),
+            LatencyP95Ms = ItemOutcomes.Percentile(latencies, 0.95),
+            LatencyP99Ms = ItemOutcomes.Percentile(latencies, 0.99),
+            LatencyMeanMs = ok > 0 ? latencies.Average() : null,
+            LittleConcurrency = seconds > 0 ? latencySum / 1000.0 / seconds : 0,
+            Seconds = seconds,
+            EndedBy = endedBy,
+            RateLimitHeaders = workers.Sum(w => w.RateLimitHeaders),
+            OkPerSecondWhileRejecting = whileRejecting,
+        };
+    }
+}

@@ -1,0 +1,141 @@
+using FanOut.Downstream;
+using FanOut.Downstream.Latency;
+using FanOut.Lab.Probing;
+using FanOut.Lab.Tests.Strategies;
+
+using Xunit.Abstractions;
+
+namespace FanOut.Lab.Tests.Probing;
+
+/// <summary>The probe against <c>fanout serve</c> servers whose capacity or rate the probe is not told.</summary>
+[Collection(SequentialCollection.Name)]
+public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
+{
+    /// <summary>The default level length with a shorter pause and cap, so the three servers take well under a minute together.</summary>
+    internal static readonly LevelPlan ShortPlan = new()
+    {
+        MinDuration = TimeSpan.FromSeconds(1),
+        MinRequests = 50,
+        MaxDuration = TimeSpan.FromSeconds(3),
+        BurstPause = TimeSpan.FromMilliseconds(500),
+    };
+
+    [Fact]
+    public async Task Probe_Capacity24Queue500Lognormal_RecommendsNearTheCapacity()
+    {
+        var report = await ProbeAsync(new DownstreamOptions { Capacity = 24, Queue = 500, Latency = LatencySpec.Parse("lognormal:20,p99=60") });
+        Assert.InRange(report.Recommendation.Limit, (int)Math.Ceiling(0.8 * 24), (int)Math.Floor(1.3 * 24));
+        Assert.Null(report.Recommendation.RatePerSecond);
+        Assert.Equal(LevelEnd.Measured, report.EndedBy);
+    }
+
+    [Fact]
+    public async Task Probe_Capacity8NoQueueFixed30_RecommendsNearButNeverAboveTheCapacity()
+    {
+        var report = await ProbeAsync(new DownstreamOptions { Capacity = 8, Queue = 0, Latency = LatencySpec.Parse("fixed:30") });
+        Assert.InRange(report.Recommendation.Limit, (int)Math.Ceiling(0.8 * 8), 8);
+        Assert.Null(report.Recommendation.RatePerSecond);
+        Assert.Contains(report.Levels, l => l.Rejections > 0);
+    }
+
+    [Fact]
+    public async Task Probe_TokenBucket300PerSecond_RecognisesARateWithinTwentyPercent()
+    {
+        var report = await ProbeAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, RatePerSecond = 300, Latency = LatencySpec.Parse("fixed:10") });
+        Assert.NotNull(report.Recommendation.RatePerSecond);
+        Assert.InRange(report.Recommendation.RatePerSecond!.Value, 0.8 * 300, 1.2 * 300);
+        Assert.Contains("rate", report.Recommendation.Reason, StringComparison.Ordinal);
+        Assert.Contains("TokenBucketRateLimiter", report.Recommendation.Code.SemaphoreSlim, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Probe_MaxRequests_NeverSendsMoreThanAllowed()
+    {
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 64, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), MaxRequests = 20, Plan = ShortPlan };
+        var report = await new Prober(settings, new SilentProbeProgress(), TimeProvider.System).RunAsync(CancellationToken.None);
+        await server.StopAsync(CancellationToken.None);
+        var stats = server.GetStats();
+        Assert.Equal(20, report.RequestsSent);
+        Assert.Equal(20, stats.RequestsServed + stats.Rejected429 + stats.RequestsCancelled);
+        Assert.Equal(LevelEnd.MaxRequests, report.EndedBy);
+        Assert.Equal(15, Assert.Single(report.Levels).Requests);
+    }
+
+    [Fact]
+    public async Task Probe_Duration_StopsSendingWhenItRunsOut()
+    {
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Duration = TimeSpan.FromSeconds(4), Plan = ShortPlan };
+        var report = await new Prober(settings, new SilentProbeProgress(), TimeProvider.System).RunAsync(CancellationToken.None);
+        Assert.Equal(LevelEnd.Duration, report.EndedBy);
+        Assert.Equal(LevelEnd.Duration, Assert.IsType<LevelResult>(report.Levels[^1], exactMatch: true).EndedBy);
+        var served = server.GetStats().RequestsServed;
+        await Task.Delay(200);
+        Assert.Equal(served, server.GetStats().RequestsServed);
+    }
+
+    [Fact]
+    public async Task Probe_Cancelled_StopsAndKeepsTheLevelsDone()
+    {
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
+        using var cancel = new CancellationTokenSource();
+        var progress = new CancelAfterLevels(2, cancel);
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Plan = ShortPlan };
+        var report = await new Prober(settings, progress, TimeProvider.System).RunAsync(cancel.Token);
+        Assert.Equal(LevelEnd.Interrupted, report.EndedBy);
+        Assert.Equal([1, 2], report.Levels.Where(l => l.EndedBy == LevelEnd.Measured).Select(l => l.Concurrency));
+        Assert.True(report.Levels.Count <= 3);
+    }
+
+    [Fact]
+    public async Task Probe_RefusedPort_ThrowsUnreachableNamingHostAndPort()
+    {
+        int port;
+        using (var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0))
+        {
+            listener.Start();
+            port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+        }
+
+        var settings = new ProbeSettings { Url = new Uri($"http://127.0.0.1:{port}/"), Plan = ShortPlan };
+        var error = await Assert.ThrowsAsync<UnreachableTargetException>(() => new Prober(settings, new SilentProbeProgress(), TimeProvider.System).RunAsync(CancellationToken.None));
+        Assert.Contains($"127.0.0.1:{port}", error.Message, StringComparison.Ordinal);
+    }
+
+    private async Task<ProbeReport> ProbeAsync(DownstreamOptions options)
+    {
+        await using var server = await DownstreamServer.StartAsync(options);
+        var progress = new SilentProbeProgress();
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), MaxConcurrency = 128, Plan = ShortPlan };
+        var report = await new Prober(settings, progress, TimeProvider.System).RunAsync(CancellationToken.None);
+        foreach (var line in progress.Lines)
+        {
+            output.WriteLine(line);
+        }
+
+        output.WriteLine($"recommendation: {report.Recommendation.Limit}, rate {report.Recommendation.RatePerSecond}, {report.RequestsSent} requests, {report.Seconds:0.0} s: {report.Recommendation.Reason}");
+        output.WriteLine($"usl: {report.Usl}");
+        return report;
+    }
+
+    /// <summary>Cancels the probe, as Ctrl+C would, once <c>count</c> levels have finished.</summary>
+    private sealed class CancelAfterLevels(int count, CancellationTokenSource cancel) : IProbeProgress
+    {
+        private int _finished;
+
+        public void LevelStarted(int concurrency)
+        {
+            if (_finished >= count)
+            {
+                cancel.CancelAfter(TimeSpan.FromMilliseconds(100));
+            }
+        }
+
+        public void LevelFinished(LevelResult level, LevelVerdict verdict) => _finished++;
+
+        public void Note(string message)
+        {
+        }
+    }
+}
