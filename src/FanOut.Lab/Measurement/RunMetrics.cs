@@ -59,4 +59,7 @@ public sealed record RunMetrics
 
     /// <summary>Where the strategy's own limit stood at the end of the run (FanOut adaptive); null for fixed strategies.</summary>
     public Strategies.LimitReading? Limit { get; init; }
+
+    /// <summary>What the items did around the run's first failure or the caller's cancellation (seed000-errors, -cancel); null otherwise.</summary>
+    public Outcomes.OutcomeRunMetrics? Outcome { get; init; }
 }

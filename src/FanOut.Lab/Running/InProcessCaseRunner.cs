@@ -78,7 +78,7 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
             lifecycle?.RunStarting();
             recorder.Start();
             labCase.Strategy.RunAsync(workload, items, cancellationToken).GetAwaiter().GetResult();
-            var metrics = recorder.Stop() with { Limit = labCase.Strategy.LastLimit };
+            var metrics = recorder.Stop() with { Limit = labCase.Strategy.LastLimit, Outcome = labCase.Strategy.LastOutcome };
             if (lifecycle is not null)
             {
                 metrics = metrics with { Io = lifecycle.RunFinished(metrics.ElapsedMs) };

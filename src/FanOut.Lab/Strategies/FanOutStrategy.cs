@@ -19,7 +19,9 @@ public sealed class FanOutStrategy : Strategy
     }
 
     /// <summary>FanOut with <c>ConcurrencyLimit.Fixed(<paramref name="limit"/>)</c>.</summary>
-    public static FanOutStrategy Fixed(int limit) => new(CheckLimit(limit, nameof(limit)), ErrorMode.FailFast);
+    /// <param name="limit">The fixed limit.</param>
+    /// <param name="errors">The error mode; unlike the adaptive RunAll strategy, a fixed one lets its <see cref="FanOutException"/> reach the caller (seed000-errors observes it).</param>
+    public static FanOutStrategy Fixed(int limit, ErrorMode errors = ErrorMode.FailFast) => new(CheckLimit(limit, nameof(limit)), errors);
 
     /// <summary>FanOut with a fresh <c>ConcurrencyLimit.Adaptive()</c> (the library's default) per run.</summary>
     /// <param name="errors">
@@ -31,6 +33,7 @@ public sealed class FanOutStrategy : Strategy
     /// <inheritdoc/>
     public override string Name => (_fixed, _errors) switch
     {
+        ({ } limit, ErrorMode.RunAll) => $"FanOut (Fixed {limit}, RunAll)",
         ({ } limit, _) => $"FanOut (Fixed {limit})",
         (null, ErrorMode.RunAll) => "FanOut (adaptive, RunAll)",
         _ => "FanOut (adaptive)",
@@ -48,16 +51,24 @@ public sealed class FanOutStrategy : Strategy
         _fixed is null && _lastLimit is { } limit ? new LimitReading(limit.Current, limit.Peak) : null;
 
     /// <inheritdoc/>
-    public override async Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
+    /// <remarks>The library's own task is returned as it is (no await here), so a caller sees exactly what the library's
+    /// task holds; only the adaptive RunAll strategy swallows its expected <see cref="FanOutException"/>.</remarks>
+    public override Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(workload);
         var limit = _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
         _lastLimit = limit;
+        var run = items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors }, cancellationToken);
+        return _fixed is null && _errors == ErrorMode.RunAll ? CountedFailuresAsync(run, cancellationToken) : run;
+    }
+
+    private static async Task CountedFailuresAsync(Task run, CancellationToken cancellationToken)
+    {
         try
         {
-            await items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors }, cancellationToken).ConfigureAwait(false);
+            await run.ConfigureAwait(false);
         }
-        catch (FanOutException) when (_errors == ErrorMode.RunAll && !cancellationToken.IsCancellationRequested)
+        catch (FanOutException) when (!cancellationToken.IsCancellationRequested)
         {
             // Every item ran; the workload counted each failure by kind before throwing it.
         }

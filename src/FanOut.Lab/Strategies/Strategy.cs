@@ -17,6 +17,9 @@ public abstract class Strategy
     /// <summary>Where the strategy's own limit stood after the last run, for strategies whose limit moves; null for the rest.</summary>
     public virtual LimitReading? LastLimit => null;
 
+    /// <summary>What the last run did around its first failure or the caller's cancellation, for observed strategies; null for the rest.</summary>
+    public virtual Outcomes.OutcomeRunMetrics? LastOutcome => null;
+
     /// <summary>Runs every item of <paramref name="items"/> through <paramref name="workload"/>.</summary>
     public abstract Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken);
 
