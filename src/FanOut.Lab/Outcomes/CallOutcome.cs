@@ -7,9 +7,10 @@ namespace FanOut.Lab.Outcomes;
 /// <param name="Threw">The type name of what the call threw to its caller (<c>await</c>, or a synchronous API's throw), or <c>nothing</c>.</param>
 /// <param name="ThrewItem">The item named by what was thrown, when that is an <see cref="ItemFailedException"/>; null otherwise.</param>
 /// <param name="ExceptionsReachable">Distinct exceptions the caller can reach: the thrown one, its inner exceptions, and the task's <see cref="Task.Exception"/>, flattened.</param>
+/// <param name="CancellationsReachable">How many of those are <see cref="OperationCanceledException"/>s (items the API cancelled after the failure).</param>
 /// <param name="FailuresReachable">Distinct failed items among the reachable exceptions.</param>
 /// <param name="FailuresIndexedByApi">Failures the API itself ties to their item's index (a <see cref="FanOutException"/>'s <see cref="FanOutFailure.Index"/>).</param>
-public sealed record CallOutcome(string FinalState, string Threw, int? ThrewItem, int ExceptionsReachable, int FailuresReachable, int FailuresIndexedByApi)
+public sealed record CallOutcome(string FinalState, string Threw, int? ThrewItem, int ExceptionsReachable, int CancellationsReachable, int FailuresReachable, int FailuresIndexedByApi)
 {
     /// <summary>The text for a call that threw nothing.</summary>
     public const string Nothing = "nothing";
@@ -37,6 +38,7 @@ public sealed record CallOutcome(string FinalState, string Threw, int? ThrewItem
             thrown?.GetType().Name ?? Nothing,
             (thrown as ItemFailedException)?.Item,
             reachable.Count,
+            reachable.Count(e => e is OperationCanceledException),
             failures.Count,
             indexed.Count);
     }

@@ -118,6 +118,7 @@ public sealed class OutcomeRecorder(TimeProvider timeProvider)
             Threw = call.Threw,
             ThrewItem = call.ThrewItem,
             ExceptionsReachable = call.ExceptionsReachable,
+            CancellationsReachable = call.CancellationsReachable,
             FailuresReachable = call.FailuresReachable,
             FailuresIndexedByApi = call.FailuresIndexedByApi,
         };

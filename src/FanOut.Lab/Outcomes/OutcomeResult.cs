@@ -35,6 +35,12 @@ public sealed record OutcomeResult
     /// <summary>Distinct exceptions the caller can reach.</summary>
     public double ExceptionsReachable { get; init; }
 
+    /// <summary>How many of the reachable exceptions are cancellations.</summary>
+    public double CancellationsReachable { get; init; }
+
+    /// <summary>The item that failed first, by time (every value seen), or null when none failed.</summary>
+    public string? FirstFailedItem { get; init; }
+
     /// <summary>Distinct failed items among the reachable exceptions.</summary>
     public double FailuresReachable { get; init; }
 
@@ -65,6 +71,8 @@ public sealed record OutcomeResult
             FinalState = Texts(all.Select(r => r.FinalState)),
             Threw = Texts(all.Select(r => r.ThrewItem is { } item ? $"{r.Threw} (item {item})" : r.Threw)),
             ExceptionsReachable = Mean(r => r.ExceptionsReachable),
+            CancellationsReachable = Mean(r => r.CancellationsReachable),
+            FirstFailedItem = all.Any(r => r.FirstFailedItem is not null) ? Texts(all.Select(r => r.FirstFailedItem?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "none")) : null,
             FailuresReachable = Mean(r => r.FailuresReachable),
             FailuresIndexedByApi = Mean(r => r.FailuresIndexedByApi),
         };

@@ -39,6 +39,9 @@ public sealed record OutcomeRunMetrics
     /// <summary>Distinct exceptions the caller can reach (thrown, inner, and the task's).</summary>
     public required int ExceptionsReachable { get; init; }
 
+    /// <summary>How many of the reachable exceptions are cancellations.</summary>
+    public required int CancellationsReachable { get; init; }
+
     /// <summary>Distinct failed items among the reachable exceptions.</summary>
     public required int FailuresReachable { get; init; }
 

@@ -29,6 +29,11 @@ public static class ResultTable
     public static Table For(ScenarioResult scenario)
     {
         ArgumentNullException.ThrowIfNull(scenario);
+        if (scenario.Cases.Any(c => c.Outcome is not null))
+        {
+            return OutcomeTable.For(scenario);
+        }
+
         if (!scenario.Cases.Any(c => c.Io is not null))
         {
             return new Table(Headers, Rows(scenario), RightAligned);
@@ -164,7 +169,8 @@ public static class ResultTable
         _ => string.Create(CultureInfo.InvariantCulture, $"{bytes / 1024 / 1024:N1} MB"),
     };
 
-    private static string Count(double value) =>
+    /// <summary>A count: whole numbers without decimals, means with one.</summary>
+    public static string Count(double value) =>
         value == Math.Round(value) ? value.ToString("N0", CultureInfo.InvariantCulture) : value.ToString("N1", CultureInfo.InvariantCulture);
 
     /// <summary>A table ready to draw: headers, rows of cells, and which columns are numbers.</summary>
