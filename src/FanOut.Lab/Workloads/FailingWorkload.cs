@@ -14,13 +14,14 @@ public sealed class FailingWorkload : Workload
     private readonly bool[] _fails;
     private readonly int[] _failingItems;
     private readonly bool _honorsToken;
+    private readonly TimeProvider _timeProvider;
 
     /// <summary>Creates the workload.</summary>
     /// <param name="itemCount">N.</param>
     /// <param name="delayMs">Each item's wait.</param>
     /// <param name="failingItems">The items that throw an <see cref="ItemFailedException"/> after their wait.</param>
     /// <param name="honorsToken">False for a body that ignores its cancellation token.</param>
-    /// <param name="timeProvider">The clock of the outcome stamps (the system clock when null).</param>
+    /// <param name="timeProvider">The clock of the asynchronous waits and of the outcome stamps (the system clock when null).</param>
     public FailingWorkload(int itemCount, int delayMs, IReadOnlyList<int> failingItems, bool honorsToken = true, TimeProvider? timeProvider = null)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(itemCount);
@@ -37,7 +38,8 @@ public sealed class FailingWorkload : Workload
         }
 
         _failingItems = [.. failingItems.Order()];
-        Outcomes = new OutcomeRecorder(timeProvider ?? TimeProvider.System);
+        _timeProvider = timeProvider ?? TimeProvider.System;
+        Outcomes = new OutcomeRecorder(_timeProvider);
     }
 
     /// <summary>What the items did in the current run.</summary>
@@ -73,7 +75,7 @@ public sealed class FailingWorkload : Workload
         Outcomes.Started(index);
         try
         {
-            await Task.Delay(_delayMs, _honorsToken ? cancellationToken : CancellationToken.None).ConfigureAwait(false);
+            await Task.Delay(TimeSpan.FromMilliseconds(_delayMs), _timeProvider, _honorsToken ? cancellationToken : CancellationToken.None).ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {
