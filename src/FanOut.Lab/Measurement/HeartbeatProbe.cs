@@ -153,9 +153,11 @@ public sealed class HeartbeatProbe : IDisposable
         }
 
         values.Sort();
-        double Rank(double p) => values[Math.Clamp((int)Math.Ceiling(p * values.Length) - 1, 0, values.Length - 1)];
-        return (Rank(0.50), Rank(0.99), values[^1]);
+        return (values[Rank(0.50, values.Length)], values[Rank(0.99, values.Length)], values[^1]);
     }
+
+    /// <summary>The index of the nearest-rank <paramref name="p"/> percentile among <paramref name="count"/> sorted values.</summary>
+    private static int Rank(double p, int count) => Math.Clamp((int)Math.Ceiling(p * count) - 1, 0, count - 1);
 
     private void Loop()
     {

@@ -57,6 +57,9 @@ public sealed record RunMetrics
     /// <summary>What the items achieved, for workloads with a <see cref="Workloads.ICaseLifecycle"/>; null otherwise.</summary>
     public IoRunMetrics? Io { get; init; }
 
+    /// <summary>How late other work ran during the run (heartbeat work items and timer); null when no heartbeat ran.</summary>
+    public HeartbeatRunMetrics? Heartbeat { get; init; }
+
     /// <summary>Where the strategy's own limit stood at the end of the run (FanOut adaptive); null for fixed strategies.</summary>
     public Strategies.LimitReading? Limit { get; init; }
 

@@ -3,8 +3,9 @@ using System.Diagnostics;
 namespace FanOut.Lab.Measurement;
 
 /// <summary>Takes the counters before and after one run and turns the difference into <see cref="RunMetrics"/>.</summary>
-/// <remarks>Everything here reads process-wide counters the runtime already keeps; nothing runs per item.</remarks>
-public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
+/// <remarks>Everything here reads process-wide counters the runtime already keeps; nothing runs per item. With a
+/// <paramref name="heartbeat"/>, it beats during the run, and its own work items are not counted as the run's.</remarks>
+public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, HeartbeatProbe? heartbeat = null)
 {
     private Snapshot _start;
     private long _startTimestamp;
@@ -14,7 +15,8 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
     {
         probe.Reset();
         sampler.ResetPeaks();
-        _start = Snapshot.Take(sampler);
+        _start = Snapshot.Take(sampler, heartbeat);
+        heartbeat?.Start();
         _startTimestamp = Stopwatch.GetTimestamp();
     }
 
@@ -22,7 +24,8 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
     public RunMetrics Stop()
     {
         var elapsed = Stopwatch.GetElapsedTime(_startTimestamp);
-        var end = Snapshot.Take(sampler);
+        heartbeat?.Stop();
+        var end = Snapshot.Take(sampler, heartbeat);
         var peaks = sampler.Peaks();
         return new RunMetrics
         {
@@ -36,13 +39,14 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
             ProcessThreadsPeak = Math.Max(peaks.ProcessThreads, Math.Max(_start.ProcessThreads, end.ProcessThreads)),
             ProcessThreadsEnd = end.ProcessThreads,
             PeakQueueLength = peaks.QueueLength,
-            CompletedWorkItems = end.CompletedWorkItems - _start.CompletedWorkItems,
+            CompletedWorkItems = end.CompletedWorkItems - _start.CompletedWorkItems - (end.HeartbeatExecutions - _start.HeartbeatExecutions),
             LockContentions = end.LockContentions - _start.LockContentions,
             AllocatedBytes = Math.Max(0, end.AllocatedBytes - _start.AllocatedBytes - (end.SamplerBytes - _start.SamplerBytes)),
             Gen0 = end.Gen0 - _start.Gen0,
             Gen1 = end.Gen1 - _start.Gen1,
             Gen2 = end.Gen2 - _start.Gen2,
             CpuTimeMs = (end.CpuTime - _start.CpuTime).TotalMilliseconds,
+            Heartbeat = heartbeat?.Summarize(),
         };
     }
 
@@ -56,9 +60,10 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
         int Gen0,
         int Gen1,
         int Gen2,
-        TimeSpan CpuTime)
+        TimeSpan CpuTime,
+        long HeartbeatExecutions)
     {
-        public static Snapshot Take(RuntimeSampler sampler) => new(
+        public static Snapshot Take(RuntimeSampler sampler, HeartbeatProbe? heartbeat) => new(
             ThreadPool.ThreadCount,
             sampler.ProcessThreadsNow(),
             ThreadPool.CompletedWorkItemCount,
@@ -68,6 +73,7 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe)
             GC.CollectionCount(0),
             GC.CollectionCount(1),
             GC.CollectionCount(2),
-            Environment.CpuUsage.TotalTime);
+            Environment.CpuUsage.TotalTime,
+            heartbeat?.Executions ?? 0);
     }
 }

@@ -19,7 +19,7 @@ public static class MarkdownReport
         text.AppendLine("Columns: 1st run = the warm-up run in the fresh process (a cold thread pool); Mean/Error/StdDev/Median over the measured runs (Error = half the 99.9% confidence interval, Student's t); " +
             "Ideal = best time at the strategy's own concurrency; Eff. = Ideal / Mean; In flight = measured peak of items running at once; " +
             "Pool thr / OS thr = thread-pool and process threads at start/peak/end; Queue = peak thread-pool queue; Work items = thread-pool items completed; " +
-            "Allocated = bytes on all threads; CPU = process CPU time. Every value is the mean per run.");
+            "Allocated = bytes on all threads; CPU = process CPU time; Heartbeat = how late a tiny thread-pool work item queued every 10 ms ran (p50/p99/max: how long other work waited). Every value is the mean per run.");
         if (results.Scenarios.Any(s => s.Cases.Any(c => c.Io is not null)))
         {
             text.AppendLine();

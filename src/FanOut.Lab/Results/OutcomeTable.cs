@@ -9,11 +9,11 @@ public static class OutcomeTable
     public static IReadOnlyList<string> Headers { get; } =
     [
         "Strategy", "Parameters", "Started", "Started after", "Completed", "Failed", "Canceled", "Stop time", "Running at return",
-        "Final state", "First failed", "Await threw", "Exceptions reachable (canceled)", "Failures reachable", "By index", "Seed said",
+        "Final state", "First failed", "Await threw", "Exceptions reachable (canceled)", "Failures reachable", "By index", ResultTable.HeartbeatHeader, "Seed said",
     ];
 
     /// <summary>True for the numeric columns.</summary>
-    public static bool RightAligned(int column) => column is >= 2 and <= 8 or >= 12 and <= 14;
+    public static bool RightAligned(int column) => column is >= 2 and <= 8 or >= 12 and <= 15;
 
     /// <summary>The table for <paramref name="scenario"/>.</summary>
     public static ResultTable.Table For(ScenarioResult scenario)
@@ -50,6 +50,7 @@ public static class OutcomeTable
             $"{ResultTable.Count(o.ExceptionsReachable)} ({ResultTable.Count(o.CancellationsReachable)})",
             ResultTable.Count(o.FailuresReachable),
             ResultTable.Count(o.FailuresIndexedByApi),
+            ResultTable.HeartbeatText(c),
             c.SeedSays ?? string.Empty,
         ];
     }

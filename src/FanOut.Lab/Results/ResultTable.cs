@@ -9,18 +9,21 @@ public static class ResultTable
     public static IReadOnlyList<string> Headers { get; } =
     [
         "Strategy", "Parameters", "1st run", "Mean", "Error", "StdDev", "Median", "Ideal", "Eff.", "In flight",
-        "Pool thr (s/p/e)", "OS thr (s/p/e)", "Queue", "Work items", "Allocated", "Gen0", "CPU", "Seed said",
+        "Pool thr (s/p/e)", "OS thr (s/p/e)", "Queue", "Work items", "Allocated", "Gen0", "CPU", HeartbeatHeader, "Seed said",
     ];
 
     /// <summary>The column headers of the real-I/O table (<see cref="For"/> picks it when a scenario's cases carry <see cref="CaseResult.Io"/>).</summary>
     public static IReadOnlyList<string> IoHeaders { get; } =
     [
         "Strategy", "Parameters", "Mean", "Error", "OK", "Failed", "OK/s", "Latency p50/p95/p99", "In flight / server peak", "Server 429s",
-        "DB write wait", "Pool thr (s/p/e)", "CPU", "Allocated",
+        "DB write wait", "Pool thr (s/p/e)", "CPU", "Allocated", HeartbeatHeader,
     ];
 
+    /// <summary>The header of the heartbeat column every table ends with: how late a 10 ms thread-pool heartbeat ran (p50 / p99 / max).</summary>
+    public const string HeartbeatHeader = "Heartbeat p50/p99/max";
+
     /// <summary>True for the columns that hold numbers.</summary>
-    public static bool RightAligned(int column) => column is >= 2 and <= 16;
+    public static bool RightAligned(int column) => column is >= 2 and <= 17;
 
     /// <summary>True for the numeric columns of the real-I/O table.</summary>
     public static bool IoRightAligned(int column) => column is >= 2 and not 5;
@@ -46,7 +49,7 @@ public static class ResultTable
         }
 
         // No database in this scenario: drop the write-wait column rather than print a column of dashes.
-        var writeWait = IoHeaders.Count - 4;
+        var writeWait = IoHeaders.ToList().IndexOf("DB write wait");
         static IReadOnlyList<string> Without(IReadOnlyList<string> cells, int column) => cells.Where((_, i) => i != column).ToArray();
         return new Table(Without(IoHeaders, writeWait), rows.Select(r => r.Count == IoHeaders.Count ? Without(r, writeWait) : r).ToArray(), IoRightAligned);
     }
@@ -88,6 +91,7 @@ public static class ResultTable
             Bytes(c.AllocatedBytes),
             c.Gen0.ToString("0.##", CultureInfo.InvariantCulture),
             Time(c.CpuTimeMs),
+            HeartbeatText(c),
             c.SeedSays ?? string.Empty,
         ];
     }
@@ -128,7 +132,15 @@ public static class ResultTable
             $"{Count(c.ThreadPoolThreadsStart)}/{Count(c.ThreadPoolThreadsPeak)}/{Count(c.ThreadPoolThreadsEnd)}",
             Time(c.CpuTimeMs),
             Bytes(c.AllocatedBytes),
+            HeartbeatText(c),
         ];
+    }
+
+    /// <summary>The heartbeat cell of a case: <c>0.05 / 1.20 / 3.40 ms</c>, or <c>-</c> when not measured.</summary>
+    public static string HeartbeatText(CaseResult c)
+    {
+        ArgumentNullException.ThrowIfNull(c);
+        return c.Heartbeat?.Text() ?? "-";
     }
 
     /// <summary><c>0</c>, or the failures by kind: <c>1,872 x 429, 3 socket</c>.</summary>

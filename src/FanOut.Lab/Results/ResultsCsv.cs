@@ -17,6 +17,11 @@ public static class ResultsCsv
         "successes", "failures", "failuresHttp", "failuresByStatus", "failuresSocket", "failuresTimeout", "failuresOther",
         "itemLatencyP50Ms", "itemLatencyP95Ms", "itemLatencyP99Ms", "successesPerSecond", "peakConcurrentServed", "rejected429", "requestsServed",
         "writeWaitMs", "busyRetries",
+
+        // Heartbeat lateness (every scenario), then the error/cancel outcome (seed000-errors and -cancel only).
+        "heartbeatPoolP50Ms", "heartbeatPoolP99Ms", "heartbeatPoolMaxMs", "heartbeatTimerP50Ms", "heartbeatTimerP99Ms", "heartbeatTimerMaxMs",
+        "outcomeStarted", "outcomeStartedAfterTrigger", "outcomeCompleted", "outcomeFailed", "outcomeCanceled", "outcomeStopMs", "outcomeRunningAtReturn",
+        "outcomeFinalState", "outcomeThrew", "outcomeExceptionsReachable", "outcomeFailuresReachable", "outcomeFailuresIndexedByApi",
     ];
 
     /// <summary>The whole file for <paramref name="results"/>.</summary>
@@ -39,6 +44,9 @@ public static class ResultsCsv
                     c.Io?.FailuresSocket, c.Io?.FailuresTimeout, c.Io?.FailuresOther,
                     c.Io?.ItemLatencyP50Ms, c.Io?.ItemLatencyP95Ms, c.Io?.ItemLatencyP99Ms, c.Io?.SuccessesPerSecond, c.Io?.PeakConcurrentServed, c.Io?.Rejected429, c.Io?.RequestsServed,
                     c.Io?.WriteWaitMs, c.Io?.BusyRetries,
+                    c.Heartbeat?.PoolP50Ms, c.Heartbeat?.PoolP99Ms, c.Heartbeat?.PoolMaxMs, c.Heartbeat?.TimerP50Ms, c.Heartbeat?.TimerP99Ms, c.Heartbeat?.TimerMaxMs,
+                    c.Outcome?.ItemsStarted, c.Outcome?.StartedAfterTrigger, c.Outcome?.Completed, c.Outcome?.Failed, c.Outcome?.Canceled, c.Outcome?.StopMs, c.Outcome?.RunningAtReturn,
+                    c.Outcome?.FinalState, c.Outcome?.Threw, c.Outcome?.ExceptionsReachable, c.Outcome?.FailuresReachable, c.Outcome?.FailuresIndexedByApi,
                 ];
                 text.AppendLine(string.Join(',', values.Select(Field)));
             }

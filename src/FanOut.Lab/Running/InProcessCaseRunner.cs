@@ -55,7 +55,8 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         CancellationToken cancellationToken)
     {
         using var sampler = new RuntimeSampler();
-        var recorder = new RunRecorder(sampler, workload.Probe);
+        using var heartbeat = new HeartbeatProbe();
+        var recorder = new RunRecorder(sampler, workload.Probe, heartbeat);
 
         var firstRunMs = double.NaN;
         for (var i = 0; i < policy.Warmups; i++)
