@@ -9,11 +9,12 @@ public sealed record RuntimeVariant(string Label, string Key, IReadOnlyList<stri
     /// <summary>The normal child: the framework-dependent app, JIT-compiled (tiered).</summary>
     public static RuntimeVariant Jit { get; } = new("JIT", "jit", []);
 
-    /// <summary>NativeAOT: <c>-p:PublishAot=true</c>.</summary>
-    public static RuntimeVariant NativeAot { get; } = new("AOT", "aot", ["-p:PublishAot=true"]);
+    /// <summary>NativeAOT: the child project sets <c>PublishAot</c> for <c>-p:FanOutBuild=aot</c>.</summary>
+    public static RuntimeVariant NativeAot { get; } = new("AOT", "aot", ["-p:FanOutBuild=aot"]);
 
-    /// <summary>Trimmed, self-contained, single file: the seed's build command, whose <c>PublishNativeAot</c> is not an SDK property (so its "AOT" build was this).</summary>
-    public static RuntimeVariant Trimmed { get; } = new("trimmed", "trimmed", ["--self-contained", "-p:PublishTrimmed=true", "-p:PublishSingleFile=true"]);
+    /// <summary>Trimmed, self-contained, single file (<c>-p:FanOutBuild=trimmed</c>): the seed's build command, whose <c>PublishNativeAot</c>
+    /// is not an SDK property, so its "NativeAOT" build was this one.</summary>
+    public static RuntimeVariant Trimmed { get; } = new("trimmed", "trimmed", ["-p:FanOutBuild=trimmed"]);
 
     /// <summary>The strategy name as the table shows it: <c>Channel (all writers) [AOT]</c>; the JIT rows keep their name.</summary>
     public string Tag(string strategy) => this == Jit ? strategy : $"{strategy} [{Label}]";
