@@ -25,6 +25,7 @@ public sealed class Seed000OutcomeScenarioTests
         Assert.Equal("Faulted", result.Outcome.FinalState);
         Assert.Equal("ItemFailedException (item 1)", result.Outcome.Threw);
         Assert.Equal(OutcomeTable.Headers, ResultTable.For(Scenario(result)).Headers);
+        Assert.NotNull(result.Heartbeat);
     }
 
     [Fact]
