@@ -40,6 +40,8 @@ public sealed class HeartbeatProbe : IDisposable
     private int _timerCount;
     private long _timerDueAt;
     private long _executions;
+    private long _poolQueued;
+    private long _poolRan;
     private volatile bool _on;
 
     /// <summary>Creates the probe and its thread; it beats only between <see cref="Start"/> and <see cref="Stop"/>.</summary>
@@ -75,11 +77,14 @@ public sealed class HeartbeatProbe : IDisposable
     /// <summary>Heartbeat work items and timer callbacks that have run so far (to subtract from the pool's completed work items).</summary>
     public long Executions => Interlocked.Read(ref _executions);
 
+    /// <summary>Pool heartbeats queued and not yet run: the part of the pool's queue that is the probe's own.</summary>
+    public long Pending => Math.Max(0, Interlocked.Read(ref _poolQueued) - Interlocked.Read(ref _poolRan));
+
     /// <summary>Starts beating; call right before the run.</summary>
     public void Start()
     {
-        _runFirst = _next;
-        _runEnd = _next;
+        _runFirst = Volatile.Read(ref _next);
+        _runEnd = _runFirst;
         _timerCount = 0;
         Volatile.Write(ref _timerDueAt, Stopwatch.GetTimestamp() + _intervalTicks);
         _on = true;
@@ -201,6 +206,9 @@ public sealed class HeartbeatProbe : IDisposable
         _scheduledAt[slot] = Stopwatch.GetTimestamp();
         Volatile.Write(ref _state[slot], Queued);
         Volatile.Write(ref _next, n + 1);
+
+        // Counted before it is queued, so a sample of the pool's queue never holds a heartbeat Pending does not.
+        Interlocked.Increment(ref _poolQueued);
         ThreadPool.UnsafeQueueUserWorkItem(_beats[slot], preferLocal: false);
     }
 
@@ -208,6 +216,7 @@ public sealed class HeartbeatProbe : IDisposable
     {
         var late = Ms(Stopwatch.GetTimestamp() - _scheduledAt[slot]);
         Interlocked.Increment(ref _executions);
+        Interlocked.Increment(ref _poolRan);
         if (Interlocked.CompareExchange(ref _state[slot], Claimed, Queued) == Queued)
         {
             _poolLateMs[slot] = late;

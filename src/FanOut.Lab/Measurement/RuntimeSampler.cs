@@ -12,6 +12,7 @@ namespace FanOut.Lab.Measurement;
 public sealed class RuntimeSampler : IDisposable
 {
     private readonly TimeSpan _interval;
+    private readonly HeartbeatProbe? _heartbeat;
     private readonly ThreadCounter _threads = new();
     private readonly Thread _thread;
     private readonly ManualResetEventSlim _stop = new(false);
@@ -23,9 +24,12 @@ public sealed class RuntimeSampler : IDisposable
     private long _samples;
 
     /// <summary>Starts sampling every <paramref name="interval"/> (1 ms by default).</summary>
-    public RuntimeSampler(TimeSpan? interval = null)
+    /// <param name="interval">The sampling period.</param>
+    /// <param name="heartbeat">A heartbeat whose queued work items are left out of the queue length (they are the lab's, not the case's).</param>
+    public RuntimeSampler(TimeSpan? interval = null, HeartbeatProbe? heartbeat = null)
     {
         _interval = interval ?? TimeSpan.FromMilliseconds(1);
+        _heartbeat = heartbeat;
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(_interval, TimeSpan.Zero, nameof(interval));
         _thread = new Thread(Loop) { IsBackground = true, Name = "FanOut.Lab sampler", Priority = ThreadPriority.AboveNormal };
         _thread.Start();
@@ -96,7 +100,7 @@ public sealed class RuntimeSampler : IDisposable
         AssertInvariants();
         _peakPoolThreads = Math.Max(_peakPoolThreads, ThreadPool.ThreadCount);
         _peakProcessThreads = Math.Max(_peakProcessThreads, _threads.Read());
-        _peakQueue = Math.Max(_peakQueue, ThreadPool.PendingWorkItemCount);
+        _peakQueue = Math.Max(_peakQueue, ThreadPool.PendingWorkItemCount - (_heartbeat?.Pending ?? 0));
         Interlocked.Increment(ref _samples);
     }
 

@@ -54,8 +54,8 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         RunPolicy policy,
         CancellationToken cancellationToken)
     {
-        using var sampler = new RuntimeSampler();
         using var heartbeat = new HeartbeatProbe();
+        using var sampler = new RuntimeSampler(heartbeat: heartbeat);
         var recorder = new RunRecorder(sampler, workload.Probe, heartbeat);
 
         var firstRunMs = double.NaN;
