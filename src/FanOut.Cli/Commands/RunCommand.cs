@@ -24,11 +24,13 @@ public static class RunCommand
         var fullOption = new Option<bool>("--full") { Description = "Run the seeds' exact grids instead of the default subsets." };
         var inProcessOption = new Option<bool>("--in-process") { Description = "Run every case in this process (quick look; cases then share one thread pool)." };
         var outOption = new Option<string?>("--out") { Description = "Results folder (default fanout-results/<timestamp>)." };
+        var aotOption = new Option<bool>("--aot") { Description = "Also run seed002-channels in a NativeAOT-published child (published on first use, then cached)." };
+        var trimmedOption = new Option<bool>("--trimmed") { Description = "Also run seed002-channels in a trimmed self-contained child (published on first use, then cached)." };
         var timeoutOption = NumberOption.Create("--timeout", "Seconds one case may run before its child process is killed (default 300).", "use a positive number of seconds, e.g. 600");
         var wideOption = new Option<bool>("--wide") { Description = "Print every column in the console tables (default: a compact table that fits ~160 columns)." };
         var command = new Command("run", "Run a scenario (or all) and write results.json, results.csv, report.md and report.html.")
         {
-            scenarioArgument, scaleOption, fullOption, inProcessOption, outOption, timeoutOption, wideOption,
+            scenarioArgument, scaleOption, fullOption, inProcessOption, outOption, timeoutOption, wideOption, aotOption, trimmedOption,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -41,7 +43,7 @@ public static class RunCommand
                 parse.GetValue(outOption),
                 parse.GetValue(timeoutOption),
                 context.Clock.GetUtcNow(),
-                out var error);
+                out var error)?.WithVariants(parse.GetValue(aotOption), parse.GetValue(trimmedOption), out error);
             if (settings is null)
             {
                 context.Error.WriteLine($"fanout: {error}");
@@ -70,6 +72,11 @@ public static class RunCommand
         ICaseRunner caseRunner = settings.InProcess
             ? new InProcessScenarioCaseRunner(RunPolicy.Default)
             : new ChildProcessCaseRunner(context.Launcher(), settings.CaseTimeout);
+        if (settings.Variants.Count > 0)
+        {
+            (settings, caseRunner) = PublishedRuns.Prepare(context, settings, caseRunner, cancellationToken);
+        }
+
         var progress = new ConsoleProgress(console, context.Interactive) { Wide = settings.Wide };
         var runner = new LabRunner(caseRunner, output, progress)
         {

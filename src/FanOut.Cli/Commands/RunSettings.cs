@@ -1,3 +1,4 @@
+using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
 
 namespace FanOut.Cli.Commands;
@@ -13,6 +14,35 @@ public sealed record RunSettings(IReadOnlyList<Scenario> Scenarios, ScenarioSize
 {
     /// <summary>The default per-case timeout: generous for the default sizes; --full's longest cases need --timeout.</summary>
     public static TimeSpan DefaultCaseTimeout { get; } = TimeSpan.FromMinutes(5);
+
+    /// <summary>The published builds (<c>--aot</c>, <c>--trimmed</c>) that run beside the JIT for the scenarios that support them; empty by default.</summary>
+    public IReadOnlyList<RuntimeVariant> Variants { get; init; } = [];
+
+    /// <summary>Adds the published builds asked for; null with a one-line <paramref name="error"/> when they cannot apply to this run.</summary>
+    public RunSettings? WithVariants(bool aot, bool trimmed, out string? error)
+    {
+        error = null;
+        RuntimeVariant[] variants = [.. aot ? [RuntimeVariant.NativeAot] : Array.Empty<RuntimeVariant>(), .. trimmed ? [RuntimeVariant.Trimmed] : Array.Empty<RuntimeVariant>()];
+        if (variants.Length == 0)
+        {
+            return this;
+        }
+
+        var flags = string.Join(" and ", variants.Select(v => v == RuntimeVariant.NativeAot ? "--aot" : "--trimmed"));
+        if (InProcess)
+        {
+            error = $"{flags} run(s) published child processes, which --in-process does not use: drop --in-process.";
+            return null;
+        }
+
+        if (!Scenarios.Any(s => PublishedScenarios.Find(s.Id) is not null))
+        {
+            error = $"{flags} apply only to {string.Join(", ", PublishedScenarios.Ids)} (or all); '{string.Join(", ", Scenarios.Select(s => s.Id))}' has no published build.";
+            return null;
+        }
+
+        return this with { Variants = variants };
+    }
 
     /// <summary>Validates raw options; returns the settings or a one-line error naming the bad value and the valid choices.</summary>
     public static RunSettings? Validate(

@@ -66,6 +66,8 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
         var head = $"  [{caseIndex + 1}/{caseCount}]{LeftText()} {result.Strategy} {ResultTable.ParametersText(result.Parameters)}";
         var tail = !result.Succeeded
             ? $"FAILED: {result.Error}"
+            : result.Outcome is { } outcome
+                ? $"started {outcome.ItemsStarted.ToString("N0", CultureInfo.InvariantCulture)} ({outcome.StartedAfterTrigger.ToString("N0", CultureInfo.InvariantCulture)} after the failure or cancel), completed {outcome.Completed.ToString("N0", CultureInfo.InvariantCulture)}, stopped {(outcome.StopMs is { } stop ? ResultTable.Time(stop) : "-")} after it, {outcome.FinalState}, {outcome.RunningAtReturn.ToString("N0", CultureInfo.InvariantCulture)} still running"
             : result.Io is { } io
                 ? $"{ResultTable.Time(result.MeanMs)}, {io.Successes.ToString("N0", CultureInfo.InvariantCulture)} ok ({io.SuccessesPerSecond.ToString("N0", CultureInfo.InvariantCulture)}/s), failed {ResultTable.FailuresText(io)}, {result.PeakInFlight.ToString("N0", CultureInfo.InvariantCulture)} in flight"
                 : $"{ResultTable.Time(result.MeanMs)}, efficiency {result.Efficiency.ToString("0.00", CultureInfo.InvariantCulture)}, {result.PeakInFlight.ToString("N0", CultureInfo.InvariantCulture)} in flight";

@@ -57,9 +57,15 @@ public sealed record RunMetrics
     /// <summary>What the items achieved, for workloads with a <see cref="Workloads.ICaseLifecycle"/>; null otherwise.</summary>
     public IoRunMetrics? Io { get; init; }
 
+    /// <summary>How late other work ran during the run (heartbeat work items and timer); null when no heartbeat ran.</summary>
+    public HeartbeatRunMetrics? Heartbeat { get; init; }
+
     /// <summary>Where the strategy's own limit stood at the end of the run (FanOut adaptive); null for fixed strategies.</summary>
     public Strategies.LimitReading? Limit { get; init; }
 
     /// <summary>The run over time, when the recorder was given timeline sources; null otherwise.</summary>
     public Results.Timeline? Timeline { get; init; }
+
+    /// <summary>What the items did around the run's first failure or the caller's cancellation (seed000-errors, -cancel); null otherwise.</summary>
+    public Outcomes.OutcomeRunMetrics? Outcome { get; init; }
 }

@@ -3,11 +3,13 @@ using System.Diagnostics;
 namespace FanOut.Lab.Measurement;
 
 /// <summary>Takes the counters before and after one run and turns the difference into <see cref="RunMetrics"/>.</summary>
-/// <remarks>Everything here reads process-wide counters the runtime already keeps; nothing runs per item.</remarks>
+/// <remarks>Everything here reads process-wide counters the runtime already keeps; nothing runs per item. With a
+/// <paramref name="heartbeat"/>, it beats during the run, and its own work items are not counted as the run's.</remarks>
 /// <param name="sampler">The 1 ms sampler.</param>
 /// <param name="probe">The workload's in-flight probe.</param>
 /// <param name="timeline">What a run's timeline reads besides the runtime; null records no timeline.</param>
-public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, TimelineSources? timeline = null)
+/// <param name="heartbeat">The heartbeat that measures how late other work runs; null beats nothing.</param>
+public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, TimelineSources? timeline = null, HeartbeatProbe? heartbeat = null)
 {
     private Snapshot _start;
     private long _startTimestamp;
@@ -21,7 +23,8 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
 
         // Allocated before the start counters are read, so the timeline's arrays are not the run's allocations.
         _timeline = timeline is null ? null : new TimelineRecorder(probe, timeline);
-        _start = Snapshot.Take(sampler);
+        _start = Snapshot.Take(sampler, heartbeat);
+        heartbeat?.Start();
         _startTimestamp = Stopwatch.GetTimestamp();
         _timeline?.Start(_startTimestamp);
         sampler.Record(_timeline);
@@ -31,7 +34,8 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
     public RunMetrics Stop()
     {
         var elapsed = Stopwatch.GetElapsedTime(_startTimestamp);
-        var end = Snapshot.Take(sampler);
+        heartbeat?.Stop();
+        var end = Snapshot.Take(sampler, heartbeat);
         var peaks = sampler.Peaks();
         sampler.Record(null);
         return new RunMetrics
@@ -46,7 +50,7 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
             ProcessThreadsPeak = Math.Max(peaks.ProcessThreads, Math.Max(_start.ProcessThreads, end.ProcessThreads)),
             ProcessThreadsEnd = end.ProcessThreads,
             PeakQueueLength = peaks.QueueLength,
-            CompletedWorkItems = end.CompletedWorkItems - _start.CompletedWorkItems,
+            CompletedWorkItems = end.CompletedWorkItems - _start.CompletedWorkItems - (end.HeartbeatExecutions - _start.HeartbeatExecutions),
             LockContentions = end.LockContentions - _start.LockContentions,
             AllocatedBytes = Math.Max(0, end.AllocatedBytes - _start.AllocatedBytes - (end.SamplerBytes - _start.SamplerBytes)),
             Gen0 = end.Gen0 - _start.Gen0,
@@ -54,6 +58,7 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
             Gen2 = end.Gen2 - _start.Gen2,
             CpuTimeMs = (end.CpuTime - _start.CpuTime).TotalMilliseconds,
             Timeline = _timeline?.ToTimeline(elapsed.TotalMilliseconds),
+            Heartbeat = heartbeat?.Summarize(),
         };
     }
 
@@ -67,9 +72,10 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
         int Gen0,
         int Gen1,
         int Gen2,
-        TimeSpan CpuTime)
+        TimeSpan CpuTime,
+        long HeartbeatExecutions)
     {
-        public static Snapshot Take(RuntimeSampler sampler) => new(
+        public static Snapshot Take(RuntimeSampler sampler, HeartbeatProbe? heartbeat) => new(
             ThreadPool.ThreadCount,
             sampler.ProcessThreadsNow(),
             ThreadPool.CompletedWorkItemCount,
@@ -79,6 +85,7 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
             GC.CollectionCount(0),
             GC.CollectionCount(1),
             GC.CollectionCount(2),
-            Environment.CpuUsage.TotalTime);
+            Environment.CpuUsage.TotalTime,
+            heartbeat?.Executions ?? 0);
     }
 }

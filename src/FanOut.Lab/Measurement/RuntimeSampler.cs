@@ -12,6 +12,7 @@ namespace FanOut.Lab.Measurement;
 public sealed class RuntimeSampler : IDisposable
 {
     private readonly TimeSpan _interval;
+    private readonly HeartbeatProbe? _heartbeat;
     private readonly ThreadCounter _threads = new();
     private readonly Thread _thread;
     private readonly ManualResetEventSlim _stop = new(false);
@@ -24,9 +25,12 @@ public sealed class RuntimeSampler : IDisposable
     private TimelineRecorder? _timeline;
 
     /// <summary>Starts sampling every <paramref name="interval"/> (1 ms by default).</summary>
-    public RuntimeSampler(TimeSpan? interval = null)
+    /// <param name="interval">The sampling period.</param>
+    /// <param name="heartbeat">A heartbeat whose queued work items are left out of the queue length (they are the lab's, not the case's).</param>
+    public RuntimeSampler(TimeSpan? interval = null, HeartbeatProbe? heartbeat = null)
     {
         _interval = interval ?? TimeSpan.FromMilliseconds(1);
+        _heartbeat = heartbeat;
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(_interval, TimeSpan.Zero, nameof(interval));
         _thread = new Thread(Loop) { IsBackground = true, Name = "FanOut.Lab sampler", Priority = ThreadPriority.AboveNormal };
         _thread.Start();
@@ -106,7 +110,7 @@ public sealed class RuntimeSampler : IDisposable
         AssertInvariants();
         var poolThreads = ThreadPool.ThreadCount;
         var processThreads = _threads.Read();
-        var queue = ThreadPool.PendingWorkItemCount;
+        var queue = ThreadPool.PendingWorkItemCount - (_heartbeat?.Pending ?? 0);
         _peakPoolThreads = Math.Max(_peakPoolThreads, poolThreads);
         _peakProcessThreads = Math.Max(_peakProcessThreads, processThreads);
         _peakQueue = Math.Max(_peakQueue, queue);

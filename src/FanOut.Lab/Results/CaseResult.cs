@@ -103,6 +103,12 @@ public sealed record CaseResult
     /// <summary>Outcomes, item latency, throughput and the server's view, for real-I/O workloads; null for the seed scenarios.</summary>
     public IoResult? Io { get; init; }
 
+    /// <summary>How late other work ran during the case: thread-pool heartbeats and a timer, every 10 ms; null when not measured.</summary>
+    public HeartbeatResult? Heartbeat { get; init; }
+
+    /// <summary>What the items did around the first failure or the caller's cancellation, for seed000-errors and -cancel; null otherwise.</summary>
+    public Outcomes.OutcomeResult? Outcome { get; init; }
+
     /// <summary>Mean limit at the end of a run, for strategies whose limit moves (FanOut adaptive); null otherwise.</summary>
     public double? LimitFinal { get; init; }
 

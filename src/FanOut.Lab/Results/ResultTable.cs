@@ -27,6 +27,11 @@ public static class ResultTable
     public static ColumnTables Kind(ScenarioResult scenario, bool wide)
     {
         ArgumentNullException.ThrowIfNull(scenario);
+        if (scenario.Cases.Any(c => c.Outcome is not null))
+        {
+            return ColumnTables.Outcome; // one table, compact or wide: it is about what happened, not about time
+        }
+
         return (IsIo(scenario), wide) switch
         {
             (true, true) => ColumnTables.IoWide,

@@ -56,6 +56,8 @@ public static class CaseResultBuilder
             Gen2 = Mean(r => r.Gen2),
             CpuTimeMs = Mean(r => r.CpuTimeMs),
             Io = IoResult.Of(runs.Select(r => r.Io).ToArray()),
+            Heartbeat = HeartbeatResult.Of(runs.Select(r => r.Heartbeat).ToArray()),
+            Outcome = Outcomes.OutcomeResult.Of(runs.Select(r => r.Outcome).ToArray()),
             LimitFinal = runs.All(r => r.Limit is not null) ? runs.Average(r => r.Limit!.Final) : null,
             LimitPeak = runs.All(r => r.Limit is not null) ? runs.Average(r => r.Limit!.Peak) : null,
             SeedSays = labCase.SeedSays,

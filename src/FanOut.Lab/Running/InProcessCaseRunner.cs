@@ -55,8 +55,9 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         RunPolicy policy,
         CancellationToken cancellationToken)
     {
-        using var sampler = new RuntimeSampler();
-        var recorder = new RunRecorder(sampler, workload.Probe, TimelineSourcesFor(labCase, workload));
+        using var heartbeat = new HeartbeatProbe();
+        using var sampler = new RuntimeSampler(heartbeat: heartbeat);
+        var recorder = new RunRecorder(sampler, workload.Probe, TimelineSourcesFor(labCase, workload), heartbeat);
         var note = policy.Reason;
 
         // A case whose best possible run is already long is measured once, without a warm-up (JIT is noise next to it).
@@ -95,7 +96,7 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
             lifecycle?.RunStarting();
             recorder.Start();
             labCase.Strategy.RunAsync(workload, items, cancellationToken).GetAwaiter().GetResult();
-            var metrics = recorder.Stop() with { Limit = labCase.Strategy.LastLimit };
+            var metrics = recorder.Stop() with { Limit = labCase.Strategy.LastLimit, Outcome = labCase.Strategy.LastOutcome };
             if (lifecycle is not null)
             {
                 metrics = metrics with { Io = lifecycle.RunFinished(metrics.ElapsedMs) };

@@ -19,6 +19,8 @@ public sealed class ScenarioCatalog
     public static ScenarioCatalog Default { get; } = new(
     [
         new Seed000FanOut500Scenario(),
+        new Seed000ErrorsScenario(),
+        new Seed000CancelScenario(),
         new Seed001IoScenario(),
         new Seed001CpuScenario(),
         new Seed002ChannelsScenario(),

@@ -74,6 +74,11 @@ public sealed class Seed000FanOut500Scenario : Scenario
         if (blocking is not null)
         {
             verdict += $" The blocking Parallel.ForEach took {Find.Ms(blocking.MeanMs)} (efficiency {blocking.Efficiency:P0}) and grew the pool to {blocking.ThreadPoolThreadsPeak:N0} threads: the starvation the seed warns of, measured.";
+            if (blocking.Heartbeat is { } starved)
+            {
+                verdict += $" A request arriving during it waited {Find.Ms(starved.PoolP50Ms)} for a pool thread at the median, {Find.Ms(starved.PoolP99Ms)} at p99 and up to {Find.Ms(starved.PoolMaxMs)}" +
+                    (whenAll.Heartbeat is { } calm ? $" (during WhenAll: {Find.Ms(calm.PoolP99Ms)} at p99)." : ".");
+            }
         }
 
         return verdict;

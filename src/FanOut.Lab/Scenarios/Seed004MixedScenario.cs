@@ -75,9 +75,17 @@ public sealed class Seed004MixedScenario : Scenario
             return "Not enough cases finished to compare with the seed.";
         }
 
-        return $"Agrees on the mechanism: with IoDelayMs 0 the plain projection never yields, so it ran {plain.PeakInFlight:N0} item at a time " +
+        var verdict = $"Agrees on the mechanism: with IoDelayMs 0 the plain projection never yields, so it ran {plain.PeakInFlight:N0} item at a time " +
             $"({Find.Ms(plain.MeanMs)}, efficiency {plain.Efficiency:P0}); Task.Run took {Find.Ms(run.MeanMs)} and ForEachAsync {Find.Ms(forEach.MeanMs)}. " +
             $"The speed-up is {plain.MeanMs / Math.Min(run.MeanMs, forEach.MeanMs):N1}x here, not ~5x: it is capped by the {Environment.ProcessorCount} cores of this machine.";
+        if (run.Heartbeat is { } starved && forEach.Heartbeat is { } bounded)
+        {
+            verdict += $" Starvation (the seed: Task.Run \"generally starves out other threads\"): a request arriving during the Task.Run projection waited {Find.Ms(starved.PoolP50Ms)} for a pool thread at the median, " +
+                $"{Find.Ms(starved.PoolP99Ms)} at p99 and up to {Find.Ms(starved.PoolMaxMs)}; during ForEachAsync (DOP {Environment.ProcessorCount}) {Find.Ms(bounded.PoolP50Ms)}, {Find.Ms(bounded.PoolP99Ms)} and {Find.Ms(bounded.PoolMaxMs)}" +
+                (plain.Heartbeat is { } sequential ? $"; during the plain projection (one item at a time on the caller's thread) {Find.Ms(sequential.PoolP99Ms)} at p99." : ".");
+        }
+
+        return verdict;
     }
 
     private static string[]? SeedNumbers(int tasks, int work, int delay) => (tasks, work, delay) switch

@@ -28,7 +28,9 @@ public sealed class FanOutStrategy : Strategy
     }
 
     /// <summary>FanOut with <c>ConcurrencyLimit.Fixed(<paramref name="limit"/>)</c>.</summary>
-    public static FanOutStrategy Fixed(int limit) => new(CheckLimit(limit, nameof(limit)), ErrorMode.FailFast);
+    /// <param name="limit">The fixed limit.</param>
+    /// <param name="errors">The error mode; unlike the adaptive RunAll strategy, a fixed one lets its <see cref="FanOutException"/> reach the caller (seed000-errors observes it).</param>
+    public static FanOutStrategy Fixed(int limit, ErrorMode errors = ErrorMode.FailFast) => new(CheckLimit(limit, nameof(limit)), errors);
 
     /// <summary>FanOut with <c>ConcurrencyLimit.Fixed(<paramref name="limit"/>)</c> and a token bucket of <paramref name="ratePerSecond"/> in <c>FanOutOptions.RateLimiter</c>.</summary>
     public static FanOutStrategy FixedWithRate(int limit, double ratePerSecond)
@@ -49,6 +51,7 @@ public sealed class FanOutStrategy : Strategy
     public override string Name => (_fixed, _errors) switch
     {
         ({ } limit, _) when _ratePerSecond is { } rate => $"FanOut (Fixed {limit}, {rate:N0}/s bucket)",
+        ({ } limit, ErrorMode.RunAll) => $"FanOut (Fixed {limit}, RunAll)",
         ({ } limit, _) => $"FanOut (Fixed {limit})",
         (null, _) when _variant is not null => $"FanOut (default, {_variant})",
         (null, ErrorMode.RunAll) => "FanOut (adaptive, RunAll)",
@@ -73,17 +76,35 @@ public sealed class FanOutStrategy : Strategy
     public override int? LimitNow => _fixed is null ? Volatile.Read(ref _lastLimit)?.Current : null;
 
     /// <inheritdoc/>
-    public override async Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
+    /// <remarks>The library's own task is returned as it is (no await here), so a caller sees exactly what the library's
+    /// task holds; only the adaptive RunAll strategy swallows its expected <see cref="FanOutException"/>.</remarks>
+    public override Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(workload);
         var limit = _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
         Volatile.Write(ref _lastLimit, limit);
+        if (_ratePerSecond is { } rate)
+        {
+            return PacedAsync(workload, items, limit, rate, cancellationToken);
+        }
+
+        var run = items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors }, cancellationToken);
+        return _fixed is null && _errors == ErrorMode.RunAll ? CountedFailuresAsync(run, cancellationToken) : run;
+    }
+
+    private async Task PacedAsync(Workload workload, int[] items, ConcurrencyLimit limit, double ratePerSecond, CancellationToken cancellationToken)
+    {
+        using var bucket = TokenBucket(ratePerSecond);
+        await items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors, RateLimiter = bucket }, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task CountedFailuresAsync(Task run, CancellationToken cancellationToken)
+    {
         try
         {
-            using var bucket = _ratePerSecond is { } rate ? TokenBucket(rate) : null;
-            await items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors, RateLimiter = bucket }, cancellationToken).ConfigureAwait(false);
+            await run.ConfigureAwait(false);
         }
-        catch (FanOutException) when (_errors == ErrorMode.RunAll && !cancellationToken.IsCancellationRequested)
+        catch (FanOutException) when (!cancellationToken.IsCancellationRequested)
         {
             // Every item ran; the workload counted each failure by kind before throwing it.
         }

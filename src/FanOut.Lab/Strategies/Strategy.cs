@@ -24,6 +24,9 @@ public abstract class Strategy
     /// <summary>True when the strategy's limit moves during a run (<see cref="LimitNow"/> is then worth recording).</summary>
     public virtual bool LimitMoves => false;
 
+    /// <summary>What the last run did around its first failure or the caller's cancellation, for observed strategies; null for the rest.</summary>
+    public virtual Outcomes.OutcomeRunMetrics? LastOutcome => null;
+
     /// <summary>Runs every item of <paramref name="items"/> through <paramref name="workload"/>.</summary>
     public abstract Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken);
 

@@ -9,7 +9,7 @@ public sealed class ScenarioCatalogTests
     {
         Assert.Equal(
             [
-                "seed000-fanout500", "seed001-io", "seed001-cpu", "seed002-channels", "seed003-sync-async", "seed004-mixed",
+                "seed000-fanout500", "seed000-errors", "seed000-cancel", "seed001-io", "seed001-cpu", "seed002-channels", "seed003-sync-async", "seed004-mixed",
                 "downstream-capacity", "downstream-rate-limit", "downstream-crash", "price-sync", "hash-files",
                 "downstream-fleet",
             ],
@@ -28,7 +28,7 @@ public sealed class ScenarioCatalogTests
     [Fact]
     public void Select_All_ReturnsEveryScenarioInOrder()
     {
-        Assert.Equal(12, ScenarioCatalog.Default.Select("all", out _)!.Count);
+        Assert.Equal(14, ScenarioCatalog.Default.Select("all", out _)!.Count);
     }
 
     [Theory]

@@ -19,6 +19,9 @@ public enum ColumnTables
     /// <summary>The real-I/O scenarios' default console table.</summary>
     IoCompact = 8,
 
+    /// <summary>The table of the error and cancellation scenarios (seed000-errors, seed000-cancel): what the items did and what the caller got.</summary>
+    Outcome = 16,
+
     /// <summary>Every seed table.</summary>
     Seed = SeedWide | SeedCompact,
 
@@ -29,5 +32,5 @@ public enum ColumnTables
     Wide = SeedWide | IoWide,
 
     /// <summary>Every table.</summary>
-    All = Seed | Io,
+    All = Seed | Io | Outcome,
 }

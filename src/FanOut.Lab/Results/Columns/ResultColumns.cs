@@ -1,5 +1,7 @@
 using System.Globalization;
 
+using FanOut.Lab.Outcomes;
+
 namespace FanOut.Lab.Results.Columns;
 
 /// <summary>Every column of the results, in table and CSV order: the one list the console, results.csv, report.md and report.html read.</summary>
@@ -33,7 +35,7 @@ public static class ResultColumns
             Id = "parameters",
             Header = "Parameters",
             Legend = "the item count N and the workload's parameters",
-            Tables = ColumnTables.Wide,
+            Tables = ColumnTables.Wide | ColumnTables.Outcome,
             Numeric = false,
             KeepsOnFailure = true,
             Cell = (c, _) => ResultTable.ParametersText(c.Parameters),
@@ -278,10 +280,143 @@ public static class ResultColumns
         },
         new()
         {
+            Id = "outcome-started",
+            Header = "Started",
+            Legend = "items whose body started",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.ItemsStarted),
+            Csv = [new("outcomeStarted", c => c.Outcome?.ItemsStarted)],
+        },
+        new()
+        {
+            Id = "outcome-started-after",
+            Header = "Started after",
+            Legend = "items started after the first failure (seed000-errors) or the caller's cancellation (seed000-cancel)",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.StartedAfterTrigger),
+            Csv = [new("outcomeStartedAfterTrigger", c => c.Outcome?.StartedAfterTrigger)],
+        },
+        new()
+        {
+            Id = "outcome-completed",
+            Header = "Completed",
+            Legend = "items whose body ran to completion",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.Completed),
+            Csv = [new("outcomeCompleted", c => c.Outcome?.Completed)],
+        },
+        new()
+        {
+            Id = "outcome-failed",
+            Header = "Failed",
+            Legend = "items whose body threw",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.Failed),
+            Csv = [new("outcomeFailed", c => c.Outcome?.Failed)],
+        },
+        new()
+        {
+            Id = "outcome-canceled",
+            Header = "Canceled",
+            Legend = "items whose body ended canceled",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.Canceled),
+            Csv = [new("outcomeCanceled", c => c.Outcome?.Canceled)],
+        },
+        new()
+        {
+            Id = "outcome-stop-time",
+            Header = "Stop time",
+            Legend = "time from the failure or the cancellation to the call's completion",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => c.Outcome?.StopMs is { } stop ? CellText.Time(stop) : "-",
+            Csv = [new("outcomeStopMs", c => c.Outcome?.StopMs)],
+        },
+        new()
+        {
+            Id = "outcome-running-at-return",
+            Header = "Running at return",
+            Legend = "items still running when the call returned (work left behind)",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.RunningAtReturn),
+            Csv = [new("outcomeRunningAtReturn", c => c.Outcome?.RunningAtReturn)],
+        },
+        new()
+        {
+            Id = "outcome-final-state",
+            Header = "Final state",
+            Legend = "the call's task at the end: RanToCompletion, Faulted or Canceled",
+            Tables = ColumnTables.Outcome,
+            Numeric = false,
+            Cell = (c, _) => c.Outcome?.FinalState ?? "-",
+            Csv = [new("outcomeFinalState", c => c.Outcome?.FinalState)],
+        },
+        new()
+        {
+            Id = "outcome-first-failed",
+            Header = "First failed",
+            Legend = "the item whose failure came first in time",
+            Tables = ColumnTables.Outcome,
+            Numeric = false,
+            Cell = (c, _) => c.Outcome is { } o ? o.FirstFailedItem ?? "-" : "-",
+        },
+        new()
+        {
+            Id = "outcome-threw",
+            Header = "Await threw",
+            Legend = "what `await` on the call threw",
+            Tables = ColumnTables.Outcome,
+            Numeric = false,
+            Cell = (c, _) => c.Outcome?.Threw ?? "-",
+            Csv = [new("outcomeThrew", c => c.Outcome?.Threw)],
+        },
+        new()
+        {
+            Id = "outcome-exceptions",
+            Header = "Exceptions reachable (canceled)",
+            Legend = "exceptions reachable from the task (of them, cancellations)",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => c.Outcome is { } o ? $"{CellText.Count(o.ExceptionsReachable)} ({CellText.Count(o.CancellationsReachable)})" : "-",
+            Csv = [new("outcomeExceptionsReachable", c => c.Outcome?.ExceptionsReachable)],
+        },
+        new()
+        {
+            Id = "outcome-failures-reachable",
+            Header = "Failures reachable",
+            Legend = "the items' own failures reachable from the task",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.FailuresReachable),
+            Csv = [new("outcomeFailuresReachable", c => c.Outcome?.FailuresReachable)],
+        },
+        new()
+        {
+            Id = "outcome-by-index",
+            Header = "By index",
+            Legend = "failures the API ties to their item's index",
+            Tables = ColumnTables.Outcome,
+            Cell = (c, _) => OutcomeCount(c, o => o.FailuresIndexedByApi),
+            Csv = [new("outcomeFailuresIndexedByApi", c => c.Outcome?.FailuresIndexedByApi)],
+        },
+        new()
+        {
+            Id = "heartbeat",
+            Header = "Heartbeat p50/p99/max",
+            Legend = "how late a tiny thread-pool work item queued every 10 ms ran during the run (p50/p99/max): how long other work waited",
+            Tables = ColumnTables.Wide | ColumnTables.Outcome,
+            Numeric = false,
+            Cell = (c, _) => c.Heartbeat?.Text() ?? "-",
+            Csv =
+            [
+                new("heartbeatPoolP50Ms", c => c.Heartbeat?.PoolP50Ms), new("heartbeatPoolP99Ms", c => c.Heartbeat?.PoolP99Ms), new("heartbeatPoolMaxMs", c => c.Heartbeat?.PoolMaxMs),
+                new("heartbeatTimerP50Ms", c => c.Heartbeat?.TimerP50Ms), new("heartbeatTimerP99Ms", c => c.Heartbeat?.TimerP99Ms), new("heartbeatTimerMaxMs", c => c.Heartbeat?.TimerMaxMs),
+            ],
+        },
+        new()
+        {
             Id = "seed-said",
             Header = "Seed said",
             Legend = "the seed's own figure for that cell, at the seed's size, on the seed's machine",
-            Tables = ColumnTables.Seed,
+            Tables = ColumnTables.Seed | ColumnTables.Outcome,
             Numeric = false,
             KeepsOnFailure = true,
             Cell = (c, _) => c.SeedSays ?? string.Empty,
@@ -305,6 +440,8 @@ public static class ResultColumns
             .Where(k => scenario.Cases.Select(c => Value(c, k)).Distinct().Count() > 1)
             .ToArray();
     }
+
+    private static string OutcomeCount(CaseResult c, Func<OutcomeResult, double> value) => c.Outcome is { } o ? CellText.Count(value(o)) : "-";
 
     /// <summary>Every CSV field, in order.</summary>
     public static IReadOnlyList<CsvField> CsvFields { get; } = All.SelectMany(c => c.Csv).ToArray();

@@ -1,0 +1,44 @@
+using FanOut.Lab.Measurement;
+
+namespace FanOut.Lab.Tests.Measurement;
+
+public sealed class HeartbeatProbeTests
+{
+    /// <summary>Generous: the test waits for beats to happen, it does not time them.</summary>
+    private const int PatienceMs = 30_000;
+
+    [Fact]
+    public void Summarize_AfterSomeBeats_RecordsBothKindsWithOrderedPercentiles()
+    {
+        using var probe = new HeartbeatProbe(TimeSpan.FromMilliseconds(1));
+        probe.Start();
+        var beat = SpinWait.SpinUntil(() => probe.Executions >= 6, PatienceMs);
+        probe.Stop();
+
+        var summary = probe.Summarize();
+
+        Assert.True(beat, "the heartbeats never ran");
+        Assert.True(summary.PoolBeats >= 1, $"pool beats {summary.PoolBeats}");
+        Assert.True(summary.TimerBeats >= 1, $"timer beats {summary.TimerBeats}");
+        Assert.InRange(summary.PoolP50Ms, 0, summary.PoolP99Ms);
+        Assert.InRange(summary.PoolP99Ms, summary.PoolP50Ms, summary.PoolMaxMs);
+        Assert.InRange(summary.TimerP99Ms, summary.TimerP50Ms, summary.TimerMaxMs);
+    }
+
+    [Fact]
+    public void Summarize_NextRun_CountsOnlyItsOwnBeats()
+    {
+        using var probe = new HeartbeatProbe(TimeSpan.FromMilliseconds(1));
+        probe.Start();
+        SpinWait.SpinUntil(() => probe.Executions >= 6, PatienceMs);
+        probe.Stop();
+        var first = probe.Summarize();
+
+        probe.Start();
+        probe.Stop();
+        var second = probe.Summarize();
+
+        Assert.True(first.PoolBeats >= 1);
+        Assert.True(second.PoolBeats <= 1, $"the second, empty run kept {second.PoolBeats} beats");
+    }
+}
