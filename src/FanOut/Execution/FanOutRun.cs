@@ -40,6 +40,9 @@ internal abstract class FanOutRun<T>
     /// <summary>Longest run of indices a worker reserves from an array or list (see <see cref="IndexedSource{T}"/>).</summary>
     private const int MaxChunk = 16;
 
+    /// <summary>Workers a worker starts when its body goes asynchronous and the limit has room: two makes the start-up a tree.</summary>
+    private const int SpawnFanOut = 2;
+
     private readonly ItemSource<T> _source;
     private readonly ConcurrencyLimit _limit;
     private readonly ErrorMode _errors;
@@ -539,10 +542,16 @@ internal abstract class FanOutRun<T>
         }
 
         slot.ChunkSize = 1;
-        if ((HasRoomForAnotherWorker || MayRise) && Volatile.Read(ref _activeWorkers) < _maxWorkers)
+        var room = Room - Volatile.Read(ref _seekingWorkers);
+        if (room > 0)
         {
-            // The body went asynchronous: the limit has room this worker cannot use until the body finishes, or it may
-            // rise (an adaptive limit's ramp) before anything completes, and a waiting worker is what takes the new room.
+            // The body went asynchronous: the limit has room this worker cannot use until the body finishes. Start two,
+            // so that a large room fills in a tree of worker starts (log depth) rather than a chain through the pool.
+            TryStartWorkers(Math.Min(room, SpawnFanOut));
+        }
+        else if (MayRise)
+        {
+            // The limit may rise (an adaptive limit's ramp) before anything completes: a waiting worker takes the new room.
             TryStartWorker();
         }
 
@@ -740,17 +749,24 @@ internal abstract class FanOutRun<T>
         }
     }
 
-    private void TryStartWorker()
+    private void TryStartWorker() => TryStartWorkers(1);
+
+    /// <summary>Starts up to <paramref name="count"/> workers, within the cap; fewer if another worker just started some.</summary>
+    private void TryStartWorkers(int count)
     {
-        // Count the worker before it is queued: the call cannot complete between the check and the start
+        // Count the workers before they are queued: the call cannot complete between the check and the start
         // (the starting worker itself is counted, so the count is at least 1 here).
         var seen = Volatile.Read(ref _activeWorkers);
-        if (seen >= _maxWorkers || Interlocked.CompareExchange(ref _activeWorkers, seen + 1, seen) != seen)
+        var starting = (int)Math.Min(count, _maxWorkers - seen);
+        if (starting <= 0 || Interlocked.CompareExchange(ref _activeWorkers, seen + starting, seen) != seen)
         {
-            return; // at the cap, or another worker just started one: either way there is no need for two
+            return; // at the cap, or another worker just started some: either way there is no need for more now
         }
 
-        ThreadPool.QueueUserWorkItem(static run => _ = run.WorkerAsync(), this, preferLocal: false);
+        for (var i = 0; i < starting; i++)
+        {
+            ThreadPool.QueueUserWorkItem(static run => _ = run.WorkerAsync(), this, preferLocal: false);
+        }
     }
 
     private async ValueTask CompleteAsync()
