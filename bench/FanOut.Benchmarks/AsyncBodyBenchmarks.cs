@@ -1,4 +1,3 @@
-using System.Threading.Channels;
 
 using BenchmarkDotNet.Attributes;
 
@@ -24,8 +23,13 @@ public class AsyncBodyBenchmarks
     private const int Items = 200_000;
     private const int Dop = 2;
     private readonly int[] _items = Enumerable.Range(0, Items).ToArray();
+
+    /// <summary>The body as one delegate, for the hand-written fan-outs.</summary>
+    private readonly Func<int, ValueTask> _body;
     private readonly FanOutOptions _fixed = new() { Limit = ConcurrencyLimit.Fixed(Dop) };
     private long _sink;
+
+    public AsyncBodyBenchmarks() => _body = RunBody;
 
     [Params(AsyncBody.Yield, AsyncBody.CompletedLater)]
     public AsyncBody Body { get; set; }
@@ -41,55 +45,10 @@ public class AsyncBodyBenchmarks
     public Task<int[]> FanOutAsync_Results() => _items.FanOutAsync((i, _) => RunBodyWithResult(i), _fixed);
 
     [Benchmark(OperationsPerInvoke = Items)]
-    public async Task SemaphoreSlim_WhenAll()
-    {
-        using var gate = new SemaphoreSlim(Dop);
-        var tasks = new Task[Items];
-        for (var i = 0; i < Items; i++)
-        {
-            tasks[i] = RunGated(gate, _items[i]);
-        }
-
-        await Task.WhenAll(tasks);
-
-        async Task RunGated(SemaphoreSlim semaphore, int item)
-        {
-            await semaphore.WaitAsync();
-            try
-            {
-                await RunBody(item);
-            }
-            finally
-            {
-                semaphore.Release();
-            }
-        }
-    }
+    public Task SemaphoreSlim_WhenAll() => HandWrittenFanOuts.SemaphoreSlimWhenAll(_items, Dop, _body);
 
     [Benchmark(OperationsPerInvoke = Items)]
-    public async Task Channel_NWorkers()
-    {
-        var channel = Channel.CreateBounded<int>(new BoundedChannelOptions(1024) { SingleWriter = true });
-        var workers = new Task[Dop];
-        for (var w = 0; w < workers.Length; w++)
-        {
-            workers[w] = Task.Run(async () =>
-            {
-                await foreach (var item in channel.Reader.ReadAllAsync())
-                {
-                    await RunBody(item);
-                }
-            });
-        }
-
-        foreach (var item in _items)
-        {
-            await channel.Writer.WriteAsync(item);
-        }
-
-        channel.Writer.Complete();
-        await Task.WhenAll(workers);
-    }
+    public Task Channel_NWorkers() => HandWrittenFanOuts.ChannelWorkers(_items, Dop, _body);
 
     // The two bodies do the same work (one state machine each); only the return type differs.
     private async ValueTask RunBody(int item)

@@ -1,4 +1,3 @@
-using System.Threading.Channels;
 using System.Threading.Tasks.Dataflow;
 
 using BenchmarkDotNet.Attributes;
@@ -14,7 +13,12 @@ public class OverheadBenchmarks
     private const int Items = 1_000_000;
     private static readonly int s_dop = Environment.ProcessorCount;
     private readonly int[] _items = Enumerable.Range(0, Items).ToArray();
+
+    /// <summary>The body as one delegate, for the hand-written fan-outs.</summary>
+    private readonly Func<int, ValueTask> _body;
     private long _sink;
+
+    public OverheadBenchmarks() => _body = Body;
 
     [Benchmark(Baseline = true, OperationsPerInvoke = Items)]
     public Task ParallelForEachAsync() =>
@@ -41,55 +45,10 @@ public class OverheadBenchmarks
     }
 
     [Benchmark(OperationsPerInvoke = Items)]
-    public async Task SemaphoreSlim_WhenAll()
-    {
-        using var gate = new SemaphoreSlim(s_dop);
-        var tasks = new Task[Items];
-        for (var i = 0; i < Items; i++)
-        {
-            tasks[i] = RunGated(gate, _items[i]);
-        }
-
-        await Task.WhenAll(tasks);
-
-        async Task RunGated(SemaphoreSlim semaphore, int item)
-        {
-            await semaphore.WaitAsync();
-            try
-            {
-                await Body(item);
-            }
-            finally
-            {
-                semaphore.Release();
-            }
-        }
-    }
+    public Task SemaphoreSlim_WhenAll() => HandWrittenFanOuts.SemaphoreSlimWhenAll(_items, s_dop, _body);
 
     [Benchmark(OperationsPerInvoke = Items)]
-    public async Task Channel_NWorkers()
-    {
-        var channel = Channel.CreateBounded<int>(new BoundedChannelOptions(1024) { SingleWriter = true });
-        var workers = new Task[s_dop];
-        for (var w = 0; w < workers.Length; w++)
-        {
-            workers[w] = Task.Run(async () =>
-            {
-                await foreach (var item in channel.Reader.ReadAllAsync())
-                {
-                    await Body(item);
-                }
-            });
-        }
-
-        foreach (var item in _items)
-        {
-            await channel.Writer.WriteAsync(item);
-        }
-
-        channel.Writer.Complete();
-        await Task.WhenAll(workers);
-    }
+    public Task Channel_NWorkers() => HandWrittenFanOuts.ChannelWorkers(_items, s_dop, _body);
 
     [Benchmark(OperationsPerInvoke = Items)]
     public async Task Dataflow_ActionBlock()
