@@ -39,7 +39,7 @@ public sealed class DownstreamRateLimitScenario : Scenario
         ArgumentNullException.ThrowIfNull(size);
         var items = DownstreamCases.Items(size, Items, 256);
         var server = Server(size);
-        var cases = DownstreamCases.SeedComparison(server, items);
+        var cases = DownstreamCases.SeedComparison(server, items, withDefaultDop: false);
         Workload Get() => new HttpGetWorkload(server, DownstreamCases.CallTimeout, items);
 
         // Rate x latency: at scale 1 this takes ~5 s a run, so one run.
