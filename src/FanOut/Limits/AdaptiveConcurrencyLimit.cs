@@ -29,6 +29,15 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private readonly LatencyStatistics _statistics;
     private readonly AdaptiveControlLaw _law;
 
+    /// <summary>The most extra doublings one late ramp tick makes up for.</summary>
+    private const int MaxCatchUpDoublings = 2;
+
+    /// <summary>
+    /// Catch-up doublings only from this many bodies in flight: a run that keeps one or two bodies busy (an app-limited
+    /// source) ramps one step per tick at most, so its limit never runs far ahead of its use.
+    /// </summary>
+    private const int RampCatchUpFrom = 4;
+
     /// <summary>Ticks of <see cref="_time"/> in one <see cref="AdaptiveControlLaw.RampInterval"/>.</summary>
     private readonly long _rampTicks;
 
@@ -255,9 +264,22 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             var now = _time.GetTimestamp();
             _statistics.ObserveInFlight(inFlight);
             before = _law.Limit;
-            if (now - _lastIncrease < _rampTicks || !_law.TryRamp(Math.Max(inFlight, _statistics.WindowPeakInFlight)))
+            var peak = Math.Max(inFlight, _statistics.WindowPeakInFlight);
+            var intervals = (now - _lastIncrease) / _rampTicks;
+            if (intervals < 1 || !_law.TryRamp(peak))
             {
                 return;
+            }
+
+            // A periodic timer fires late (every ~4 ms for a 2 ms period on this kind of VM): catch up the doublings the
+            // intervals that passed would have made, so the ramp keeps its pace in time, not in ticks. Each needs a limit
+            // that was fully used, as the first did.
+            for (var caughtUp = 1; caughtUp < Math.Min(intervals, MaxCatchUpDoublings + 1) && peak >= RampCatchUpFrom; caughtUp++)
+            {
+                if (!_law.TryRamp(_law.Limit))
+                {
+                    break;
+                }
             }
 
             after = _law.Limit;
