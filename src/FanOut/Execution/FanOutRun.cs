@@ -591,18 +591,21 @@ internal abstract class FanOutRun<T>
     private Disposition OnItemDone(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
     {
         var canceled = _cts.IsCancellationRequested;
+
+        // Judge the failure once: the limit learns from the verdict and the re-run rule follows it. The overload test
+        // is user code; a throwing one means "not an overload", and its exception goes with the item's failure.
         Exception? callbackFailure = null;
+        var overloaded = failure is not null && !canceled && IsOverload(failure, ref callbackFailure);
         try
         {
             if (timed)
             {
-                // User code may run here (an adaptive limit's IsOverload): a throwing callback must not corrupt the run.
-                _limit.OnItemCompleted(start, failure, canceled);
+                _limit.OnItemCompleted(start, canceled ? ItemOutcome.Canceled : failure is null ? ItemOutcome.Succeeded : overloaded ? ItemOutcome.Overloaded : ItemOutcome.Failed);
             }
         }
         catch (Exception e)
         {
-            callbackFailure = e;
+            callbackFailure ??= e; // a metrics listener the limit notified threw: never lost
         }
         finally
         {
@@ -633,7 +636,7 @@ internal abstract class FanOutRun<T>
             return Disposition.Publish;
         }
 
-        if (!canceled && !_stopped && slot.Attempt < _overloadRetries && callbackFailure is null && ShouldRetry(slot, failure, ref callbackFailure))
+        if (overloaded && callbackFailure is null && !_stopped && slot.Attempt < _overloadRetries && ScheduleRetry(slot, failure))
         {
             if (FanOutMetrics.Retried.Enabled)
             {
@@ -674,22 +677,23 @@ internal abstract class FanOutRun<T>
         return Disposition.Recorded;
     }
 
-    /// <summary>True when the failure is an overload the item may be run again after (its delay set on the slot).</summary>
-    private bool ShouldRetry(WorkerSlot<T> slot, Exception failure, ref Exception? callbackFailure)
+    /// <summary>The limit's overload test, guarded: a throwing test reads as "not an overload" and its exception is kept.</summary>
+    private bool IsOverload(Exception failure, ref Exception? callbackFailure)
     {
         try
         {
-            if (!_limit.IsOverload(failure))
-            {
-                return false;
-            }
+            return _limit.IsOverload(failure);
         }
         catch (Exception e)
         {
-            callbackFailure = e; // a throwing predicate means "not an overload"; its exception goes with the item's failure
+            callbackFailure = e;
             return false;
         }
+    }
 
+    /// <summary>Sets the slot up to run its overloaded item again; false when the downstream asked for too long a pause.</summary>
+    private bool ScheduleRetry(WorkerSlot<T> slot, Exception failure)
+    {
         var hint = RetryAfterHint.From(failure, _limit.Clock.GetUtcNow());
         if (hint > OverloadBackoff.MaxHonouredRetryAfter)
         {

@@ -129,15 +129,15 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         return _time.GetTimestamp();
     }
 
-    internal override void OnItemCompleted(long startTimestamp, Exception? failure, bool canceled)
+    internal override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
     {
-        if (canceled)
+        if (outcome == ItemOutcome.Canceled)
         {
             return; // latency and failures of a canceled run describe the cancellation, not the downstream
         }
 
-        // The overload test is user code: run it before taking the lock. A throwing test reads as "not overload".
-        var overload = failure is not null && IsOverloadOrFalse(failure);
+        var succeeded = outcome == ItemOutcome.Succeeded;
+        var overload = outcome == ItemOutcome.Overloaded;
         var now = _time.GetTimestamp();
         var inFlight = InFlight;
         int before, after;
@@ -161,12 +161,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
             else
             {
-                if (failure is null)
+                if (succeeded)
                 {
                     _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
                 }
 
-                _statistics.Record(now - startTimestamp, failure is null, overload, inFlight);
+                _statistics.Record(now - startTimestamp, succeeded, overload, inFlight);
                 if (_statistics.WindowItems < _law.WindowSize(_statistics) && _statistics.WindowOverloads == 0)
                 {
                     return;
@@ -190,19 +190,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         Announce(before, after);
-    }
-
-    /// <summary>The overload test for the control law: a throwing test reads as "not overload" (the run records its exception with the item).</summary>
-    private bool IsOverloadOrFalse(Exception failure)
-    {
-        try
-        {
-            return _isOverload(failure);
-        }
-        catch (Exception)
-        {
-            return false;
-        }
     }
 
     /// <summary>Creates the ramp's timer unless another item start just did, or the ramp is over.</summary>

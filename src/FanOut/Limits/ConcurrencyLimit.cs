@@ -96,11 +96,10 @@ public abstract class ConcurrencyLimit
     /// </summary>
     internal virtual bool IsOverload(Exception failure) => false;
 
-    /// <summary>Feeds one finished item to the limit (adaptive limits learn from it).</summary>
+    /// <summary>Feeds one finished attempt to the limit (adaptive limits learn from it). Runs no user code.</summary>
     /// <param name="startTimestamp">When the item started, from <see cref="GetTimestamp"/>.</param>
-    /// <param name="failure">The item's exception, or <see langword="null"/> when it succeeded.</param>
-    /// <param name="canceled">True when the run was being canceled, so the item's latency and failure say nothing about the downstream.</param>
-    internal virtual void OnItemCompleted(long startTimestamp, Exception? failure, bool canceled)
+    /// <param name="outcome">How it ended, judged once by the run (the overload test is user code, and may throw).</param>
+    internal virtual void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
     {
     }
 

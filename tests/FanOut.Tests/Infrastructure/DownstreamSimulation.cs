@@ -96,7 +96,8 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
                 continue; // a timer fired first
             }
 
-            limit.OnItemCompleted(done.StartTimestamp, done.Rejected ? new TimeoutException("rejected") : null, canceled: false);
+            // A rejection answers fast, as a TimeoutException would, which the default overload test reads as overload.
+            limit.OnItemCompleted(done.StartTimestamp, done.Rejected ? ItemOutcome.Overloaded : ItemOutcome.Succeeded);
             limit.Release();
             if (done.Rejected && retryRejected)
             {

@@ -52,7 +52,7 @@ public sealed class AdaptiveFastStartTests
             Assert.True(limit.TryAcquire());
             var start = limit.GetTimestamp();
             clock.Advance(TimeSpan.FromMilliseconds(1));
-            limit.OnItemCompleted(start, null, canceled: false);
+            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
             limit.Release();
             clock.Advance(TimeSpan.FromMilliseconds(4));
         }
@@ -147,7 +147,7 @@ public sealed class AdaptiveFastStartTests
         clock.Advance(TimeSpan.FromMilliseconds(0.2));
         for (var i = 8; i < 16; i++)
         {
-            limit.OnItemCompleted(starts[i], new TimeoutException("rejected"), canceled: false);
+            limit.OnItemCompleted(starts[i], ItemOutcome.Overloaded);
             limit.Release();
         }
 
@@ -166,7 +166,7 @@ public sealed class AdaptiveFastStartTests
         var start = limit.GetTimestamp();
         Assert.Equal(1, clock.ActiveTimers);
         clock.Advance(AdaptiveControlLaw.RampInterval);
-        limit.OnItemCompleted(start, null, canceled: false);
+        limit.OnItemCompleted(start, ItemOutcome.Succeeded);
         limit.Release();
 
         clock.Advance(2 * AdaptiveControlLaw.RampInterval); // nothing in flight: the tick stops the timer
