@@ -29,14 +29,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private readonly LatencyStatistics _statistics;
     private readonly AdaptiveControlLaw _law;
 
-    /// <summary>The most extra doublings one late ramp tick makes up for.</summary>
-    private const int MaxCatchUpDoublings = 2;
-
     /// <summary>
-    /// Catch-up doublings only from this many bodies in flight: a run that keeps one or two bodies busy (an app-limited
-    /// source) ramps one step per tick at most, so its limit never runs far ahead of its use.
+    /// The ramp timer's period: .NET timers count whole milliseconds, and fire on the system's coarse clock (every 4 ms on a
+    /// kernel ticking at 250 Hz, whatever the period), so each tick doubles once for every
+    /// <see cref="AdaptiveControlLaw.RampInterval"/> that passed: the ramp keeps its pace in time, not in ticks.
     /// </summary>
-    private const int RampCatchUpFrom = 4;
+    internal static readonly TimeSpan RampTickPeriod = TimeSpan.FromMilliseconds(1);
 
     /// <summary>Ticks of <see cref="_time"/> in one <see cref="AdaptiveControlLaw.RampInterval"/>.</summary>
     private readonly long _rampTicks;
@@ -49,6 +47,16 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>RampIdle, RampRunning or RampFinished; read on every item start, so the ramp costs one read once it is over.</summary>
     private volatile int _rampState;
+
+    /// <summary>
+    /// True until the first window's end is fixed: until then each item start is counted, and the
+    /// <see cref="AdaptiveControlLaw.FirstWindowSamples"/>-th fixes it, so the baseline's seed is the first items started
+    /// (all of them, however long they take), not the earliest completions of a crowd the ramp started (its luckiest ones).
+    /// </summary>
+    private volatile bool _countingFirstWindow = true;
+
+    /// <summary>Item starts counted while <see cref="_countingFirstWindow"/>.</summary>
+    private int _firstWindowStarts;
 
     /// <summary>The slow-start ramp's timer while it runs.</summary>
     private ITimer? _rampTimer;
@@ -126,7 +134,31 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             StartRamp();
         }
 
-        return _time.GetTimestamp();
+        var timestamp = _time.GetTimestamp();
+        if (_countingFirstWindow)
+        {
+            CountFirstWindowStart(timestamp);
+        }
+
+        return timestamp;
+    }
+
+    /// <summary>Counts an item start; the last one the first window takes fixes its end.</summary>
+    private void CountFirstWindowStart(long timestamp)
+    {
+        if (Interlocked.Increment(ref _firstWindowStarts) != AdaptiveControlLaw.FirstWindowSamples)
+        {
+            return;
+        }
+
+        lock (_lock)
+        {
+            _countingFirstWindow = false;
+            if (_statistics.PoolCount == 0 && _statistics.WindowEnd == long.MaxValue)
+            {
+                _statistics.EndWindowAt(timestamp + 1, AdaptiveControlLaw.FirstWindowSamples);
+            }
+        }
     }
 
     internal override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
@@ -216,7 +248,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             var flow = restore ? ExecutionContext.SuppressFlow() : default;
             try
             {
-                _rampTimer = _time.CreateTimer(static state => ((AdaptiveConcurrencyLimit)state!).OnRampTick(), this, AdaptiveControlLaw.RampInterval, AdaptiveControlLaw.RampInterval);
+                _rampTimer = _time.CreateTimer(static state => ((AdaptiveConcurrencyLimit)state!).OnRampTick(), this, RampTickPeriod, RampTickPeriod);
             }
             finally
             {
@@ -258,10 +290,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 return;
             }
 
-            // A periodic timer fires late (every ~4 ms for a 2 ms period on this kind of VM): catch up the doublings the
-            // intervals that passed would have made, so the ramp keeps its pace in time, not in ticks. Each needs a limit
-            // that was fully used, as the first did.
-            for (var caughtUp = 1; caughtUp < Math.Min(intervals, MaxCatchUpDoublings + 1) && peak >= RampCatchUpFrom; caughtUp++)
+            // One doubling per interval that passed (the ramp's ceilings bound them); the first needed a limit that was fully used.
+            for (var doublings = 1; doublings < intervals; doublings++)
             {
                 if (!_law.TryRamp(_law.Limit))
                 {
@@ -270,12 +300,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
 
             after = _law.Limit;
-            if (_statistics.PoolCount == 0 && _statistics.WindowEnd == long.MaxValue && after > AdaptiveControlLaw.FirstWindowSamples)
-            {
-                // The first window (the baseline's seed) keeps the items started so far: those still running, those done.
-                _statistics.EndWindowAt(now, _statistics.WindowItems + inFlight);
-            }
-
             Publish(after, now);
         }
 

@@ -32,9 +32,10 @@ public enum ServiceTimes
 /// so the run is exact and repeatable, and takes no wall-clock time. The simulation acts as the fan-out's workers: it keeps
 /// as many requests in flight as the limit grants. With <c>timers</c>, items start through the limit's own clock hook
 /// (as the fan-out's workers do) and the clock's timers fire at their due times between completions, so the adaptive
-/// limit's slow-start ramp runs as it does for real; without, slow start grows per round only.
+/// limit's slow-start ramp runs as it does for real; without, slow start grows per round only. A rejection comes back after
+/// <c>rejectionTime</c>, by default a fiftieth of the service time.
 /// </summary>
-public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSpan serviceTime, int seed = 1, ManualTimeProvider? clock = null, ServiceTimes serviceTimes = ServiceTimes.Steady, bool timers = false)
+public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSpan serviceTime, int seed = 1, ManualTimeProvider? clock = null, ServiceTimes serviceTimes = ServiceTimes.Steady, bool timers = false, TimeSpan? rejectionTime = null)
 {
     /// <summary>Sigma of <see cref="ServiceTimes.LogNormal"/>: ln(4) / 2.326 (the p99 z-score) puts p99 at 4x the median.</summary>
     public const double LogNormalSigma = 0.596;
@@ -136,7 +137,7 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
         }
         else if (overflow == Overflow.Reject)
         {
-            request.Remaining = serviceTime.Ticks / 50; // a fast "no"
+            request.Remaining = rejectionTime?.Ticks ?? serviceTime.Ticks / 50; // a fast "no"
             request.Rejected = true;
             _inService.Add(request);
             Rejected++;

@@ -12,6 +12,9 @@ public sealed class AdaptiveFastStartTests
 {
     private static readonly TimeSpan s_serviceTime = TimeSpan.FromMilliseconds(20);
 
+    /// <summary>A 429 over loopback: the "no" comes back long before the ramp's next step.</summary>
+    private static readonly TimeSpan s_loopbackRejection = TimeSpan.FromMilliseconds(0.2);
+
     private static AdaptiveConcurrencyLimit Adaptive(ManualTimeProvider clock, int initial = 2, int min = 1, int max = 256) =>
         (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = clock, InitialLimit = initial, MinLimit = min, MaxLimit = max });
 
@@ -91,16 +94,37 @@ public sealed class AdaptiveFastStartTests
     [InlineData(32, 10)]
     public void Adaptive_RejectingDownstreamWithRetries_RejectsAtMostOneCallInTen(int capacity, int milliseconds)
     {
-        // Issue 8's rejecting target: beyond C the downstream answers at once with an overload; each rejected item is run
-        // again (as the fan-out's retry-on-overload does). The start and the probing must cost few rejections.
+        // Issue 8's rejecting target: beyond C the downstream answers at once (0.2 ms, a 429 over loopback) with an overload;
+        // each rejected item is run again (as the fan-out's retry-on-overload does). The start and the probing must cost
+        // few rejections.
         const int items = 1000;
-        var simulation = new DownstreamSimulation(capacity, Overflow.Reject, TimeSpan.FromMilliseconds(milliseconds), timers: true);
+        var simulation = new DownstreamSimulation(capacity, Overflow.Reject, TimeSpan.FromMilliseconds(milliseconds), timers: true, rejectionTime: s_loopbackRejection);
         var limit = Adaptive(simulation.Clock);
         var tail = simulation.Run(limit, items, retryRejected: true);
 
         var context = $"{simulation.Rejected} of {simulation.Calls} calls rejected, peak {limit.Peak}, final {limit.Current}";
         Assert.Equal(items, simulation.Succeeded);
         Assert.True(simulation.Rejected <= 0.1 * simulation.Calls, context);
+        Assert.All(tail, l => Assert.InRange(l, 0.6 * capacity, 1.7 * capacity));
+    }
+
+    [Theory]
+    [InlineData(8, 100, 2)]
+    [InlineData(8, 100, 20)]
+    [InlineData(32, 50, 5)]
+    public void Adaptive_SlowRejections_CostAtMostTheBlindBurst(int capacity, int milliseconds, int rejectionMilliseconds)
+    {
+        // A "no" that takes longer than the ramp's first steps (a 429 from a server 20 ms away) cannot stop the blind ramp:
+        // the burst is bounded by BlindRampLimit, once; after it, probing costs what it costs against a fast "no".
+        const int items = 1000;
+        var simulation = new DownstreamSimulation(capacity, Overflow.Reject, TimeSpan.FromMilliseconds(milliseconds), timers: true, rejectionTime: TimeSpan.FromMilliseconds(rejectionMilliseconds));
+        var limit = Adaptive(simulation.Clock);
+        var tail = simulation.Run(limit, items, retryRejected: true);
+
+        var context = $"{simulation.Rejected} of {simulation.Calls} calls rejected, peak {limit.Peak}, final {limit.Current}";
+        Assert.Equal(items, simulation.Succeeded);
+        Assert.True(limit.Peak <= AdaptiveControlLaw.BlindRampLimit, context);
+        Assert.True(simulation.Rejected <= AdaptiveControlLaw.BlindRampLimit - capacity + (0.05 * simulation.Calls), context);
         Assert.All(tail, l => Assert.InRange(l, 0.6 * capacity, 1.7 * capacity));
     }
 
@@ -169,7 +193,7 @@ public sealed class AdaptiveFastStartTests
         limit.OnItemCompleted(start, ItemOutcome.Succeeded);
         limit.Release();
 
-        clock.Advance(2 * AdaptiveControlLaw.RampInterval); // nothing in flight: the tick stops the timer
+        clock.Advance(AdaptiveConcurrencyLimit.RampTickPeriod); // nothing in flight: the tick stops the timer
         Assert.Equal(0, clock.ActiveTimers);
 
         var simulation = new DownstreamSimulation(8, Overflow.Queue, s_serviceTime, clock: clock, timers: true);

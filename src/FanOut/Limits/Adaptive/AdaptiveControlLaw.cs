@@ -13,15 +13,15 @@ internal sealed class AdaptiveControlLaw
 {
     /// <summary>
     /// While slow start's rounds last longer than this, the limit doubles every interval instead of every round (as long as
-    /// the limit is used and no round has shown a queue): a run of 100 items of 100 ms then starts all of them within
-    /// 12 ms instead of waiting one round trip per doubling. Rounds shorter than this double per round, as before.
+    /// the limit is used and no round has shown a queue): from 2, <see cref="BlindRampLimit"/> is reached after 3 ms (or
+    /// at the first timer tick after that), so a run of 100 items of 100 ms starts all of them within a few milliseconds
+    /// instead of waiting one item latency per doubling. Rounds shorter than this double per round.
     /// </summary>
-    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(2);
+    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(0.5);
 
     /// <summary>
-    /// The most items of the first window, which seeds the baseline pool unconditionally: the earliest completions (in a FIFO
-    /// queue, the ones served without waiting, whatever the initial limit), or, once the ramp raises the limit past this,
-    /// every item started before that step (the earliest completions of a crowd would be its luckiest ones).
+    /// The most items of the first window, which seeds the baseline pool unconditionally: the first items started (in a FIFO
+    /// queue, the ones served without waiting, whatever the initial limit or however far the ramp has gone since).
     /// </summary>
     internal const int FirstWindowSamples = 4;
 
@@ -30,6 +30,13 @@ internal sealed class AdaptiveControlLaw
     /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most four doublings.
     /// </summary>
     private const int RampHeadroom = 16;
+
+    /// <summary>
+    /// Before any item has completed, the time ramp stops here: the most calls FanOut sends to a downstream it has not heard
+    /// from once. A run of pure waits longer than the ramp (about 8 ms) starts its items beyond this one item latency later;
+    /// a downstream that holds fewer (serves some, queues some, rejects the rest) sees at most this burst.
+    /// </summary>
+    internal const int BlindRampLimit = 128;
 
     /// <summary>
     /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
@@ -149,20 +156,22 @@ internal sealed class AdaptiveControlLaw
     }
 
     /// <summary>
-    /// The slow-start time ramp: doubles the limit when the limit was used (<paramref name="peakInFlight"/>), no round is being
-    /// extended for a suspected queue, and (once an item has completed) the limit is within <see cref="RampHeadroom"/> of
-    /// the highest verified one. The caller calls it once per <see cref="RampInterval"/> without an increase.
+    /// The slow-start time ramp: doubles the limit when the limit was used (<paramref name="peakInFlight"/>) and no round is
+    /// being extended for a suspected queue, up to <see cref="BlindRampLimit"/> before any item has completed and to
+    /// <see cref="RampHeadroom"/> times the highest verified level after. The caller calls it once per
+    /// <see cref="RampInterval"/> without an increase.
     /// </summary>
     /// <returns>True when the limit grew.</returns>
     public bool TryRamp(int peakInFlight)
     {
-        if (!InSlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || peakInFlight < Limit
-            || (_completed && Limit >= (long)RampHeadroom * Math.Max(_rampBase, _options.MinLimit)))
+        var ceiling = _completed ? (long)RampHeadroom * Math.Max(_rampBase, _options.MinLimit) : BlindRampLimit;
+        ceiling = Math.Min(ceiling, _options.MaxLimit);
+        if (!InSlowStart || HoldUntil != 0 || Limit >= ceiling || peakInFlight < Limit)
         {
             return false;
         }
 
-        Limit = (int)Math.Min((long)Limit * 2, _options.MaxLimit);
+        Limit = (int)Math.Min((long)Limit * 2, ceiling);
         return true;
     }
 

@@ -52,9 +52,9 @@ internal sealed class LatencyStatistics
     public long WindowStart { get; private set; }
 
     /// <summary>
-    /// Items that started at or after this timestamp are left out of the window: set while the first window is open, when
-    /// the ramp raises the limit past the first window's size, so that the baseline is seeded by the first items started
-    /// (all of them, however long they take), not by the earliest completions of a larger crowd (its luckiest ones).
+    /// Items that started at or after this timestamp are left out of the window: set while the first window is open, once
+    /// its items have started, so that the baseline is seeded by the first items started (all of them, however long they
+    /// take), not by the earliest completions of a larger crowd the ramp started (its luckiest ones).
     /// </summary>
     public long WindowEnd { get; private set; } = long.MaxValue;
 
