@@ -164,16 +164,22 @@ internal sealed class AdaptiveControlLaw
     /// <returns>True when the limit grew.</returns>
     public bool TryRamp(int peakInFlight)
     {
-        var ceiling = _completed ? (long)RampHeadroom * Math.Max(_rampBase, _options.MinLimit) : BlindRampLimit;
-        ceiling = Math.Min(ceiling, _options.MaxLimit);
+        var ceiling = GrowthCeiling();
         if (!InSlowStart || HoldUntil != 0 || Limit >= ceiling || peakInFlight < Limit)
         {
             return false;
         }
 
-        Limit = (int)Math.Min((long)Limit * 2, ceiling);
+        Limit = (int)Math.Min(2L * Limit, ceiling);
         return true;
     }
+
+    /// <summary>
+    /// The most slow start may grow to on the evidence so far: <see cref="BlindRampLimit"/> before any item has completed,
+    /// <see cref="RampHeadroom"/> times the highest level with evidence after (within the maximum either way).
+    /// </summary>
+    private int GrowthCeiling() =>
+        (int)Math.Min(_completed ? (long)RampHeadroom * Math.Max(_rampBase, _options.MinLimit) : BlindRampLimit, _options.MaxLimit);
 
     /// <summary>Notes, during slow start, that the limit changed at <paramref name="timestamp"/>.</summary>
     public void RecordChange(long timestamp)
@@ -215,9 +221,10 @@ internal sealed class AdaptiveControlLaw
             _verifiedLimit = Math.Max(_verifiedLimit, _historyLimits[index]);
         }
 
-        // The ramp may also build on the levels the first window's items started at (they came back before any queue could
-        // show), though a level is only verified for re-measuring once half of it came back clean.
-        _rampBase = Math.Max(_rampBase, statistics.PoolCount == 0 ? _historyLimits[index] : _verifiedLimit);
+        // The ramp may also build on the level the first window started at (its items come back before any queue could show),
+        // though a level is only verified for re-measuring once half of it came back clean. Not on the level the ramp had
+        // reached when the first window's last items started: two items say little about 128.
+        _rampBase = Math.Max(_rampBase, statistics.PoolCount == 0 ? LimitAt(statistics.WindowStart) : _verifiedLimit);
     }
 
     /// <summary>
@@ -308,8 +315,9 @@ internal sealed class AdaptiveControlLaw
             _cleanLimit = Math.Max(_cleanLimit, LimitAt(statistics.WindowStart));
         }
 
-        // Grow only when the round used the whole limit: an app-limited round says nothing about more concurrency.
-        return filled ? (int)Math.Min((long)limit * 2, _options.MaxLimit) : limit;
+        // Grow only when the round used the whole limit (an app-limited round says nothing about more concurrency), and no
+        // further than the evidence allows: the first window's few items do not vouch for a level the ramp reached blind.
+        return filled ? (int)Math.Max(limit, Math.Min(2L * limit, GrowthCeiling())) : limit;
     }
 
     private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
