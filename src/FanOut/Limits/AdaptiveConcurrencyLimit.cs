@@ -58,6 +58,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>Item starts counted while <see cref="_countingFirstWindow"/>.</summary>
     private int _firstWindowStarts;
 
+    /// <summary>Doublings the ramp held back while the first window's items were still starting.</summary>
+    private long _owedDoublings;
+
     /// <summary>The slow-start ramp's timer while it runs.</summary>
     private ITimer? _rampTimer;
 
@@ -151,6 +154,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             return;
         }
 
+        int before, after;
         lock (_lock)
         {
             _countingFirstWindow = false;
@@ -158,7 +162,20 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             {
                 _statistics.EndWindowAt(timestamp + 1, AdaptiveControlLaw.FirstWindowSamples);
             }
+
+            before = _law.Limit;
+            if (_rampState == RampRunning && _owedDoublings > 0)
+            {
+                // This start used the limit the ramp stopped at: the doublings it held back are due now.
+                Ramp(_owedDoublings, _law.Limit);
+                _owedDoublings = 0;
+                Publish(_law.Limit, timestamp + 1); // after this start: the item counts for the level it started under
+            }
+
+            after = _law.Limit;
         }
+
+        Announce(before, after);
     }
 
     internal override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
@@ -284,21 +301,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _statistics.ObserveInFlight(inFlight);
             before = _law.Limit;
             var peak = Math.Max(inFlight, _statistics.WindowPeakInFlight);
-            var intervals = (now - _lastIncrease) / _rampTicks;
-            if (intervals < 1 || !_law.TryRamp(peak))
-            {
-                return;
-            }
-
-            // One doubling per interval that passed (the ramp's ceilings bound them); the first needed a limit that was fully used.
-            for (var doublings = 1; doublings < intervals; doublings++)
-            {
-                if (!_law.TryRamp(_law.Limit))
-                {
-                    break;
-                }
-            }
-
+            Ramp((now - _lastIncrease) / _rampTicks, peak);
             after = _law.Limit;
             Publish(after, now);
         }
@@ -311,6 +314,27 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             // A metrics listener (user code) threw: on a timer thread that would end the process. The limit has changed
             // already; the next completion wakes any waiter this missed.
+        }
+    }
+
+    /// <summary>
+    /// Doubles the limit once per interval that passed (the law's ceilings bound them); the first doubling needs a limit that
+    /// was fully used (<paramref name="peakInFlight"/>). Until the first window's items have all started, the ramp stops at
+    /// their number and keeps the doublings it owes for the start that completes them (<see cref="CountFirstWindowStart"/>):
+    /// the baseline's seed then starts ahead of the crowd, not inside it, where a downstream may serve it last.
+    /// </summary>
+    private void Ramp(long intervals, int peakInFlight)
+    {
+        Debug.Assert(_lock.IsHeldByCurrentThread);
+        var seedStarting = _countingFirstWindow && _law.Limit <= AdaptiveControlLaw.FirstWindowSamples;
+        var cap = seedStarting ? AdaptiveControlLaw.FirstWindowSamples : int.MaxValue;
+        for (var doublings = 0; doublings < intervals; doublings++)
+        {
+            if (!_law.TryRamp(doublings == 0 ? peakInFlight : _law.Limit, cap))
+            {
+                _owedDoublings = seedStarting && _law.Limit == cap ? intervals - doublings : 0;
+                return;
+            }
         }
     }
 

@@ -157,21 +157,39 @@ internal sealed class AdaptiveControlLaw
 
     /// <summary>
     /// The slow-start time ramp: doubles the limit when the limit was used (<paramref name="peakInFlight"/>) and no round is
-    /// being extended for a suspected queue, up to <see cref="BlindRampLimit"/> before any item has completed and to
-    /// <see cref="RampHeadroom"/> times the highest verified level after. The caller calls it once per
+    /// being extended for a suspected queue, within <see cref="RampCeiling"/>. The caller calls it once per
     /// <see cref="RampInterval"/> without an increase.
     /// </summary>
+    /// <param name="peakInFlight">The most bodies seen running at once since the limit last changed.</param>
+    /// <param name="cap">A further bound the caller imposes.</param>
     /// <returns>True when the limit grew.</returns>
-    public bool TryRamp(int peakInFlight)
+    public bool TryRamp(int peakInFlight, int cap = int.MaxValue)
     {
-        var ceiling = GrowthCeiling();
+        var ceiling = Math.Min(RampCeiling(), cap);
         if (!InSlowStart || HoldUntil != 0 || Limit >= ceiling || peakInFlight < Limit)
         {
             return false;
         }
 
-        Limit = (int)Math.Min(2L * Limit, ceiling);
+        Limit = Grow(Limit, ceiling);
         return true;
+    }
+
+    /// <summary>
+    /// Slow start's step: double, or, from <see cref="BlindRampLimit"/> on, grow by half: every step past what a downstream
+    /// takes costs one rejected call per item of the step, and past 128 a doubling would cost that many at once.
+    /// </summary>
+    private static int Grow(int limit, long ceiling) =>
+        (int)Math.Min(limit < BlindRampLimit ? 2L * limit : limit + Math.Max(1L, limit / 2), ceiling);
+
+    /// <summary>
+    /// The most the time ramp may take the limit to: <see cref="GrowthCeiling"/>, and past <see cref="BlindRampLimit"/> one
+    /// step above the highest verified level (the ramp outruns rounds, so there it waits for each level's items to come back).
+    /// </summary>
+    private int RampCeiling()
+    {
+        var ceiling = GrowthCeiling();
+        return ceiling <= BlindRampLimit ? ceiling : Math.Min(ceiling, Math.Max(BlindRampLimit, Grow(_verifiedLimit, int.MaxValue)));
     }
 
     /// <summary>
@@ -221,10 +239,10 @@ internal sealed class AdaptiveControlLaw
             _verifiedLimit = Math.Max(_verifiedLimit, _historyLimits[index]);
         }
 
-        // The ramp may also build on the level the first window started at (its items come back before any queue could show),
-        // though a level is only verified for re-measuring once half of it came back clean. Not on the level the ramp had
-        // reached when the first window's last items started: two items say little about 128.
-        _rampBase = Math.Max(_rampBase, statistics.PoolCount == 0 ? LimitAt(statistics.WindowStart) : _verifiedLimit);
+        // The ramp may also build on the levels the first window's items started at (they come back before any queue could
+        // show; the ramp waits for all of them to start before it goes further), though a level is only verified for
+        // re-measuring once half of it came back clean.
+        _rampBase = Math.Max(_rampBase, statistics.PoolCount == 0 ? _historyLimits[index] : _verifiedLimit);
     }
 
     /// <summary>
@@ -317,7 +335,7 @@ internal sealed class AdaptiveControlLaw
 
         // Grow only when the round used the whole limit (an app-limited round says nothing about more concurrency), and no
         // further than the evidence allows: the first window's few items do not vouch for a level the ramp reached blind.
-        return filled ? (int)Math.Max(limit, Math.Min(2L * limit, GrowthCeiling())) : limit;
+        return filled ? Math.Max(limit, Grow(limit, GrowthCeiling())) : limit;
     }
 
     private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
