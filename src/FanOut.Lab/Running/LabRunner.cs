@@ -6,6 +6,9 @@ namespace FanOut.Lab.Running;
 /// <summary>Runs scenarios case by case, saving every result as soon as it exists.</summary>
 public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, ILabProgress progress)
 {
+    /// <summary>The default adaptive limit's maximum: the verdicts compare FanOut's default with rows that kept no more in flight.</summary>
+    private static readonly int s_defaultMaxLimit = new AdaptiveLimitOptions().MaxLimit;
+
     /// <summary>How to estimate the run's duration, shown before it starts and as time left; null shows none.</summary>
     public RunEstimate? Estimate { get; init; }
 
@@ -67,7 +70,7 @@ public sealed class LabRunner(ICaseRunner caseRunner, ResultsDirectory? output, 
                 progress.CaseFinished(scenario, result, i, cases.Count);
             }
 
-            var done = current with { Verdict = scenario.Verdict(current) };
+            var done = current with { Verdict = DefaultLimitVerdict.Append(scenario.Verdict(current), current, s_defaultMaxLimit) };
             finished[^1] = done;
             output?.Write(results);
             progress.ScenarioFinished(done);

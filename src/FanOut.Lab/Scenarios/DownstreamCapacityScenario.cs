@@ -49,9 +49,7 @@ public sealed class DownstreamCapacityScenario : Scenario
 
         return $"Agrees, with a real downstream: unbounded Task.WhenAll took {Find.Ms(whenAll.MeanMs)} with {whenAll.PeakInFlight:N0} calls in flight ({DownstreamCases.Outcome(whenAll)}, {DownstreamCases.Rate(whenAll)}): fast because the server turned most calls away. " +
             $"The default ForEachAsync took {Find.Ms(byDefault.MeanMs)} ({byDefault.PeakInFlight:N0} in flight = ProcessorCount, {DownstreamCases.Rate(byDefault)}). " +
-            $"The most successful items per second came from {best.Strategy}: {DownstreamCases.Rate(best)} ({DownstreamCases.Outcome(best)}) in {Find.Ms(best.MeanMs)}." +
-            (Find.Case(measured, "FanOut (adaptive)") is { Io: not null, LimitFinal: { } settled } adaptive
-                ? $" FanOut adaptive, told nothing about the server, settled at {settled:N0} (peak {adaptive.LimitPeak:N0}; the server serves {Capacity} at once): {DownstreamCases.Rate(adaptive)}, {DownstreamCases.Outcome(adaptive)}."
-                : string.Empty);
+            $"The most successful items per second came from {best.Strategy}: {DownstreamCases.Rate(best)} ({DownstreamCases.Outcome(best)}) in {Find.Ms(best.MeanMs)}. " +
+            $"The server serves {Capacity} at once and queues {Queue}.";
     }
 }

@@ -23,10 +23,11 @@ public sealed record AdaptiveLimitOptions
     /// <value>
     /// Default 2, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. The first items set the baseline latency everything
     /// later is compared with, so they should run without queueing: 2 at once is uncontended even for CPU work on 2 cores.
-    /// Any other value keeps latency control working (the first window is the first items started, or the earliest
-    /// completions, which a FIFO queue serves first). Slow start then doubles the limit every round, or every 2 ms while
-    /// rounds take longer than that, so short runs of slow items are not penalised: 100 items of 100 ms all start within
-    /// about 12 ms. The price is a blind first burst against a slow downstream, argued with figures in docs/library.md.
+    /// Any other value keeps latency control working (the first window is the first four items started, which a FIFO queue
+    /// serves first). Slow start then doubles the limit every round, or every 0.5 ms while rounds take longer than that
+    /// (a late timer tick catches up), up to 128 before anything has completed: a run of 100 items of 100 ms starts all of
+    /// them at the first timer tick (about 4 ms on Linux). The price is a blind first burst of up to 128 calls against a
+    /// slow downstream, argued with figures in docs/library.md.
     /// </value>
     public int InitialLimit { get; init; } = 2;
 

@@ -70,6 +70,14 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         var report = await new Prober(settings, new SilentProbeProgress(), TimeProvider.System).RunAsync(CancellationToken.None);
         Assert.Equal(LevelEnd.Duration, report.EndedBy);
         Assert.Equal(LevelEnd.Duration, Assert.IsType<LevelResult>(report.Levels[^1], exactMatch: true).EndedBy);
+
+        // Calls the duration cut short may still be finishing on the server (a canceled client call does not stop the
+        // handler): let those drain, then nothing new may arrive.
+        for (var waited = 0; server.InFlightNow > 0 && waited < 100; waited++)
+        {
+            await Task.Delay(20);
+        }
+
         var served = server.GetStats().RequestsServed;
         await Task.Delay(200);
         Assert.Equal(served, server.GetStats().RequestsServed);
