@@ -61,6 +61,14 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>Doublings the ramp held back while the first window's items were still starting.</summary>
     private long _owedDoublings;
 
+    /// <summary>The most completions <see cref="HoldBack"/> keeps: a blind crowd and its first replacements.</summary>
+    private const int MaxHeldBack = 2 * AdaptiveControlLaw.BlindRampLimit;
+
+    /// <summary>Completions of items started after the first window's, while it was still open (see <see cref="CountHeldBack"/>).</summary>
+    private HeldBackCompletion[]? _heldBack;
+
+    private int _heldBackCount;
+
     /// <summary>The slow-start ramp's timer while it runs.</summary>
     private ITimer? _rampTimer;
 
@@ -166,8 +174,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             before = _law.Limit;
             if (_rampState == RampRunning && _owedDoublings > 0)
             {
-                // This start used the limit the ramp stopped at: the doublings it held back are due now.
-                Ramp(_owedDoublings, _law.Limit);
+                // The doublings the ramp held back are due now, if the limit it stopped at is in use (this start included).
+                Ramp(_owedDoublings, InFlight);
                 _owedDoublings = 0;
                 Publish(_law.Limit, timestamp + 1); // after this start: the item counts for the level it started under
             }
@@ -196,7 +204,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             before = _law.Limit;
             if (startTimestamp >= _statistics.WindowEnd && !overload)
             {
-                return; // started after the ramp began: not part of the first window
+                // Started after the first window's items: kept until they have set the baseline, then counted.
+                HoldBack(startTimestamp, now - startTimestamp, succeeded);
+                return;
             }
 
             if (startTimestamp < _statistics.WindowStart)
@@ -231,6 +241,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 {
                     _law.HoldUntil = 0;
                     _statistics.ResetWindow(_law.Limit == before ? _statistics.WindowStart : now);
+                    CountHeldBack(inFlight);
                 }
             }
 
@@ -239,6 +250,46 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         Announce(before, after);
+    }
+
+    /// <summary>Keeps a completion that came in while the first window was still open (under the lock).</summary>
+    private void HoldBack(long startTimestamp, long latency, bool succeeded)
+    {
+        _heldBack ??= new HeldBackCompletion[Math.Min(_statistics.WindowCapacity, MaxHeldBack)];
+        if (_heldBackCount < _heldBack.Length)
+        {
+            _heldBack[_heldBackCount++] = new(startTimestamp, latency, succeeded);
+        }
+    }
+
+    /// <summary>
+    /// Once the first window has set the baseline, counts the completions held back meanwhile (under the lock): each
+    /// success toward verifying the level it started at, and each in the new window if it started within it. A crowd the
+    /// ramp started often completes in the same timer tick as the first window's items; dropped, its items would not
+    /// verify their level until the next round.
+    /// </summary>
+    private void CountHeldBack(int inFlight)
+    {
+        if (_heldBackCount == 0 || _statistics.PoolCount == 0)
+        {
+            return;
+        }
+
+        foreach (var held in _heldBack.AsSpan(0, _heldBackCount))
+        {
+            if (held.Succeeded)
+            {
+                _law.OnSuccess(held.StartTimestamp, held.Latency, _statistics);
+            }
+
+            if (held.StartTimestamp >= _statistics.WindowStart && _statistics.WindowItems < _statistics.WindowCapacity)
+            {
+                _statistics.Record(held.Latency, held.Succeeded, overload: false, inFlight);
+            }
+        }
+
+        _heldBackCount = 0;
+        _heldBack = null;
     }
 
     /// <summary>Creates the ramp's timer unless another item start just did, or the ramp is over.</summary>
@@ -319,7 +370,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>
     /// Doubles the limit once per interval that passed (the law's ceilings bound them); the first doubling needs a limit that
-    /// was fully used (<paramref name="peakInFlight"/>). Until the first window's items have all started, the ramp stops at
+    /// was fully used (<paramref name="peakInFlight"/>), the others a crowd of at least the first window's size. Until the first window's items have all started, the ramp stops at
     /// their number and keeps the doublings it owes for the start that completes them (<see cref="CountFirstWindowStart"/>):
     /// the baseline's seed then starts ahead of the crowd, not inside it, where a downstream may serve it last.
     /// </summary>
@@ -328,11 +379,19 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         Debug.Assert(_lock.IsHeldByCurrentThread);
         var seedStarting = _countingFirstWindow && _law.Limit <= AdaptiveControlLaw.FirstWindowSamples;
         var cap = seedStarting ? AdaptiveControlLaw.FirstWindowSamples : int.MaxValue;
+        _owedDoublings = 0;
         for (var doublings = 0; doublings < intervals; doublings++)
         {
-            if (!_law.TryRamp(doublings == 0 ? peakInFlight : _law.Limit, cap))
+            // Past the first doubling, one or two bodies at once (an app-limited source) earn no more: one step per tick, not
+            // the intervals it missed, so their limit does not run far ahead of its use.
+            var stalled = doublings > 0 && peakInFlight < AdaptiveControlLaw.FirstWindowSamples;
+            if (stalled || !_law.TryRamp(doublings == 0 ? peakInFlight : _law.Limit, cap))
             {
-                _owedDoublings = seedStarting && _law.Limit == cap ? intervals - doublings : 0;
+                if (seedStarting && _law.Limit == cap)
+                {
+                    _owedDoublings = intervals - doublings;
+                }
+
                 return;
             }
         }
@@ -393,4 +452,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         Debug.Assert(_limit >= _options.MinLimit && _limit <= _options.MaxLimit);
         Debug.Assert(_peak >= _limit);
     }
+
+    /// <summary>A completion kept until the first window has set the baseline.</summary>
+    private readonly record struct HeldBackCompletion(long StartTimestamp, long Latency, bool Succeeded);
 }

@@ -180,6 +180,65 @@ public sealed class AdaptiveFastStartTests
     }
 
     [Fact]
+    public void Adaptive_Ramp_WaitsForTheFirstWindowToStartBeforeItsBlindJump()
+    {
+        // The first tick owes several doublings but raises 2 only to 4: the first window's last two items must start
+        // before the crowd. The fourth start makes up the rest at once, and those items count for the level they started at.
+        var clock = new ManualTimeProvider();
+        var limit = Adaptive(clock);
+        var starts = new List<long>();
+        for (var i = 0; i < 2; i++)
+        {
+            Assert.True(limit.TryAcquire());
+            starts.Add(limit.GetTimestamp());
+        }
+
+        clock.Advance(TimeSpan.FromMilliseconds(4)); // a late tick: eight intervals of 0.5 ms have passed
+        Assert.Equal(4, limit.Current);
+
+        Assert.True(limit.TryAcquire());
+        starts.Add(limit.GetTimestamp());
+        Assert.Equal(4, limit.Current);
+        Assert.True(limit.TryAcquire());
+        starts.Add(limit.GetTimestamp());
+        Assert.Equal(AdaptiveControlLaw.BlindRampLimit, limit.Current);
+    }
+
+    [Fact]
+    public void Adaptive_BlindRamp_StopsAtTheBlindLimitUntilSomethingCompletes()
+    {
+        var clock = new ManualTimeProvider();
+        var limit = Adaptive(clock);
+        for (var tick = 0; tick < 50; tick++)
+        {
+            while (limit.TryAcquire())
+            {
+                limit.GetTimestamp();
+            }
+
+            clock.Advance(AdaptiveConcurrencyLimit.RampTickPeriod);
+        }
+
+        Assert.Equal(AdaptiveControlLaw.BlindRampLimit, limit.Current);
+        Assert.Equal(AdaptiveControlLaw.BlindRampLimit, limit.Peak);
+        Assert.True(limit.InSlowStart);
+    }
+
+    [Fact]
+    public void Adaptive_PastTheBlindLimit_StepsByHalf()
+    {
+        // Pure waits of 20 ms: the ramp reaches 128 blind; from there slow start steps by x1.5 (192, then the maximum),
+        // never doubling: a doubling from 128 against a downstream that takes 128 would cost 128 rejected calls at once.
+        var simulation = new DownstreamSimulation(10_000, Overflow.Queue, s_serviceTime, timers: true);
+        var limit = Adaptive(simulation.Clock);
+        simulation.Run(limit, items: 2_000);
+
+        var levels = simulation.Trace.Select(t => t.Limit).Distinct().ToArray();
+        Assert.Equal([AdaptiveControlLaw.BlindRampLimit, 192, 256], levels.Where(l => l >= AdaptiveControlLaw.BlindRampLimit).Order());
+        Assert.True(simulation.Trace.First(t => t.Limit == 192).At < simulation.Trace.First(t => t.Limit == 256).At);
+    }
+
+    [Fact]
     public void Adaptive_RampTimer_RunsOnlyWhileSlowStartHasItemsInFlight()
     {
         var clock = new ManualTimeProvider();
