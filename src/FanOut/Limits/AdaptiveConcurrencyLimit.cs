@@ -282,7 +282,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 _law.OnSuccess(held.StartTimestamp, held.Latency, _statistics);
             }
 
-            if (held.StartTimestamp >= _statistics.WindowStart && _statistics.WindowItems < _statistics.WindowCapacity)
+            // Short of a full window: the next completion closes it, as any other would.
+            if (held.StartTimestamp >= _statistics.WindowStart && _statistics.WindowItems < _law.WindowSize(_statistics) - 1)
             {
                 _statistics.Record(held.Latency, held.Succeeded, overload: false, inFlight);
             }
