@@ -40,7 +40,9 @@ public sealed class DefaultLimitVerdictTests
     public void Describe_RealIo_StatesItemsOkAndTheServersRefusals()
     {
         var io = new IoResult { Successes = 2000, Failures = 70, SuccessesPerSecond = 2217, Rejected429 = 70 };
-        var measured = Result(Row("FanOut (default, 429 thrown)", 2000, meanMs: 902, peakInFlight: 192, limitFinal: 128, limitPeak: 192) with { Io = io });
+        var row = Row("FanOut (default, 429 thrown)", 2000, meanMs: 902, peakInFlight: 192, limitFinal: 128, limitPeak: 192);
+        var fromChild = new Dictionary<string, object> { ["itemCount"] = System.Text.Json.JsonDocument.Parse("2000").RootElement }; // as a child process's results read back
+        var measured = Result(row with { Io = io, Parameters = fromChild });
 
         var sentence = DefaultLimitVerdict.Describe(measured, MaxLimit);
 
