@@ -124,8 +124,8 @@ internal abstract class FanOutRun<T>
     /// <summary>Permits the limit could grant right now.</summary>
     private int Room => Math.Max(0, _limit.Current - _limit.InFlight);
 
-    /// <summary>True when no worker of this call waits for a permit and the limit can still rise: one should wait for the rise.</summary>
-    private bool MayRise => Volatile.Read(ref _waitingWorkers) == 0 && _limit.MaxCurrent > _limit.Current;
+    /// <summary>True when no worker of this call waits for a permit and the limit may rise before anything completes: one should wait for the rise.</summary>
+    private bool MayRise => Volatile.Read(ref _waitingWorkers) == 0 && _limit.MayRiseUnprompted;
 
     /// <summary>True when the limit has room that the workers already looking for an item will not take.</summary>
     private bool HasRoomForAnotherWorker => Room > Volatile.Read(ref _seekingWorkers);

@@ -55,6 +55,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// </summary>
     private volatile bool _countingFirstWindow = true;
 
+    /// <summary>True once an item has completed (see <see cref="MayRiseUnprompted"/>).</summary>
+    private volatile bool _anyCompleted;
+
     /// <summary>Item starts counted while <see cref="_countingFirstWindow"/>.</summary>
     private int _firstWindowStarts;
 
@@ -122,6 +125,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>True while the slow-start ramp's timer runs.</summary>
     internal bool RampTimerRunning => _rampState == RampRunning;
+
+    /// <summary>The ramp runs and nothing has completed yet: only the timer can make room.</summary>
+    internal override bool MayRiseUnprompted => _rampState == RampRunning && !_anyCompleted;
 
     internal override bool WantsSamples => true;
 
@@ -191,6 +197,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         if (outcome == ItemOutcome.Canceled)
         {
             return; // latency and failures of a canceled run describe the cancellation, not the downstream
+        }
+
+        if (!_anyCompleted)
+        {
+            _anyCompleted = true;
         }
 
         var succeeded = outcome == ItemOutcome.Succeeded;

@@ -68,6 +68,12 @@ public abstract class ConcurrencyLimit
     /// <summary>The highest <see cref="Current"/> can ever be; sizes stream buffers.</summary>
     internal virtual int MaxCurrent => Current;
 
+    /// <summary>
+    /// True while <see cref="Current"/> may rise with nothing completing (an adaptive limit's blind ramp): a call then keeps
+    /// a worker waiting for the new room. Once items complete, the workers that finish them find any new room themselves.
+    /// </summary>
+    internal virtual bool MayRiseUnprompted => false;
+
     /// <summary>Whether <see cref="OnItemCompleted"/> needs a start timestamp for every item.</summary>
     internal virtual bool WantsSamples => false;
 
