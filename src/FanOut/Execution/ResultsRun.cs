@@ -9,7 +9,8 @@ internal sealed class ResultsRun<T, TResult> : FanOutRun<T>
 {
     private readonly Func<T, CancellationToken, ValueTask<TResult>> _body;
     private readonly ResultStore<TResult> _results;
-    private readonly TaskCompletionSource<TResult[]> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    /// <summary>Completed by the last worker as its very last act: the caller's continuation may run right there (see ActionRun).</summary>
+    private readonly TaskCompletionSource<TResult[]> _completion = new();
 
     public ResultsRun(ItemSource<T> source, Func<T, CancellationToken, ValueTask<TResult>> body, FanOutOptions options, CancellationToken cancellationToken)
         : base(source, options, cancellationToken)

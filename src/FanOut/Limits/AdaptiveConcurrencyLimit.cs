@@ -14,7 +14,7 @@ namespace FanOut;
 /// </summary>
 internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 {
-    /// <summary><see cref="_rampState"/>: no timer; the next item start creates one.</summary>
+    /// <summary><see cref="_rampState"/>: no timer; the next item start that fills the limit, or a wait, creates one.</summary>
     private const int RampIdle = 0;
 
     /// <summary><see cref="_rampState"/>: a timer runs.</summary>
@@ -126,8 +126,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>True while the slow-start ramp's timer runs.</summary>
     internal bool RampTimerRunning => _rampState == RampRunning;
 
-    /// <summary>The ramp runs and nothing has completed yet: only the timer can make room.</summary>
-    internal override bool MayRiseUnprompted => _rampState == RampRunning && !_anyCompleted;
+    /// <summary>Slow start's ramp runs, or will once a worker waits, and nothing has completed yet: only the timer can make room.</summary>
+    internal override bool MayRiseUnprompted => _rampState != RampFinished && !_anyCompleted;
 
     internal override bool WantsSamples => true;
 
@@ -143,10 +143,24 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     internal override long TimestampFrequency => _time.TimestampFrequency;
 
-    /// <summary>Called as each item starts: the first start of a run starts the slow-start ramp's timer.</summary>
-    internal override long GetTimestamp()
+    /// <summary>Waits for a permit; the wait starts the slow-start ramp's timer (a run that never waits never creates one).</summary>
+    internal override Task<bool> WaitAsync(CancellationToken cancellationToken)
     {
         if (_rampState == RampIdle)
+        {
+            StartRamp();
+        }
+
+        return base.WaitAsync(cancellationToken);
+    }
+
+    /// <summary>
+    /// Called as each item starts (its permit taken): the start that fills the limit starts the slow-start ramp's timer, so a
+    /// run that never fills it (one item, a trickle) never creates one; and the first window's starts are counted.
+    /// </summary>
+    internal override long GetTimestamp()
+    {
+        if (_rampState == RampIdle && InFlight >= _limit)
         {
             StartRamp();
         }
@@ -355,7 +369,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
             if (!_law.InSlowStart || _law.Limit >= _options.MaxLimit || inFlight == 0)
             {
-                // Slow start is over, or nothing runs (the run ended or paused): the next item start restarts the ramp.
+                // Slow start is over, or nothing runs (the run ended or paused): the next start that fills the limit restarts it.
                 StopRamp(_law.InSlowStart && _law.Limit < _options.MaxLimit ? RampIdle : RampFinished);
                 return;
             }

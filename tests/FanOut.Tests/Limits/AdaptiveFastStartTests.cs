@@ -250,14 +250,14 @@ public sealed class AdaptiveFastStartTests
     }
 
     [Fact]
-    public void Adaptive_MayRiseUnprompted_OnlyWhileTheRampRunsBlind()
+    public void Adaptive_MayRiseUnprompted_OnlyUntilSomethingCompletes()
     {
         // A call keeps a worker waiting for room only while nothing completes (the blind ramp); after the first completion
         // the finishing workers use new room themselves, and a standing waiter would take every freed permit (one worker
         // retired and one started per item: measured 2.8 MB instead of 1.8 MB for 500 x Task.Delay(20)).
         var clock = new ManualTimeProvider();
         var limit = Adaptive(clock);
-        Assert.False(limit.MayRiseUnprompted); // no item started: no ramp
+        Assert.True(limit.MayRiseUnprompted); // slow start, nothing completed: the ramp will raise it once the limit fills
 
         Assert.True(limit.TryAcquire());
         var start = limit.GetTimestamp();
@@ -268,6 +268,7 @@ public sealed class AdaptiveFastStartTests
         limit.Release();
         Assert.False(limit.MayRiseUnprompted);
         Assert.False(ConcurrencyLimit.Fixed(4).MayRiseUnprompted);
+        Assert.False(ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 256, MaxLimit = 256 }).MayRiseUnprompted);
     }
 
     [Fact]
@@ -312,11 +313,17 @@ public sealed class AdaptiveFastStartTests
         Assert.Equal(0, clock.ActiveTimers); // a limit nobody uses starts no timer
 
         Assert.True(limit.TryAcquire());
-        var start = limit.GetTimestamp();
-        Assert.Equal(1, clock.ActiveTimers);
-        clock.Advance(AdaptiveControlLaw.RampInterval);
-        limit.OnItemCompleted(start, ItemOutcome.Succeeded);
-        limit.Release();
+        var first = limit.GetTimestamp();
+        Assert.Equal(0, clock.ActiveTimers); // one item of two: nothing waits for the ramp (a one-item run creates no timer)
+        Assert.True(limit.TryAcquire());
+        var second = limit.GetTimestamp();
+        Assert.Equal(1, clock.ActiveTimers); // the start that fills the limit starts the ramp
+        clock.Advance(s_serviceTime);
+        foreach (var start in new[] { first, second })
+        {
+            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+            limit.Release();
+        }
 
         clock.Advance(AdaptiveConcurrencyLimit.RampTickPeriod); // nothing in flight: the tick stops the timer
         Assert.Equal(0, clock.ActiveTimers);
