@@ -53,8 +53,7 @@ public static class DefaultLimitVerdict
 
     private static string DescribeIo(CaseResult row, IoResult io)
     {
-        // Parameters read back from a child process are JSON elements: go through their text, as Find does.
-        var items = row.Parameters.TryGetValue("itemCount", out var n) ? double.Parse(n.ToString()!, CultureInfo.InvariantCulture) : io.Successes + io.Failures;
+        var items = Find.Number(row, "itemCount") ?? io.Successes + io.Failures;
         var refused = io.Rejected429 is { } rejected
             ? $", the server answered 429 to {CellText.Count(rejected)} calls ({Percent(rejected, io.Successes + io.Failures)} of calls)"
             : string.Empty;

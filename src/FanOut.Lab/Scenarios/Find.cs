@@ -9,7 +9,7 @@ internal static class Find
     public static CaseResult? Case(ScenarioResult result, string strategy, params (string Key, int Value)[] parameters) =>
         result.Cases.FirstOrDefault(c => c.Succeeded
             && c.Strategy.StartsWith(strategy, StringComparison.Ordinal)
-            && parameters.All(p => c.Parameters.TryGetValue(p.Key, out var v) && Convert.ToInt64(v.ToString(), System.Globalization.CultureInfo.InvariantCulture) == p.Value));
+            && parameters.All(p => Number(c, p.Key) == p.Value));
 
     /// <summary>Milliseconds as the tables print them.</summary>
     public static string Ms(double ms) => ms switch
@@ -21,7 +21,14 @@ internal static class Find
 
     /// <summary>Largest int value of a parameter over the succeeded cases, or null.</summary>
     public static int? Max(ScenarioResult result, string key) =>
-        result.Cases.Where(c => c.Succeeded && c.Parameters.ContainsKey(key))
-            .Select(c => (int?)Convert.ToInt32(c.Parameters[key].ToString(), System.Globalization.CultureInfo.InvariantCulture))
-            .Max();
+        result.Cases.Where(c => c.Succeeded).Select(c => (int?)Number(c, key)).Max();
+
+    /// <summary>
+    /// A numeric parameter of <paramref name="measured"/>, or null when it has none. Read through its text: parameters read
+    /// back from a child process are JSON elements, not numbers.
+    /// </summary>
+    public static long? Number(CaseResult measured, string key) =>
+        measured.Parameters.TryGetValue(key, out var value)
+            ? long.Parse(value.ToString()!, System.Globalization.NumberStyles.Integer, System.Globalization.CultureInfo.InvariantCulture)
+            : null;
 }

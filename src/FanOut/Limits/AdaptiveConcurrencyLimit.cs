@@ -396,9 +396,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>
     /// Doubles the limit once per interval that passed (the law's ceilings bound them); the first doubling needs a limit that
-    /// was fully used (<paramref name="peakInFlight"/>), the others a crowd of at least the first window's size. Until the first window's items have all started, the ramp stops at
-    /// their number and keeps the doublings it owes for the start that completes them (<see cref="CountFirstWindowStart"/>):
-    /// the baseline's seed then starts ahead of the crowd, not inside it, where a downstream may serve it last.
+    /// was fully used (<paramref name="peakInFlight"/>), the others a crowd of at least the first window's size. Until the
+    /// first window's items have all started, the ramp stops at their number and keeps the doublings it owes for the start
+    /// that completes them (<see cref="CountFirstWindowStart"/>): the baseline's seed then starts ahead of the crowd, not
+    /// inside it, where a downstream may serve it last.
     /// </summary>
     private void Ramp(long intervals, int peakInFlight)
     {

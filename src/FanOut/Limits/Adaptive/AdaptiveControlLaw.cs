@@ -161,9 +161,9 @@ internal sealed class AdaptiveControlLaw
     /// <see cref="RampInterval"/> without an increase.
     /// </summary>
     /// <param name="peakInFlight">The most bodies seen running at once since the limit last changed.</param>
-    /// <param name="cap">A further bound the caller imposes.</param>
+    /// <param name="cap">A further bound the caller imposes (<see cref="int.MaxValue"/>: none).</param>
     /// <returns>True when the limit grew.</returns>
-    public bool TryRamp(int peakInFlight, int cap = int.MaxValue)
+    public bool TryRamp(int peakInFlight, int cap)
     {
         var ceiling = Math.Min(RampCeiling(), cap);
         if (!InSlowStart || HoldUntil != 0 || Limit >= ceiling || peakInFlight < Limit)
