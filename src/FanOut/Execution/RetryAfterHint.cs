@@ -32,16 +32,25 @@ internal static class RetryAfterHint
         return null;
     }
 
+    /// <summary>Any hint at or above this is read as this: longer than any pause a fan-out honours, and far from overflowing.</summary>
+    private static readonly TimeSpan s_saturated = TimeSpan.FromDays(365);
+
     private static TimeSpan? Parse(object? value, DateTimeOffset now) => value switch
     {
         TimeSpan span when span >= TimeSpan.Zero => span,
-        int seconds when seconds >= 0 => TimeSpan.FromSeconds(seconds),
-        double seconds when seconds >= 0 => TimeSpan.FromSeconds(seconds),
+        int seconds when seconds >= 0 => FromSeconds(seconds),
+        long seconds when seconds >= 0 => FromSeconds(seconds),
+        double seconds when seconds >= 0 => FromSeconds(seconds), // NaN fails the test: no hint
         DateTimeOffset at => Max(at - now),
-        string text when int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var seconds) => TimeSpan.FromSeconds(seconds),
+        string text when decimal.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var seconds) => FromSeconds((double)seconds),
+        string text when text.Length > 0 && text.All(char.IsAsciiDigit) => s_saturated, // more digits than a decimal holds
         string text when DateTimeOffset.TryParseExact(text, "r", CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal, out var at) => Max(at - now),
         _ => null,
     };
+
+    /// <summary>Seconds as a span, saturating instead of overflowing (infinity, 1e300).</summary>
+    private static TimeSpan FromSeconds(double seconds) =>
+        seconds >= s_saturated.TotalSeconds ? s_saturated : TimeSpan.FromSeconds(seconds);
 
     private static TimeSpan Max(TimeSpan span) => span < TimeSpan.Zero ? TimeSpan.Zero : span;
 }

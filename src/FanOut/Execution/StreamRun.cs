@@ -16,7 +16,7 @@ namespace FanOut.Execution;
 /// recorded; otherwise RunAll keeps at most <see cref="FanOutException.FanOutStreamRetainedFailures"/> of them, so an
 /// endless source runs in bounded memory.
 /// </remarks>
-internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
+internal sealed class StreamRun<T, TResult> : FanOutRun<T>
 {
     private readonly Func<T, CancellationToken, ValueTask<TResult>> _body;
     private readonly bool _yieldFailures;
@@ -30,7 +30,7 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>, IOrderedRun
         FanOutOptions options,
         bool yieldFailures,
         CancellationToken cancellationToken)
-        : base(source, options, cancellationToken, FanOutException.FanOutStreamRetainedFailures)
+        : base(source, options, cancellationToken, FanOutException.FanOutStreamRetainedFailures, hasWindow: options.Ordered)
     {
         _body = body;
         _yieldFailures = yieldFailures;

@@ -154,11 +154,14 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         return base.WaitAsync(cancellationToken);
     }
 
+    /// <summary>The limit's clock, read without side effects (a listened-to duration histogram reads it too).</summary>
+    internal override long GetTimestamp() => _time.GetTimestamp();
+
     /// <summary>
     /// Called as each item starts (its permit taken): the start that fills the limit starts the slow-start ramp's timer, so a
     /// run that never fills it (one item, a trickle) never creates one; and the first window's starts are counted.
     /// </summary>
-    internal override long GetTimestamp()
+    internal override long OnItemStarting()
     {
         if (_rampState == RampIdle && InFlight >= _limit)
         {
@@ -210,7 +213,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     {
         if (outcome == ItemOutcome.Canceled)
         {
-            return; // latency and failures of a canceled run describe the cancellation, not the downstream
+            // Latency and failures of a canceled run describe the cancellation, not the downstream. A first window that
+            // loses an item to it can never close: open it again, so the next call on this limit still measures a baseline.
+            ReopenFirstWindowAfter(startTimestamp);
+            return;
         }
 
         if (!_anyCompleted)
@@ -275,6 +281,29 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         Announce(before, after);
+    }
+
+    /// <summary>
+    /// Called for a canceled item: while no baseline is measured, a canceled item of the current first window leaves it one
+    /// sample short for good, so the window starts again with the next item started (items started before now are left out).
+    /// </summary>
+    private void ReopenFirstWindowAfter(long startTimestamp)
+    {
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (_statistics.PoolCount != 0 || startTimestamp < _statistics.WindowStart)
+            {
+                return; // a baseline exists, or the item belonged to a window already abandoned
+            }
+
+            _statistics.ResetWindow(_time.GetTimestamp() + 1);
+            _heldBack = null;
+            _heldBackCount = 0;
+            _owedDoublings = 0;
+            _firstWindowStarts = 0;
+            _countingFirstWindow = true;
+        }
     }
 
     /// <summary>Keeps a completion that came in while the first window was still open (under the lock).</summary>

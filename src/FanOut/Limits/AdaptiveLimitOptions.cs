@@ -62,8 +62,11 @@ public sealed record AdaptiveLimitOptions
 
     /// <summary>Decides whether an item's exception means the downstream is overloaded.</summary>
     /// <value>
-    /// Default <see langword="null"/>: <see cref="IsOverloadByDefault"/>, which treats timeouts and HTTP 429/503 as overload.
-    /// Called outside every lock, from worker threads.
+    /// Default <see langword="null"/>: <see cref="IsOverloadByDefault"/> (HTTP 429/503 and <see cref="OverloadedException"/>).
+    /// An overload means the downstream did not process the item, so the item may run again (see
+    /// <see cref="FanOutOptions.OverloadRetries"/>): return true only for answers that say so. A client-side timeout
+    /// (<see cref="TimeoutException"/>, or HttpClient's canceled request whose inner exception is one) backs the limit off
+    /// whatever this says, but fails the item unless this returns true for it. Called outside every lock, from worker threads.
     /// </value>
     public Func<Exception, bool>? IsOverload { get; init; }
 
@@ -72,17 +75,16 @@ public sealed record AdaptiveLimitOptions
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 
     /// <summary>
-    /// The default overload test: an <see cref="OverloadedException"/>, a <see cref="TimeoutException"/> (also as the inner exception of a canceled
-    /// <c>HttpClient</c> request), or an <see cref="HttpRequestException"/> with status 429 (Too Many Requests) or 503 (Service Unavailable).
+    /// The default overload test: an <see cref="OverloadedException"/>, or an <see cref="HttpRequestException"/> with status 429
+    /// (Too Many Requests) or 503 (Service Unavailable): answers that say the downstream did not process the request. A timeout
+    /// is not one (the request may have been done): it backs the limit off without running the item again.
     /// </summary>
     /// <param name="exception">The item's exception.</param>
     /// <returns>True if the exception means "too much load".</returns>
     public static bool IsOverloadByDefault(Exception exception) => exception switch
     {
-        TimeoutException => true,
         OverloadedException => true,
         HttpRequestException { StatusCode: HttpStatusCode.TooManyRequests or HttpStatusCode.ServiceUnavailable } => true,
-        OperationCanceledException { InnerException: TimeoutException } => true,
         _ => false,
     };
 

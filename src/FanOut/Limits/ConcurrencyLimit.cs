@@ -26,6 +26,9 @@ public abstract class ConcurrencyLimit
     /// <summary>Mirror of <see cref="_waiters"/>.Count that the lock-free paths read (see <see cref="Release"/>).</summary>
     private int _waiterCount;
 
+    /// <summary>Fan-out calls running on this limit right now.</summary>
+    private int _activeCalls;
+
     /// <summary>Only this assembly defines kinds of limit: the permit protocol is internal.</summary>
     private protected ConcurrencyLimit()
     {
@@ -74,6 +77,20 @@ public abstract class ConcurrencyLimit
     /// </summary>
     internal virtual bool MayRiseUnprompted => false;
 
+    /// <summary>
+    /// True when someone besides the asking call may want this limit's permits: another call running on the same instance
+    /// (or, for a distributed limit, another process). A call on a limit it alone uses takes a permit before it pulls an
+    /// item (exactly as many items pulled as permits held, as Parallel.ForEachAsync); a call on a shared limit pulls first
+    /// so that it never holds a permit others could use while its source is quiet.
+    /// </summary>
+    internal virtual bool IsShared => Volatile.Read(ref _activeCalls) > 1;
+
+    /// <summary>Counts a call that starts running on this limit (see <see cref="IsShared"/>).</summary>
+    internal void EnterCall() => Interlocked.Increment(ref _activeCalls);
+
+    /// <summary>Counts a call that stopped running on this limit.</summary>
+    internal void LeaveCall() => Interlocked.Decrement(ref _activeCalls);
+
     /// <summary>Whether <see cref="OnItemCompleted"/> needs a start timestamp for every item.</summary>
     internal virtual bool WantsSamples => false;
 
@@ -86,8 +103,12 @@ public abstract class ConcurrencyLimit
     /// </summary>
     internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiterCount) != 0 || Volatile.Read(ref _inFlight) > Current;
 
-    /// <summary>The clock item durations are measured with.</summary>
+    /// <summary>The clock item durations are measured with; reading it has no effect on the limit.</summary>
     internal virtual long GetTimestamp() => Stopwatch.GetTimestamp();
+
+    /// <summary>Called once as each attempt of an item starts (its permit taken); returns its start timestamp.</summary>
+    /// <remarks>Only where <see cref="WantsSamples"/>; an adaptive limit counts the starts of its first window here.</remarks>
+    internal virtual long OnItemStarting() => GetTimestamp();
 
     /// <summary>Ticks per second of <see cref="GetTimestamp"/>.</summary>
     internal virtual long TimestampFrequency => Stopwatch.Frequency;

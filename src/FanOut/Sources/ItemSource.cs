@@ -6,9 +6,6 @@ internal abstract class ItemSource<T>
     /// <summary>How many items there are, when known before enumerating (lists and arrays); otherwise -1.</summary>
     public virtual int KnownCount => -1;
 
-    /// <summary>Largest run of consecutive indices a worker may reserve at once (1: claim one at a time).</summary>
-    public int MaxChunk { get; set; } = 1;
-
     /// <summary>
     /// The most items a claim may reach; the claim past it fails the run with an <see cref="InvalidOperationException"/>
     /// (a call that collects results in one array cannot hold more than <see cref="Array.MaxLength"/>).
@@ -31,10 +28,8 @@ internal abstract class ItemSource<T>
     /// <exception cref="Exception">Whatever GetEnumerator or MoveNext(Async) threw: the run faults with it.</exception>
     public abstract ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken);
 
-    /// <summary>Makes a new worker's unstarted items visible to the other workers (indexed sources let idle workers take them).</summary>
-    public virtual void Register(WorkerSlot<T> slot)
-    {
-    }
+    /// <summary>Claims the next item without waiting; only sources whose <see cref="ClaimNeverWaits"/> is true implement it.</summary>
+    public virtual bool TryClaim(WorkerSlot<T> slot) => throw new NotSupportedException();
 
     /// <summary>Disposes the enumerator, if one was created. Called once, after every worker has stopped.</summary>
     public virtual ValueTask DisposeAsync() => default;

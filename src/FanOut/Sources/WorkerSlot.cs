@@ -19,17 +19,4 @@ internal sealed class WorkerSlot<T>
 
     /// <summary>Per-worker state of the run's subclass (a stream's result holder).</summary>
     public object? State;
-
-    /// <summary>
-    /// The indices this worker reserved and has not started (indexed sources): next in the high 32 bits, end (exclusive) in
-    /// the low 32. The owner takes from the front and idle workers steal from the back, both with a compare-and-swap, so an
-    /// item reserved behind a body that blocks is run by another worker instead of waiting for it.
-    /// </summary>
-    public long Range;
-
-    /// <summary>
-    /// Size of the next run of indices to reserve: doubles after each body that completed synchronously, back to 1 after
-    /// one that went asynchronous.
-    /// </summary>
-    public int ChunkSize = 1;
 }

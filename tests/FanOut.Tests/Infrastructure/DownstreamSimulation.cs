@@ -77,7 +77,7 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
         {
             while ((started < items || retries > 0) && limit.TryAcquire())
             {
-                var timestamp = timers ? limit.GetTimestamp() : Clock.GetTimestamp();
+                var timestamp = timers ? limit.OnItemStarting() : Clock.GetTimestamp();
                 Start(new Request(timestamp, ServiceTicks()));
                 if (retries > 0)
                 {

@@ -53,7 +53,7 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 400; i++)
         {
             Assert.True(limit.TryAcquire());
-            var start = limit.GetTimestamp();
+            var start = limit.OnItemStarting();
             clock.Advance(TimeSpan.FromMilliseconds(1));
             limit.OnItemCompleted(start, ItemOutcome.Succeeded);
             limit.Release();
@@ -165,7 +165,7 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 16; i++)
         {
             Assert.True(limit.TryAcquire());
-            starts[i] = limit.GetTimestamp();
+            starts[i] = limit.OnItemStarting();
         }
 
         clock.Advance(TimeSpan.FromMilliseconds(0.2));
@@ -190,17 +190,17 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 2; i++)
         {
             Assert.True(limit.TryAcquire());
-            starts.Add(limit.GetTimestamp());
+            starts.Add(limit.OnItemStarting());
         }
 
         clock.Advance(TimeSpan.FromMilliseconds(4)); // a late tick: eight intervals of 0.5 ms have passed
         Assert.Equal(4, limit.Current);
 
         Assert.True(limit.TryAcquire());
-        starts.Add(limit.GetTimestamp());
+        starts.Add(limit.OnItemStarting());
         Assert.Equal(4, limit.Current);
         Assert.True(limit.TryAcquire());
-        starts.Add(limit.GetTimestamp());
+        starts.Add(limit.OnItemStarting());
         Assert.Equal(AdaptiveControlLaw.BlindRampLimit, limit.Current);
     }
 
@@ -215,14 +215,14 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 4; i++)
         {
             Assert.True(limit.TryAcquire());
-            first[i] = limit.GetTimestamp();
+            first[i] = limit.OnItemStarting();
         }
 
         clock.Advance(TimeSpan.FromMilliseconds(1));
         for (var i = 0; i < 40; i++)
         {
             Assert.True(limit.TryAcquire());
-            var start = limit.GetTimestamp();
+            var start = limit.OnItemStarting();
             clock.Advance(s_serviceTime);
             limit.OnItemCompleted(start, ItemOutcome.Succeeded);
             limit.Release();
@@ -239,7 +239,7 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 100; i++)
         {
             Assert.True(limit.TryAcquire());
-            var start = limit.GetTimestamp();
+            var start = limit.OnItemStarting();
             clock.Advance(s_serviceTime);
             limit.OnItemCompleted(start, ItemOutcome.Succeeded);
             limit.Release();
@@ -260,7 +260,7 @@ public sealed class AdaptiveFastStartTests
         Assert.True(limit.MayRiseUnprompted); // slow start, nothing completed: the ramp will raise it once the limit fills
 
         Assert.True(limit.TryAcquire());
-        var start = limit.GetTimestamp();
+        var start = limit.OnItemStarting();
         Assert.True(limit.MayRiseUnprompted);
 
         clock.Advance(s_serviceTime);
@@ -280,7 +280,7 @@ public sealed class AdaptiveFastStartTests
         {
             while (limit.TryAcquire())
             {
-                limit.GetTimestamp();
+                limit.OnItemStarting();
             }
 
             clock.Advance(AdaptiveConcurrencyLimit.RampTickPeriod);
@@ -313,10 +313,10 @@ public sealed class AdaptiveFastStartTests
         Assert.Equal(0, clock.ActiveTimers); // a limit nobody uses starts no timer
 
         Assert.True(limit.TryAcquire());
-        var first = limit.GetTimestamp();
+        var first = limit.OnItemStarting();
         Assert.Equal(0, clock.ActiveTimers); // one item of two: nothing waits for the ramp (a one-item run creates no timer)
         Assert.True(limit.TryAcquire());
-        var second = limit.GetTimestamp();
+        var second = limit.OnItemStarting();
         Assert.Equal(1, clock.ActiveTimers); // the start that fills the limit starts the ramp
         clock.Advance(s_serviceTime);
         foreach (var start in new[] { first, second })

@@ -65,9 +65,13 @@ public sealed class ConcurrencyLimitTests
     }
 
     [Fact]
-    public void AdaptiveLimitOptions_DefaultOverloadTest_RecognisesTimeoutsAnd429()
+    public void AdaptiveLimitOptions_DefaultOverloadTest_Recognises429And503ButNotTimeouts()
     {
-        Assert.True(AdaptiveLimitOptions.IsOverloadByDefault(new TimeoutException()));
+        // A timeout is not "the downstream did not process it": it backs the limit off but never re-runs the item.
+        Assert.False(AdaptiveLimitOptions.IsOverloadByDefault(new TimeoutException()));
+        Assert.False(AdaptiveLimitOptions.IsOverloadByDefault(new TaskCanceledException("timed out", new TimeoutException())));
+        Assert.True(AdaptiveLimitOptions.IsOverloadByDefault(new OverloadedException()));
+        Assert.True(AdaptiveLimitOptions.IsOverloadByDefault(new HttpRequestException("busy", null, System.Net.HttpStatusCode.ServiceUnavailable)));
         Assert.True(AdaptiveLimitOptions.IsOverloadByDefault(new HttpRequestException("busy", null, System.Net.HttpStatusCode.TooManyRequests)));
         Assert.False(AdaptiveLimitOptions.IsOverloadByDefault(new HttpRequestException("nope", null, System.Net.HttpStatusCode.NotFound)));
         Assert.False(AdaptiveLimitOptions.IsOverloadByDefault(new InvalidOperationException()));

@@ -1,0 +1,184 @@
+using System.Runtime.CompilerServices;
+
+using FanOut.Diagnostics;
+using FanOut.Sources;
+
+namespace FanOut.Execution;
+
+/// <summary>Running one attempt of an item and settling it: timing, metrics, the verdict the limit learns from, the re-run rule.</summary>
+internal abstract partial class FanOutRun<T>
+{
+    /// <summary>What became of one attempt of an item.</summary>
+    private enum Disposition
+    {
+        /// <summary>Finished with something to publish (a result, or a failure taken as an outcome).</summary>
+        Publish,
+
+        /// <summary>Failed, and the failure is recorded.</summary>
+        Recorded,
+
+        /// <summary>Rejected as overloaded: runs again after <see cref="WorkerSlot{T}.RetryDelay"/>.</summary>
+        Retry,
+    }
+
+    /// <summary>Runs one attempt of the claimed item's body and settles it; a body that completes synchronously costs no state machine.</summary>
+    private ValueTask<Disposition> RunItemAsync(WorkerSlot<T> slot, long index)
+    {
+        // The limit's start hook (an adaptive limit counts its first window's starts there) runs once per attempt; the
+        // duration histogram, when listened to, reads the plain clock and never feeds the limit.
+        var samples = _limit.WantsSamples;
+        var timed = samples || FanOutMetrics.Duration.Enabled;
+        var start = samples ? _limit.OnItemStarting() : timed ? _limit.GetTimestamp() : 0;
+        if (FanOutMetrics.InFlight.Enabled)
+        {
+            FanOutMetrics.InFlight.Add(1, _kindTag);
+        }
+
+        ValueTask pending;
+        try
+        {
+            pending = InvokeAsync(slot.Item, index, slot, Token);
+            if (pending.IsCompleted)
+            {
+                pending.GetAwaiter().GetResult();
+                return new ValueTask<Disposition>(Settle(slot, index, start, timed, failure: null));
+            }
+        }
+        catch (Exception e)
+        {
+            return new ValueTask<Disposition>(Settle(slot, index, start, timed, e));
+        }
+
+        var room = Room - Volatile.Read(ref _seekingWorkers);
+        if (room > 0)
+        {
+            // The body went asynchronous: the limit has room this worker cannot use until the body finishes. Start two,
+            // so that a large room fills in a tree of worker starts (log depth) rather than a chain through the pool.
+            TryStartWorkers(Math.Min(room, SpawnFanOut));
+        }
+        else if (MayRise)
+        {
+            // The limit may rise (an adaptive limit's ramp) before anything completes: a waiting worker takes the new room.
+            TryStartWorker();
+        }
+
+        return AwaitItemAsync(pending, slot, index, start, timed);
+    }
+
+    /// <summary>Awaits a body that went asynchronous. Pooled: it costs no allocation beyond the body's own.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<Disposition> AwaitItemAsync(ValueTask pending, WorkerSlot<T> slot, long index, long start, bool timed)
+    {
+        Exception? failure = null;
+        try
+        {
+            await pending.ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            failure = e;
+        }
+
+        return Settle(slot, index, start, timed, failure);
+    }
+
+    /// <summary>Ends an attempt: gives the lease back, settles the outcome, and lets go of the item unless it runs again.</summary>
+    private Disposition Settle(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
+    {
+        ReleaseLease(slot);
+        var disposition = OnItemDone(slot, index, start, timed, failure);
+        if (disposition != Disposition.Retry)
+        {
+            slot.Item = default!; // the worker must not keep the item alive while it waits for its next one
+        }
+
+        return disposition;
+    }
+
+    private Disposition OnItemDone(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
+    {
+        var canceled = _cts.IsCancellationRequested;
+
+        // Judge the failure once: the limit learns from the verdict and the re-run rule follows it. The overload test
+        // is user code; a throwing one means "not an overload", and its exception goes with the item's failure.
+        Exception? callbackFailure = null;
+        var mayRunAgain = false;
+        var outcome = canceled ? ItemOutcome.Canceled
+            : failure is null ? ItemOutcome.Succeeded
+            : OverloadRule.Judge(_limit, failure, ref callbackFailure, out mayRunAgain);
+        try
+        {
+            if (_limit.WantsSamples)
+            {
+                _limit.OnItemCompleted(start, outcome);
+            }
+        }
+        catch (Exception e)
+        {
+            callbackFailure ??= e; // a metrics listener the limit notified threw: never lost
+        }
+        finally
+        {
+            if (timed && FanOutMetrics.Duration.Enabled)
+            {
+                var seconds = (double)(_limit.GetTimestamp() - start) / _limit.TimestampFrequency;
+                FanOutMetrics.Duration.Record(seconds, _kindTag);
+            }
+
+            if (FanOutMetrics.InFlight.Enabled)
+            {
+                FanOutMetrics.InFlight.Add(-1, _kindTag);
+            }
+        }
+
+        if (failure is null)
+        {
+            if (FanOutMetrics.Completed.Enabled)
+            {
+                FanOutMetrics.Completed.Add(1, _kindTag);
+            }
+
+            if (callbackFailure is not null)
+            {
+                RecordException(callbackFailure); // the limit's own hook failed on a success: a bug, never lost
+            }
+
+            return Disposition.Publish;
+        }
+
+        if (mayRunAgain && callbackFailure is null && !_stopped && slot.Attempt < _overloadRetries
+            && OverloadRule.DelayBeforeAttempt(slot.Attempt + 1, failure, _limit.Clock.GetUtcNow()) is { } delay)
+        {
+            slot.Attempt++;
+            slot.RetryDelay = delay;
+            if (FanOutMetrics.Retried.Enabled)
+            {
+                FanOutMetrics.Retried.Add(1, _kindTag);
+            }
+
+            return Disposition.Retry;
+        }
+
+        if (FanOutMetrics.Failed.Enabled)
+        {
+            FanOutMetrics.Failed.Add(1, _kindTag);
+        }
+
+        if (TakeFailure(slot, index, failure))
+        {
+            return Disposition.Publish;
+        }
+
+        if (_errors == ErrorMode.FailFast)
+        {
+            RecordException(callbackFailure is null ? failure : new AggregateException(failure, callbackFailure));
+        }
+        else
+        {
+            _failures.AddFailure(index, failure, callbackFailure);
+        }
+
+        ItemFailed(index);
+        return Disposition.Recorded;
+    }
+}

@@ -1,0 +1,178 @@
+using FanOut.Sources;
+
+namespace FanOut.Execution;
+
+/// <summary>The worker loop: one async loop per worker, not one task per item (Parallel.ForEachAsync's design).</summary>
+/// <remarks>
+/// <para>
+/// Each turn of the loop takes a permit and an item (in the order <c>FanOutRun.Permits.cs</c> explains), runs the body,
+/// and publishes the result. Over an array or list, whose claim never waits, a worker keeps its permit into its next item
+/// while nobody waits for one and the limit has not dropped, which saves two interlocked operations per item.
+/// </para>
+/// <para>
+/// Workers start on the thread pool (the call returns before any body runs) and multiply on demand: a worker that finds
+/// room under the limit starts one more, up to <see cref="ConcurrencyLimit.WorkerHint"/> for synchronous bodies, and up to
+/// the item count while bodies are pending. Starting a worker costs O(1): it is registered nowhere, and a worker that
+/// stops leaves nothing behind.
+/// </para>
+/// </remarks>
+internal abstract partial class FanOutRun<T>
+{
+    /// <summary>Workers a worker starts when its body goes asynchronous and the limit has room: two makes the start-up a tree.</summary>
+    private const int SpawnFanOut = 2;
+
+    /// <summary>Workers started and not yet finished; the one that brings it to 0 completes the call.</summary>
+    private long _activeWorkers;
+
+    /// <summary>Permits the limit could grant right now.</summary>
+    private int Room => Math.Max(0, _limit.Current - _limit.InFlight);
+
+    /// <summary>True when no worker of this call waits for a permit and the limit may rise before anything completes: one should wait for the rise.</summary>
+    private bool MayRise => Volatile.Read(ref _waitingWorkers) == 0 && _limit.MayRiseUnprompted;
+
+    /// <summary>True when the limit has room that the workers already looking for a permit will not take.</summary>
+    private bool HasRoomForAnotherWorker => Room > Volatile.Read(ref _seekingWorkers);
+
+    private async Task WorkerAsync()
+    {
+        var slot = new WorkerSlot<T>();
+        var holdsPermit = false;
+        try
+        {
+            while (!_stopped)
+            {
+                // Between items a permit is kept only where the next claim cannot wait, nobody else wants it and the limit
+                // still has room for it (a limit that shrank takes its permits back here).
+                if (holdsPermit && (!_source.ClaimNeverWaits || _limit.ShouldReturnPermit))
+                {
+                    holdsPermit = false;
+                    _limit.Release();
+                }
+
+                if (holdsPermit && _claimsInline)
+                {
+                    // The fast path of an array or list: the claim cannot wait and the kept permit covers the item.
+                    if (!TryClaimInline(slot))
+                    {
+                        return;
+                    }
+                }
+                else
+                {
+                    // The permit, if any, passes to TakeTurnAsync, which either returns with one or gives it back.
+                    var kept = holdsPermit;
+                    holdsPermit = false;
+                    if (!await TakeTurnAsync(slot, kept).ConfigureAwait(false))
+                    {
+                        return;
+                    }
+                }
+
+                holdsPermit = true;
+                slot.Attempt = 0;
+                if (_stopped)
+                {
+                    ClaimAbandoned(); // stopped while the claim ran: nothing starts after a stop
+                    return;
+                }
+
+                // Room for another worker? Synchronous bodies only use up to WorkerHint workers (more would time-slice the cores).
+                if (HasRoomForAnotherWorker && Volatile.Read(ref _activeWorkers) < _limit.WorkerHint)
+                {
+                    TryStartWorker();
+                }
+
+                var index = slot.Index;
+                var disposition = await RunItemAsync(slot, index).ConfigureAwait(false);
+                while (disposition == Disposition.Retry)
+                {
+                    // Overloaded: the limit has backed off; wait without a permit, then run the same item again.
+                    holdsPermit = false;
+                    _limit.Release();
+                    if (!await WaitToRetryAsync(slot).ConfigureAwait(false))
+                    {
+                        ClaimAbandoned(); // canceled while waiting: the item does not run again
+                        return;
+                    }
+
+                    holdsPermit = true;
+                    disposition = await RunItemAsync(slot, index).ConfigureAwait(false);
+                }
+
+                if (disposition != Disposition.Publish || TryPublish(slot, index))
+                {
+                    continue;
+                }
+
+                // The consumer is behind: give the permit back before waiting for it.
+                holdsPermit = false;
+                _limit.Release();
+                try
+                {
+                    await PublishAsync(slot, index, Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException) when (Token.IsCancellationRequested)
+                {
+                    return; // the run is over (the consumer left, the caller canceled, FailFast): nobody reads this result
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            // Not a body's exception (RunItemAsync catches those): a bug or a failing hook. Never lose it.
+            RecordException(e);
+        }
+        finally
+        {
+            ReleaseLease(slot);
+            if (holdsPermit)
+            {
+                _limit.Release();
+            }
+
+            if (Interlocked.Decrement(ref _activeWorkers) == 0)
+            {
+                await CompleteAsync().ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>Claims the next item of an indexed source under a permit the worker kept; false (permit still held) when there is none or the run stopped.</summary>
+    private bool TryClaimInline(WorkerSlot<T> slot)
+    {
+        if (_stopped)
+        {
+            return false;
+        }
+
+        try
+        {
+            return _source.TryClaim(slot);
+        }
+        catch (Exception e)
+        {
+            RecordSourceFailure(e); // a list's indexer threw
+            return false;
+        }
+    }
+
+    private void TryStartWorker() => TryStartWorkers(1);
+
+    /// <summary>Starts up to <paramref name="count"/> workers, within the cap; fewer if another worker just started some.</summary>
+    private void TryStartWorkers(int count)
+    {
+        // Count the workers before they are queued: the call cannot complete between the check and the start
+        // (the starting worker itself is counted, so the count is at least 1 here).
+        var seen = Volatile.Read(ref _activeWorkers);
+        var starting = (int)Math.Min(count, _maxWorkers - seen);
+        if (starting <= 0 || Interlocked.CompareExchange(ref _activeWorkers, seen + starting, seen) != seen)
+        {
+            return; // at the cap, or another worker just started some: either way there is no need for more now
+        }
+
+        for (var i = 0; i < starting; i++)
+        {
+            ThreadPool.QueueUserWorkItem(static run => _ = run.WorkerAsync(), this, preferLocal: false);
+        }
+    }
+}
