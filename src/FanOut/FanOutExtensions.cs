@@ -12,23 +12,33 @@ namespace FanOut;
 /// <remarks>
 /// Every call returns before any body runs; bodies run on the thread pool, never on the caller's thread. Every body gets
 /// the same token, canceled when the caller's token is or (in <see cref="ErrorMode.FailFast"/>) when a body fails. The
-/// caller's cancellation wins: the task is canceled, not faulted, even if bodies threw. The source is pulled lazily
-/// (only when a permit is free) and its enumerator is always disposed before the task completes.
+/// caller's cancellation wins: the task is canceled, not faulted, even if bodies threw. The source is pulled lazily:
+/// item k+1 is taken only when a body can start on it (with every body blocked at a limit of D, exactly D items have been
+/// pulled), items start in source order, and the enumerator is always disposed before the task completes. A call on a
+/// limit that another call shares may pull one item ahead of its permit (see docs/library.md).
+/// <para>
+/// Each family has four shapes: a body returning <see cref="ValueTask"/> or <see cref="Task"/> (so
+/// <c>urls.FanOutAsync((u, ct) =&gt; http.GetStringAsync(u, ct))</c> returns <c>string[]</c>), with a
+/// <see cref="FanOutOptions"/> or with a plain maximum concurrency (<c>items.FanOutAsync(8, body)</c>, the shape of
+/// <c>Parallel.ForEachAsync(source, options, body)</c>). Where both body shapes fit (an <see langword="async"/> lambda),
+/// the <see cref="ValueTask"/> one is chosen: it allocates nothing for a body that completes synchronously.
+/// </para>
 /// </remarks>
-public static class FanOutExtensions
+public static partial class FanOutExtensions
 {
     /// <summary>Runs <paramref name="body"/> for every item, at most <see cref="FanOutOptions.Limit"/> at once; results in source order.</summary>
     /// <typeparam name="T">The item type.</typeparam>
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="source">The items. Arrays and lists are claimed by index without a lock; other sequences through their enumerator.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run: no new item starts, bodies see their token canceled, the task ends Canceled.</param>
     /// <returns>
     /// The results, <c>results[i]</c> from the i-th item. Faults with every exception (FailFast) or with a
     /// <see cref="FanOutException{TResult}"/> that keeps the successful results (RunAll).
     /// </returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static Task<TResult[]> FanOutAsync<T, TResult>(
         this IEnumerable<T> source,
         Func<T, CancellationToken, ValueTask<TResult>> body,
@@ -44,10 +54,11 @@ public static class FanOutExtensions
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="source">The items; the enumerator gets the run's token and is pulled one MoveNextAsync at a time.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <returns>The results in source order (see the <see cref="IEnumerable{T}"/> overload for failures).</returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static Task<TResult[]> FanOutAsync<T, TResult>(
         this IAsyncEnumerable<T> source,
         Func<T, CancellationToken, ValueTask<TResult>> body,
@@ -62,10 +73,11 @@ public static class FanOutExtensions
     /// <typeparam name="T">The item type.</typeparam>
     /// <param name="source">The items.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <returns>A task that completes when every item has run; faults with every exception (FailFast) or a <see cref="FanOutException"/> (RunAll).</returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static Task FanOutAsync<T>(
         this IEnumerable<T> source,
         Func<T, CancellationToken, ValueTask> body,
@@ -80,10 +92,11 @@ public static class FanOutExtensions
     /// <typeparam name="T">The item type.</typeparam>
     /// <param name="source">The items; the enumerator gets the run's token.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>.</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for a fresh adaptive limit and <see cref="ErrorMode.FailFast"/>. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <returns>A task that completes when every item has run.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static Task FanOutAsync<T>(
         this IAsyncEnumerable<T> source,
         Func<T, CancellationToken, ValueTask> body,
@@ -102,13 +115,14 @@ public static class FanOutExtensions
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="source">The items.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit, error mode, ordering; <see langword="null"/> for the defaults.</param>
+    /// <param name="options">Limit, error mode, ordering; <see langword="null"/> for the defaults. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
     /// <returns>
     /// The results. In FailFast the enumeration throws the first exception after the items in flight finish; in RunAll it
     /// yields every success, then throws a <see cref="FanOutException"/>.
     /// </returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
         this IEnumerable<T> source,
         Func<T, CancellationToken, ValueTask<TResult>> body,
@@ -126,10 +140,11 @@ public static class FanOutExtensions
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="source">The items; an endless source runs in bounded memory.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit, error mode, ordering; <see langword="null"/> for the defaults.</param>
+    /// <param name="options">Limit, error mode, ordering; <see langword="null"/> for the defaults. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
     /// <returns>The results.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
         this IAsyncEnumerable<T> source,
         Func<T, CancellationToken, ValueTask<TResult>> body,
@@ -151,10 +166,11 @@ public static class FanOutExtensions
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="source">The items.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit and ordering (completion order unless <see cref="FanOutOptions.Ordered"/>); <see langword="null"/> for the defaults.</param>
+    /// <param name="options">Limit and ordering (completion order unless <see cref="FanOutOptions.Ordered"/>); <see langword="null"/> for the defaults. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
     /// <returns>One outcome per item that ran. The enumeration throws only what the source threw, or ends canceled.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
         this IEnumerable<T> source,
         Func<T, CancellationToken, ValueTask<TResult>> body,
@@ -172,10 +188,11 @@ public static class FanOutExtensions
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="source">The items; an endless source runs in bounded memory.</param>
     /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="options">Limit and ordering; <see langword="null"/> for the defaults.</param>
+    /// <param name="options">Limit and ordering; <see langword="null"/> for the defaults. An item whose downstream answered "overloaded" (HTTP 429/503 or an <see cref="OverloadedException"/>) may run again, up to <see cref="FanOutOptions.OverloadRetries"/> times; set it to 0 to never re-run.</param>
     /// <param name="cancellationToken">Cancels the run (so does the token given to <c>GetAsyncEnumerator</c>).</param>
     /// <returns>One outcome per item that ran.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="source"/> or <paramref name="body"/> is null.</exception>
+    [OverloadResolutionPriority(1)]
     public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
         this IAsyncEnumerable<T> source,
         Func<T, CancellationToken, ValueTask<TResult>> body,

@@ -36,17 +36,27 @@ public sealed class FanOutException<TResult> : FanOutException
     public IReadOnlyList<TResult?> Results => _results;
 
     /// <summary>Whether item <paramref name="index"/> succeeded, so that <c>Results[index]</c> is its result.</summary>
-    /// <param name="index">The item's position in the source.</param>
+    /// <param name="index">The item's position in the source, as <see cref="FanOutFailure.Index"/> carries it.</param>
     /// <returns>True if the item's body completed successfully.</returns>
-    public bool Succeeded(int index) => !_failed[index];
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not the index of an item.</exception>
+    public bool Succeeded(long index) => !_failed[CheckedIndex(index)];
 
     /// <summary>Gets item <paramref name="index"/>'s result if it succeeded.</summary>
-    /// <param name="index">The item's position in the source.</param>
+    /// <param name="index">The item's position in the source, as <see cref="FanOutFailure.Index"/> carries it.</param>
     /// <param name="result">The result, or <see langword="default"/> when the item failed.</param>
     /// <returns>True if the item succeeded.</returns>
-    public bool TryGetResult(int index, out TResult result)
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not the index of an item.</exception>
+    public bool TryGetResult(long index, out TResult result)
     {
-        result = _results[index];
-        return !_failed[index];
+        var at = CheckedIndex(index);
+        result = _results[at];
+        return !_failed[at];
+    }
+
+    private int CheckedIndex(long index)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(index);
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(index, _results.Length);
+        return (int)index;
     }
 }

@@ -29,6 +29,9 @@ public abstract class ConcurrencyLimit
     /// <summary>Fan-out calls running on this limit right now.</summary>
     private int _activeCalls;
 
+    /// <summary>Cancellation callbacks that ran for waiters already granted (under <see cref="_lock"/>); stays 0 unless a registration leaked.</summary>
+    private long _staleCancellations;
+
     /// <summary>Only this assembly defines kinds of limit: the permit protocol is internal.</summary>
     private protected ConcurrencyLimit()
     {
@@ -130,6 +133,18 @@ public abstract class ConcurrencyLimit
     {
     }
 
+    /// <summary>Cancellation callbacks that found their waiter already granted: registrations a grant should have removed.</summary>
+    internal long StaleCancellations
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _staleCancellations;
+            }
+        }
+    }
+
     /// <summary>Takes a permit without waiting. Fails while others wait, so that waiters are served first.</summary>
     internal virtual bool TryAcquire() => Volatile.Read(ref _waiterCount) == 0 && TryAcquireCore();
 
@@ -191,7 +206,9 @@ public abstract class ConcurrencyLimit
             AssertInvariants();
             if (waiter.Node?.List is null)
             {
-                return false; // already granted
+                // Already granted: its registration should have been removed with the grant (a leak if this counts up).
+                _staleCancellations++;
+                return false;
             }
 
             _waiters.Remove(waiter.Node);

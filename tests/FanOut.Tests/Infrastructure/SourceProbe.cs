@@ -36,6 +36,9 @@ public sealed class SourceProbe(int count)
 
     public IAsyncEnumerable<int> AsAsyncEnumerable() => new AsyncSequence(this);
 
+    /// <summary>A list whose indexer counts as a pull (a custom list's indexer is user code, as a MoveNext is).</summary>
+    public IReadOnlyList<int> AsReadOnlyList() => new CountingList(this);
+
     private bool Next(ref int current)
     {
         var next = current + 1;
@@ -125,5 +128,23 @@ public sealed class SourceProbe(int count)
             probe.Dispose();
             return default;
         }
+    }
+
+    private sealed class CountingList(SourceProbe probe) : IReadOnlyList<int>
+    {
+        public int Count => probe.Count;
+
+        public int this[int index]
+        {
+            get
+            {
+                Interlocked.Increment(ref probe._pulled);
+                return index;
+            }
+        }
+
+        public IEnumerator<int> GetEnumerator() => throw new NotSupportedException("read by index only");
+
+        System.Collections.IEnumerator System.Collections.IEnumerable.GetEnumerator() => GetEnumerator();
     }
 }
