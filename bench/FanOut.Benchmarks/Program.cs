@@ -1,6 +1,7 @@
 using BenchmarkDotNet.Running;
 
 using FanOut.Benchmarks.Adaptive;
+using FanOut.Benchmarks.Costs;
 using FanOut.Benchmarks.Overload;
 using FanOut.Benchmarks.Soak;
 
@@ -11,7 +12,8 @@ namespace FanOut.Benchmarks;
 /// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
 /// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
 /// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
-/// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll.
+/// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
+/// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs.
 /// </summary>
 public static class Program
 {
@@ -41,6 +43,13 @@ public static class Program
             var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : FastStartMeasurement.DefaultRounds;
             var results = args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results");
             await FastStartMeasurement.RunAsync(results, rounds);
+            return 0;
+        }
+
+        if (args is ["costs", ..])
+        {
+            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : CostMeasurement.DefaultRounds;
+            await CostMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
             return 0;
         }
 

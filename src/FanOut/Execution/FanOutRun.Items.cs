@@ -1,5 +1,3 @@
-using System.Runtime.CompilerServices;
-
 using FanOut.Diagnostics;
 using FanOut.Sources;
 
@@ -21,39 +19,45 @@ internal abstract partial class FanOutRun<T>
         Retry,
     }
 
-    /// <summary>Runs one attempt of the claimed item's body and settles it; a body that completes synchronously costs no state machine.</summary>
-    private ValueTask<Disposition> RunItemAsync(WorkerSlot<T> slot, long index)
+    /// <summary>Starts the clock of one attempt; returns its start timestamp (0 when nothing times it).</summary>
+    private long BeginAttempt(out bool timed)
     {
         // The limit's start hook (an adaptive limit counts its first window's starts there) runs once per attempt; the
         // duration histogram, when listened to, reads the plain clock and never feeds the limit.
         var samples = _limit.WantsSamples;
-        var timed = samples || FanOutMetrics.Duration.Enabled;
-        var start = samples ? _limit.OnItemStarting() : timed ? _limit.GetTimestamp() : 0;
+        timed = samples || FanOutMetrics.Duration.Enabled;
         if (FanOutMetrics.InFlight.Enabled)
         {
             FanOutMetrics.InFlight.Add(1, _kindTag);
         }
 
-        ValueTask pending;
+        return samples ? _limit.OnItemStarting() : timed ? _limit.GetTimestamp() : 0;
+    }
+
+    /// <summary>Calls the body for one attempt; a body that throws synchronously comes back as a completed, faulted attempt.</summary>
+    private ValueTask InvokeAttempt(WorkerSlot<T> slot, long index, out Exception? failure)
+    {
         try
         {
-            pending = InvokeAsync(slot.Item, index, slot, Token);
-            if (pending.IsCompleted)
-            {
-                pending.GetAwaiter().GetResult();
-                return new ValueTask<Disposition>(Settle(slot, index, start, timed, failure: null));
-            }
+            failure = null;
+            return InvokeAsync(slot.Item, index, slot, Token);
         }
         catch (Exception e)
         {
-            return new ValueTask<Disposition>(Settle(slot, index, start, timed, e));
+            failure = e;
+            return default;
         }
+    }
 
+    /// <summary>
+    /// Called when a body went asynchronous: the limit has room this worker cannot use until the body finishes. Starts two
+    /// workers, so that a large room fills in a tree of worker starts (log depth) rather than a chain through the pool.
+    /// </summary>
+    private void OnBodyPending()
+    {
         var room = Room - Volatile.Read(ref _seekingWorkers);
         if (room > 0)
         {
-            // The body went asynchronous: the limit has room this worker cannot use until the body finishes. Start two,
-            // so that a large room fills in a tree of worker starts (log depth) rather than a chain through the pool.
             TryStartWorkers(Math.Min(room, SpawnFanOut));
         }
         else if (MayRise)
@@ -61,25 +65,6 @@ internal abstract partial class FanOutRun<T>
             // The limit may rise (an adaptive limit's ramp) before anything completes: a waiting worker takes the new room.
             TryStartWorker();
         }
-
-        return AwaitItemAsync(pending, slot, index, start, timed);
-    }
-
-    /// <summary>Awaits a body that went asynchronous. Pooled: it costs no allocation beyond the body's own.</summary>
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<Disposition> AwaitItemAsync(ValueTask pending, WorkerSlot<T> slot, long index, long start, bool timed)
-    {
-        Exception? failure = null;
-        try
-        {
-            await pending.ConfigureAwait(false);
-        }
-        catch (Exception e)
-        {
-            failure = e;
-        }
-
-        return Settle(slot, index, start, timed, failure);
     }
 
     /// <summary>Ends an attempt: gives the lease back, settles the outcome, and lets go of the item unless it runs again.</summary>

@@ -82,10 +82,37 @@ internal abstract partial class FanOutRun<T>
                     TryStartWorker();
                 }
 
+                // One attempt after another while the downstream says "overloaded": the body is awaited right here, in
+                // the worker's own frame, so a pending body costs no state machine of ours.
                 var index = slot.Index;
-                var disposition = await RunItemAsync(slot, index).ConfigureAwait(false);
-                while (disposition == Disposition.Retry)
+                Disposition disposition;
+                while (true)
                 {
+                    var start = BeginAttempt(out var timed);
+                    var pending = InvokeAttempt(slot, index, out var failure);
+                    if (failure is null)
+                    {
+                        if (!pending.IsCompleted)
+                        {
+                            OnBodyPending();
+                        }
+
+                        try
+                        {
+                            await pending.ConfigureAwait(false);
+                        }
+                        catch (Exception e)
+                        {
+                            failure = e;
+                        }
+                    }
+
+                    disposition = Settle(slot, index, start, timed, failure);
+                    if (disposition != Disposition.Retry)
+                    {
+                        break;
+                    }
+
                     // Overloaded: the limit has backed off; wait without a permit, then run the same item again.
                     holdsPermit = false;
                     _limit.Release();
@@ -96,7 +123,6 @@ internal abstract partial class FanOutRun<T>
                     }
 
                     holdsPermit = true;
-                    disposition = await RunItemAsync(slot, index).ConfigureAwait(false);
                 }
 
                 if (disposition != Disposition.Publish || TryPublish(slot, index))

@@ -1,10 +1,16 @@
 namespace FanOut.Execution;
 
 /// <summary>A worker's finished item between its body and its publication. Touched only by its own worker.</summary>
-internal sealed class OutcomeHolder<TResult>
+internal sealed class OutcomeHolder<TResult> : IResultSink<TResult>
 {
     private TResult? _value;
     private Exception? _error;
+    private ResultCompletion<TResult>? _completion;
+
+    /// <summary>The worker's bridge for bodies that go asynchronous, made the first time one does.</summary>
+    public ResultCompletion<TResult> Completion => _completion ??= new ResultCompletion<TResult>(this);
+
+    public void Store(long index, TResult value) => Set(value);
 
     public void Set(TResult value)
     {

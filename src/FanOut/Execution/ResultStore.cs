@@ -4,7 +4,7 @@ namespace FanOut.Execution;
 /// Results by item index. For a source of known count, one array, returned as is (the only allocation of the call that
 /// grows with the item count). For a general enumerable, fixed-size chunks that never move, so workers write without a lock.
 /// </summary>
-internal sealed class ResultStore<TResult>
+internal sealed class ResultStore<TResult> : IResultSink<TResult>
 {
     private const int ChunkShift = 10;
     private const int ChunkSize = 1 << ChunkShift;
@@ -22,6 +22,8 @@ internal sealed class ResultStore<TResult>
             _array = knownCount == 0 ? [] : new TResult[knownCount];
         }
     }
+
+    public void Store(long index, TResult value) => Set(index, value);
 
     public void Set(long index, TResult value)
     {

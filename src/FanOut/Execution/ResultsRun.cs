@@ -1,5 +1,3 @@
-using System.Runtime.CompilerServices;
-
 using FanOut.Sources;
 
 namespace FanOut.Execution;
@@ -33,7 +31,15 @@ internal sealed class ResultsRun<T, TResult> : FanOutRun<T>
             return default;
         }
 
-        return AwaitAndStoreAsync(pending, index);
+        var completion = (ResultCompletion<TResult>?)worker.State ?? CreateCompletion(worker);
+        return completion.Track(pending, index);
+    }
+
+    private ResultCompletion<TResult> CreateCompletion(WorkerSlot<T> worker)
+    {
+        var completion = new ResultCompletion<TResult>(_results);
+        worker.State = completion;
+        return completion;
     }
 
     protected override Exception CreateRunAllException(List<FanOutFailure> failures, long failureCount, IReadOnlyList<Exception> sourceExceptions) =>
@@ -43,8 +49,4 @@ internal sealed class ResultsRun<T, TResult> : FanOutRun<T>
     {
         RunOutcome.Settle(_completion, canceled, callerToken, exceptions, () => _results.ToArray(ItemCount));
     }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask AwaitAndStoreAsync(ValueTask<TResult> pending, long index) =>
-        _results.Set(index, await pending.ConfigureAwait(false));
 }

@@ -1,4 +1,3 @@
-using System.Runtime.CompilerServices;
 using System.Threading.Channels;
 
 using FanOut.Sources;
@@ -18,6 +17,9 @@ namespace FanOut.Execution;
 /// </remarks>
 internal sealed class StreamRun<T, TResult> : FanOutRun<T>
 {
+    /// <summary>The least room of a completion-order stream's channel.</summary>
+    internal const int MinChannelCapacity = 1024;
+
     private readonly Func<T, CancellationToken, ValueTask<TResult>> _body;
     private readonly bool _yieldFailures;
     private readonly Channel<FanOutOutcome<TResult>>? _channel;
@@ -35,9 +37,13 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
         _body = body;
         _yieldFailures = yieldFailures;
 
-        // Enough room that every item in flight can finish without waiting, and bounded so an endless source stays in bounded memory.
+        // Enough room that every item in flight can finish without waiting, and bounded so an endless source stays in
+        // bounded memory. Completion order gets at least 1,024 (as a hand-written Channel would): a consumer that reads in
+        // bursts then rarely makes a worker wait, and each wait costs a hand-off. Source order keeps its window small,
+        // since a slow item holds the whole window's results back.
         var limit = options.Limit?.MaxCurrent ?? new AdaptiveLimitOptions().MaxLimit;
-        var capacity = (int)Math.Clamp(2L * Math.Max(limit, Environment.ProcessorCount), 64, 4096);
+        var window = (int)Math.Clamp(2L * Math.Max(limit, Environment.ProcessorCount), 64, 4096);
+        var capacity = options.Ordered ? window : Math.Max(window, MinChannelCapacity);
         if (options.Ordered)
         {
             _ordered = new OrderedBuffer<FanOutOutcome<TResult>>(capacity, source.FirstIndex);
@@ -78,7 +84,7 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
             return default;
         }
 
-        return AwaitIntoAsync(pending, holder);
+        return holder.Completion.Track(pending, index);
     }
 
     protected override bool TakeFailure(WorkerSlot<T> worker, long index, Exception failure)
@@ -131,8 +137,4 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
         worker.State = holder;
         return holder;
     }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private static async ValueTask AwaitIntoAsync(ValueTask<TResult> pending, OutcomeHolder<TResult> holder) =>
-        holder.Set(await pending.ConfigureAwait(false));
 }

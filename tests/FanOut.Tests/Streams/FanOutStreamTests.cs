@@ -96,8 +96,8 @@ public sealed class FanOutStreamTests
             }
         }
 
-        // Pulled = consumed + what the bounded channel (64 results for a limit of 4), the workers' partial batches and the items in flight hold.
-        Assert.InRange(source.Pulled, 2000, 2000 + 512);
+        // Pulled = consumed + what the bounded channel (1,024 results) and the items in flight hold.
+        Assert.InRange(source.Pulled, 2000, 2000 + FanOut.Execution.StreamRun<int, int>.MinChannelCapacity + 8);
         Assert.Equal(1, source.Disposed);
     }
 

@@ -1,0 +1,248 @@
+using System.Globalization;
+using System.Text;
+using System.Threading.Channels;
+using System.Threading.Tasks.Dataflow;
+
+namespace FanOut.Benchmarks.Costs;
+
+/// <summary>
+/// <c>costs [rounds] [results-dir]</c>: issue 17's cost targets measured side by side in one process, FanOut against
+/// Parallel.ForEachAsync and the best hand-written equivalents, in alternating rounds (see <see cref="AlternatingRounds"/>).
+/// Writes <c>costs.md</c>: bytes per call at D in flight (item 9), asynchronous bodies (item 10), streams (item 11).
+/// </summary>
+public static class CostMeasurement
+{
+    public const int DefaultRounds = 9;
+
+    private static readonly CultureInfo s_inv = CultureInfo.InvariantCulture;
+
+    public static async Task RunAsync(string resultsDir, int rounds)
+    {
+        var report = new StringBuilder();
+        report.AppendLine("# Costs: FanOut beside Parallel.ForEachAsync and hand-written fan-outs, one process, alternating rounds");
+        report.AppendLine();
+        report.AppendLine(CultureInfo.InvariantCulture, $"Machine: {Environment.ProcessorCount} logical cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {LoadAverage()}.");
+        report.AppendLine(CultureInfo.InvariantCulture, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- costs {rounds}`. Each cell is the median of {rounds} rounds after 2 warm-up rounds; every round runs every contender once, in an order that rotates by one each round. Bytes: `GC.GetTotalAllocatedBytes(precise: true)` around each call (all threads).");
+        report.AppendLine();
+
+        await AllocationPerCallAsync(report, rounds);
+        await AsyncBodiesAsync(report, rounds);
+        await StreamsAsync(report, rounds);
+
+        Directory.CreateDirectory(resultsDir);
+        var path = Path.Combine(resultsDir, "costs.md");
+        await File.WriteAllTextAsync(path, report.ToString());
+        Console.WriteLine(report.ToString());
+        Console.WriteLine($"written: {path}");
+    }
+
+    /// <summary>Item 9: bytes per call with D in flight (2,000 short waits), array and lazy sources, and the default at 256.</summary>
+    private static async Task AllocationPerCallAsync(StringBuilder report, int rounds)
+    {
+        report.AppendLine("## Bytes per call at D in flight (item 9)");
+        report.AppendLine();
+        report.AppendLine("2,000 items, each `await Task.Delay(1)`; FanOut at `FanOutAsync(D, body)` (Fixed(D)) against `Parallel.ForEachAsync` with `MaxDegreeOfParallelism = D`; the default row is FanOut with no options (adaptive) against Parallel.ForEachAsync at 256. Target: FanOut/PFEA bytes <= 1.2x.");
+        report.AppendLine();
+        report.AppendLine("| source | D | FanOut KiB/call | Parallel.ForEachAsync KiB/call | bytes ratio | FanOut ms | PFEA ms |");
+        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|");
+        var items = Enumerable.Range(0, 2000).ToArray();
+        static async ValueTask Wait(int _, CancellationToken ct) => await Task.Delay(1, ct);
+        foreach (var lazy in new[] { false, true })
+        {
+            IEnumerable<int> Source() => lazy ? items.Select(x => x) : items;
+            foreach (var d in new[] { 16, 256, 1024 })
+            {
+                var measured = await AlternatingRounds.RunAsync(
+                [
+                    new Contender("FanOut", () => Source().FanOutAsync(d, Wait)),
+                    new Contender("PFEA", () => Parallel.ForEachAsync(Source(), new ParallelOptions { MaxDegreeOfParallelism = d }, Wait)),
+                ], rounds);
+                AppendBytesRow(report, lazy ? "lazy" : "array", d.ToString(s_inv), measured[0], measured[1]);
+            }
+
+            var defaults = await AlternatingRounds.RunAsync(
+            [
+                new Contender("FanOut default", () => Source().FanOutAsync(Wait)),
+                new Contender("PFEA 256", () => Parallel.ForEachAsync(Source(), new ParallelOptions { MaxDegreeOfParallelism = 256 }, Wait)),
+            ], rounds);
+            AppendBytesRow(report, lazy ? "lazy" : "array", "default vs 256", defaults[0], defaults[1]);
+        }
+
+        report.AppendLine();
+    }
+
+    private static void AppendBytesRow(StringBuilder report, string source, string d, Measured fanOut, Measured pfea) =>
+        report.AppendLine(CultureInfo.InvariantCulture,
+            $"| {source} | {d} | {fanOut.MedianBytes / 1024:F1} | {pfea.MedianBytes / 1024:F1} | **{fanOut.MedianBytes / pfea.MedianBytes:F2}x** | {fanOut.MedianMilliseconds:F1} | {pfea.MedianMilliseconds:F1} |");
+
+    /// <summary>Item 10: <c>await Task.Yield()</c> bodies, 200,000 items, Fixed(ProcessorCount), with and without results.</summary>
+    private static async Task AsyncBodiesAsync(StringBuilder report, int rounds)
+    {
+        const int count = 200_000;
+        var dop = Environment.ProcessorCount;
+        var items = Enumerable.Range(0, count).ToArray();
+        report.AppendLine("## Asynchronous bodies (item 10)");
+        report.AppendLine();
+        report.AppendLine(CultureInfo.InvariantCulture, $"{count:N0} items over an array, body `await Task.Yield()`, {dop} in flight (`FanOutAsync({dop}, body)`, `MaxDegreeOfParallelism = {dop}`). Target: time <= 0.9x, bytes <= 1.0x of Parallel.ForEachAsync.");
+        report.AppendLine();
+        report.AppendLine("| FanOut shape | FanOut ns/item | PFEA ns/item | time ratio | FanOut B/item | PFEA B/item | bytes ratio |");
+        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|");
+        var results = new int[count];
+        var measured = await AlternatingRounds.RunAsync(
+        [
+            new Contender("PFEA", () => Parallel.ForEachAsync(items, new ParallelOptions { MaxDegreeOfParallelism = dop }, static async (_, _) => await Task.Yield())),
+            new Contender("FanOut, no results", () => items.FanOutAsync(dop, static async (_, _) => await Task.Yield())),
+            new Contender("FanOut, results", () => items.FanOutAsync(dop, static async (x, _) =>
+            {
+                await Task.Yield();
+                return x;
+            })),
+            new Contender("PFEA storing results", () => Parallel.ForEachAsync(items, new ParallelOptions { MaxDegreeOfParallelism = dop }, async (x, _) =>
+            {
+                await Task.Yield();
+                results[x] = x;
+            })),
+        ], rounds);
+        var pfea = measured[0];
+        foreach (var row in measured.Skip(1).Take(2))
+        {
+            report.AppendLine(CultureInfo.InvariantCulture,
+                $"| {row.Name} | {row.MedianMilliseconds * 1e6 / count:F0} | {pfea.MedianMilliseconds * 1e6 / count:F0} | **{row.MedianMilliseconds / pfea.MedianMilliseconds:F2}x** | {row.MedianBytes / count:F0} | {pfea.MedianBytes / count:F0} | **{row.MedianBytes / pfea.MedianBytes:F2}x** |");
+        }
+
+        var storing = measured[3];
+        report.AppendLine();
+        report.AppendLine(CultureInfo.InvariantCulture, $"For reference, Parallel.ForEachAsync storing each result into an array itself: {storing.MedianMilliseconds * 1e6 / count:F0} ns/item, {storing.MedianBytes / count:F0} B/item (FanOut's results row against it: {measured[2].MedianMilliseconds / storing.MedianMilliseconds:F2}x time).");
+        report.AppendLine();
+    }
+
+    /// <summary>Item 11: FanOutStream per result against a bounded Channel fed by N workers and Dataflow's TransformBlock.</summary>
+    private static async Task StreamsAsync(StringBuilder report, int rounds)
+    {
+        const int count = 100_000;
+        var dop = Environment.ProcessorCount;
+        var items = Enumerable.Range(0, count).ToArray();
+        report.AppendLine("## Streams (item 11)");
+        report.AppendLine();
+        report.AppendLine(CultureInfo.InvariantCulture, $"{count:N0} items, {dop} in flight, the consumer sums the results. Hand-written: a bounded Channel (capacity 1,024) that {dop} workers fill from a shared index (completion order), and Dataflow's TransformBlock (MaxDegreeOfParallelism {dop}, BoundedCapacity 1,024; EnsureOrdered for source order). Target: FanOutStream per result at or below the best hand-written one.");
+        report.AppendLine();
+        report.AppendLine("| body | order | FanOutStream ns/result | Channel + N workers ns/result | TransformBlock ns/result | FanOut vs best |");
+        report.AppendLine("|---|---|---:|---:|---:|---:|");
+        foreach (var yielding in new[] { false, true })
+        {
+            Func<int, CancellationToken, ValueTask<int>> body = yielding
+                ? static async (x, _) =>
+                {
+                    await Task.Yield();
+                    return x;
+                }
+            : static (x, _) => new ValueTask<int>(x);
+            foreach (var ordered in new[] { false, true })
+            {
+                var contenders = new List<Contender>
+                {
+                    new("FanOutStream", async () => Consume(await Sum(items.FanOutStream(body, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(dop), Ordered = ordered })))),
+                    new("TransformBlock", async () => Consume(await TransformBlockSum(items, dop, ordered, body))),
+                };
+                if (!ordered)
+                {
+                    contenders.Insert(1, new("Channel", async () => Consume(await ChannelSum(items, dop, body))));
+                }
+
+                var measured = await AlternatingRounds.RunAsync(contenders, rounds);
+                var fanOut = measured[0];
+                var channel = ordered ? null : measured[1];
+                var block = measured[^1];
+                var best = Math.Min(channel?.MedianMilliseconds ?? double.MaxValue, block.MedianMilliseconds);
+                report.AppendLine(CultureInfo.InvariantCulture,
+                    $"| {(yielding ? "await Task.Yield()" : "synchronous")} | {(ordered ? "source" : "completion")} | {PerResult(fanOut)} | {(channel is null ? "-" : PerResult(channel))} | {PerResult(block)} | **{fanOut.MedianMilliseconds / best:F2}x** |");
+            }
+        }
+
+        report.AppendLine();
+
+        static string PerResult(Measured m) => (m.MedianMilliseconds * 1e6 / count).ToString("F0", s_inv);
+    }
+
+    private static long s_sink;
+
+    private static void Consume(long sum) => Interlocked.Add(ref s_sink, sum);
+
+    private static async Task<long> Sum(IAsyncEnumerable<int> results)
+    {
+        long sum = 0;
+        await foreach (var r in results)
+        {
+            sum += r;
+        }
+
+        return sum;
+    }
+
+    private static async Task<long> ChannelSum(int[] items, int dop, Func<int, CancellationToken, ValueTask<int>> body)
+    {
+        var channel = Channel.CreateBounded<int>(new BoundedChannelOptions(1024) { SingleReader = true });
+        var next = -1;
+        var workers = new Task[dop];
+        for (var w = 0; w < dop; w++)
+        {
+            workers[w] = Task.Run(async () =>
+            {
+                int i;
+                while ((i = Interlocked.Increment(ref next)) < items.Length)
+                {
+                    await channel.Writer.WriteAsync(await body(items[i], default));
+                }
+            });
+        }
+
+        _ = Task.WhenAll(workers).ContinueWith(t => channel.Writer.Complete(t.Exception), TaskScheduler.Default);
+        long sum = 0;
+        await foreach (var r in channel.Reader.ReadAllAsync())
+        {
+            sum += r;
+        }
+
+        return sum;
+    }
+
+    private static async Task<long> TransformBlockSum(int[] items, int dop, bool ordered, Func<int, CancellationToken, ValueTask<int>> body)
+    {
+        var block = new TransformBlock<int, int>(
+            x => body(x, default).AsTask(),
+            new ExecutionDataflowBlockOptions { MaxDegreeOfParallelism = dop, BoundedCapacity = 1024, EnsureOrdered = ordered, SingleProducerConstrained = true });
+        var feed = Task.Run(async () =>
+        {
+            foreach (var x in items)
+            {
+                await block.SendAsync(x);
+            }
+
+            block.Complete();
+        });
+        long sum = 0;
+        while (await block.OutputAvailableAsync())
+        {
+            while (block.TryReceive(out var r))
+            {
+                sum += r;
+            }
+        }
+
+        await feed;
+        await block.Completion;
+        return sum;
+    }
+
+    private static string LoadAverage()
+    {
+        try
+        {
+            return File.ReadAllText("/proc/loadavg").Split(' ')[0];
+        }
+        catch (IOException)
+        {
+            return "unknown";
+        }
+    }
+}
