@@ -55,7 +55,7 @@ internal abstract partial class FanOutRun<T>
     /// </summary>
     private void OnBodyPending()
     {
-        var room = Room - Volatile.Read(ref _seekingWorkers);
+        var room = UnclaimedRoom;
         if (room > 0)
         {
             TryStartWorkers(Math.Min(room, SpawnFanOut));

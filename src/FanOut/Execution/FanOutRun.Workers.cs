@@ -24,18 +24,43 @@ internal abstract partial class FanOutRun<T>
     /// <summary>Workers started and not yet finished; the one that brings it to 0 completes the call.</summary>
     private long _activeWorkers;
 
+    /// <summary>Workers queued to the thread pool and not yet running: room they will take, so nobody starts more for it.</summary>
+    private int _startingWorkers;
+
+    /// <summary>Workers ever started by calls over <typeparamref name="T"/> in this process (for the cost benchmark: worker churn).</summary>
+    internal static long s_workersStarted;
+
     /// <summary>Permits the limit could grant right now.</summary>
     private int Room => Math.Max(0, _limit.Current - _limit.InFlight);
 
     /// <summary>True when no worker of this call waits for a permit and the limit may rise before anything completes: one should wait for the rise.</summary>
     private bool MayRise => Volatile.Read(ref _waitingWorkers) == 0 && _limit.MayRiseUnprompted;
 
-    /// <summary>True when the limit has room that the workers already looking for a permit will not take.</summary>
-    private bool HasRoomForAnotherWorker => Room > Volatile.Read(ref _seekingWorkers);
+    /// <summary>Room that no worker of this call is already on its way to take (looking for a permit, or queued to start).</summary>
+    private int UnclaimedRoom => Room - Volatile.Read(ref _seekingWorkers) - Volatile.Read(ref _startingWorkers);
 
-    private async Task WorkerAsync()
+    /// <summary>True when the limit has room that the workers already looking for a permit, or starting, will not take.</summary>
+    private bool HasRoomForAnotherWorker => UnclaimedRoom > 0;
+
+    /// <summary>Queues a new worker: its slot is the thread pool's work item, so a start allocates the slot and the loop only.</summary>
+    private void QueueWorker() => ThreadPool.UnsafeQueueUserWorkItem(new WorkerSlot<T>(this), preferLocal: false);
+
+    /// <summary>Runs a queued worker in the caller's ExecutionContext (AsyncLocal values flow into bodies, as with Parallel.ForEachAsync).</summary>
+    internal void RunWorker(WorkerSlot<T> slot)
     {
-        var slot = new WorkerSlot<T>();
+        if (_executionContext is null)
+        {
+            _ = WorkerAsync(slot);
+        }
+        else
+        {
+            ExecutionContext.Run(_executionContext, static state => { var s = (WorkerSlot<T>)state!; _ = s.Owner.WorkerAsync(s); }, slot);
+        }
+    }
+
+    private async Task WorkerAsync(WorkerSlot<T> slot)
+    {
+        Interlocked.Decrement(ref _startingWorkers);
         var holdsPermit = false;
         try
         {
@@ -196,9 +221,11 @@ internal abstract partial class FanOutRun<T>
             return; // at the cap, or another worker just started some: either way there is no need for more now
         }
 
+        Interlocked.Add(ref s_workersStarted, starting);
+        Interlocked.Add(ref _startingWorkers, starting);
         for (var i = 0; i < starting; i++)
         {
-            ThreadPool.QueueUserWorkItem(static run => _ = run.WorkerAsync(), this, preferLocal: false);
+            QueueWorker();
         }
     }
 }

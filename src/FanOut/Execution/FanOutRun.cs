@@ -38,6 +38,9 @@ internal abstract partial class FanOutRun<T>
 
     private CancellationTokenRegistration _callerRegistration;
 
+    /// <summary>The caller's ExecutionContext, which every worker runs in; null when its flow is suppressed.</summary>
+    private ExecutionContext? _executionContext;
+
     /// <summary>Set by a FailFast failure, a source failure or <see cref="Abort"/>: no new item is pulled or started.</summary>
     private volatile bool _stopped;
 
@@ -70,11 +73,13 @@ internal abstract partial class FanOutRun<T>
         FanOutMetrics.RecordLimit(_limit.Current, _limit.Kind);
         _limit.EnterCall();
         _activeWorkers = 1;
+        _startingWorkers = 1;
+        Interlocked.Increment(ref s_workersStarted);
         _callerRegistration = _callerToken.UnsafeRegister(static run => ((FanOutRun<T>)run!).Stop(), this);
 
-        // QueueUserWorkItem flows the caller's ExecutionContext (AsyncLocal values) to the worker, and every worker
-        // after it inherits it from the worker that starts it.
-        ThreadPool.QueueUserWorkItem(static run => _ = run.WorkerAsync(), this, preferLocal: false);
+        // Every worker runs in the caller's ExecutionContext (AsyncLocal values), captured once here.
+        _executionContext = ExecutionContext.Capture();
+        QueueWorker();
     }
 
     /// <summary>Stops new items and cancels the token (a stream's consumer left early). Safe at any time, also after completion.</summary>

@@ -1,8 +1,16 @@
+using FanOut.Execution;
+
 namespace FanOut.Sources;
 
-/// <summary>A worker's claimed item: written by <see cref="ItemSource{T}.TryClaimAsync"/>, which may complete asynchronously.</summary>
-internal sealed class WorkerSlot<T>
+/// <summary>
+/// One worker's state: its claimed item (written by <see cref="ItemSource{T}.TryClaimAsync"/>, which may complete
+/// asynchronously) and the thread-pool work item that starts it.
+/// </summary>
+internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : IThreadPoolWorkItem
 {
+    /// <summary>The call this worker belongs to.</summary>
+    public readonly FanOutRun<T> Owner = owner;
+
     public T Item = default!;
 
     /// <summary>The item's position in the source; 64-bit, so an endless source never wraps.</summary>
@@ -19,4 +27,7 @@ internal sealed class WorkerSlot<T>
 
     /// <summary>Per-worker state of the run's subclass (a stream's result holder).</summary>
     public object? State;
+
+    /// <summary>Starts the worker on the pool thread that dequeued it.</summary>
+    public void Execute() => Owner.RunWorker(this);
 }
