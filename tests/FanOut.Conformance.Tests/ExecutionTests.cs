@@ -42,7 +42,7 @@ public sealed class ExecutionTests
             return new ValueTask<int>(item);
         };
 
-        var source = ProbeSource.Long(kind);
+        var source = ProbeSource.Long(kind, asyncYields: false); // an async source that never yields either
         Task completion;
         t_insideCall = true;
         try

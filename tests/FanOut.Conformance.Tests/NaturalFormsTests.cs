@@ -29,7 +29,7 @@ public sealed class NaturalFormsTests
         var ran = 0;
         int[] items = [1, 2, 3, 4];
 
-        await items.FanOutAsync((x, ct) => Task.Run(() => Interlocked.Add(ref ran, x), ct));
+        await items.FanOutAsync((x, ct) => Task.Run(() => { Interlocked.Add(ref ran, x); }, ct));
 
         Assert.Equal(10, ran);
     }

@@ -125,4 +125,48 @@ public sealed class PullTests
         await call.Completion.Within();
         Assert.Empty(aheadSeen);
     }
+
+    /// <summary>
+    /// The same promise with no Limit given (a fresh adaptive limit, whatever value it settles at): while every body is
+    /// blocked, the source has handed out exactly the items that started. The adaptive limit may still be ramping, so a
+    /// start may be in progress when the test looks: it looks several times and needs the counts to agree once.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Counting))]
+    public async Task Call_DefaultLimitAllBodiesBlocked_PulledOnlyWhatStarted(Api api, SourceKind kind)
+    {
+        using var cts = new CancellationTokenSource();
+        var source = ProbeSource.Long(kind);
+        var tracker = new Tracker();
+        var call = FanOutCall.Start(api, source, async (item, ct) =>
+        {
+            tracker.Enter(item, ct);
+            await Task.Delay(Timeout.Infinite, ct).ContinueWith(static _ => { }, TaskScheduler.Default);
+            return item;
+        }, cancellationToken: cts.Token);
+
+        var samples = new List<(int Started, int Pulled)>();
+        try
+        {
+            await tracker.WhenStarted(1).Within();
+            for (var i = 0; i < 5; i++)
+            {
+                await Wait.QuietPeriod();
+                samples.Add((tracker.Started, source.Pulled));
+                if (samples[^1].Started == samples[^1].Pulled)
+                {
+                    break;
+                }
+            }
+        }
+        finally
+        {
+            await cts.CancelAsync();
+        }
+
+        await call.SettleAsync();
+        Assert.True(
+            samples.Exists(static s => s.Started == s.Pulled),
+            $"pulled ahead of starts at every look: {string.Join(", ", samples.Select(static s => $"{s.Pulled} pulled/{s.Started} started"))}");
+    }
 }

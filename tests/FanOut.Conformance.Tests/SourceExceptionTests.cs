@@ -221,4 +221,30 @@ public sealed class SourceExceptionTests
         await Wait.QuietPeriod();
         Assert.Equal(1, source.Disposed);
     }
+
+    /// <summary>
+    /// RunAll: the source fails after some items were taken; the items taken still ran, and the call fails with a
+    /// FanOutException that keeps the body failures and carries the source's exception, so neither hides the other.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(TaskCallsOverEnumerated))]
+    public async Task Call_RunAllBodyAndSourceFail_FanOutExceptionCarriesBoth(Api api, SourceKind kind)
+    {
+        var source = new ProbeSource(kind, 20) { MoveNextThrows = new InvalidDataException("MoveNext"), FailAt = 10 };
+        var ran = new System.Collections.Concurrent.ConcurrentBag<int>();
+        var call = FanOutCall.Start(api, source, (item, _) =>
+        {
+            ran.Add(item);
+            return item == 3 ? throw new FormatException("item 3") : new ValueTask<int>(item);
+        }, new FanOutOptions { Errors = ErrorMode.RunAll, Limit = ConcurrencyLimit.Fixed(2) });
+
+        var exceptions = await call.AssertFaultedAsync();
+        Assert.Equal(Enumerable.Range(0, 10), ran.Order());
+        var e = Assert.IsAssignableFrom<FanOutException>(exceptions[0]);
+        Assert.Equal(3, Assert.Single(e.Failures).Index);
+        Assert.Same(source.MoveNextThrows, Assert.Single(e.SourceExceptions));
+        Assert.Equal(1, source.Disposed);
+    }
+
+    public static TheoryData<Api, SourceKind> TaskCallsOverEnumerated => Matrix.Cross(Matrix.TaskApis, Matrix.EnumeratedSources);
 }

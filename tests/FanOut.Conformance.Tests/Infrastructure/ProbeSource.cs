@@ -54,11 +54,13 @@ public sealed class ProbeSource
     /// A source the test never expects to finish: endless where the kind allows it, otherwise long enough that a run
     /// which is stopped, canceled or blocked never reaches its end.
     /// </summary>
-    public static ProbeSource Long(SourceKind kind) => kind switch
+    /// <param name="kind">The source kind.</param>
+    /// <param name="asyncYields">For <see cref="SourceKind.Async"/>: whether MoveNextAsync yields to the pool (false: it completes synchronously).</param>
+    public static ProbeSource Long(SourceKind kind, bool asyncYields = true) => kind switch
     {
         SourceKind.Array or SourceKind.List => new ProbeSource(kind, 100_000),
         SourceKind.ReadOnlyList => new ProbeSource(kind, 1_000_000),
-        _ => new ProbeSource(kind, Endless),
+        _ => new ProbeSource(kind, Endless) { AsyncYields = asyncYields },
     };
 
     /// <summary>How many items there are; <see cref="Endless"/> for no end.</summary>
