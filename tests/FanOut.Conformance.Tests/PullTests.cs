@@ -16,44 +16,59 @@ public sealed class PullTests
 
     public static TheoryData<Api, SourceKind> Counting => Matrix.Counting;
 
-    /// <summary>With every body blocked under Fixed(D), exactly D items have been pulled; once released, each item is pulled once.</summary>
+    /// <summary>Independent runs of the racy scenarios: whether a wrong implementation pulls ahead depends on how its workers start.</summary>
+    private const int Rounds = 5;
+
+    /// <summary>
+    /// With every body blocked under Fixed(D), exactly D items have been pulled; once released, each item is pulled once.
+    /// Checked over several runs: a correct implementation never pulls ahead.
+    /// </summary>
     [Theory]
     [MemberData(nameof(CountingWithLimits))]
     public async Task Call_AllBodiesBlocked_HasPulledExactlyLimitItems(Api api, SourceKind kind, int limit)
     {
         const int Count = 40;
-        var source = new ProbeSource(kind, Count);
-        var tracker = new Tracker();
-        var release = Wait.Gate();
-        var call = FanOutCall.Start(api, source, async (item, ct) =>
+        var wrong = new List<string>();
+        for (var round = 0; round < Rounds; round++)
         {
-            tracker.Enter(item, ct);
+            var source = new ProbeSource(kind, Count);
+            var tracker = new Tracker();
+            var release = Wait.Gate();
+            var call = FanOutCall.Start(api, source, async (item, ct) =>
+            {
+                tracker.Enter(item, ct);
+                try
+                {
+                    await release.Task.WaitAsync(Wait.Timeout, ct);
+                    return item;
+                }
+                finally
+                {
+                    tracker.Exit();
+                }
+            }, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(limit) });
+
+            int pulledWhileBlocked;
             try
             {
-                await release.Task.WaitAsync(Wait.Timeout, ct);
-                return item;
+                await tracker.WhenStarted(limit).Within();
+                await Task.Delay(30);
+                pulledWhileBlocked = source.Pulled;
             }
             finally
             {
-                tracker.Exit();
+                release.TrySetResult();
             }
-        }, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(limit) });
 
-        int pulledWhileBlocked;
-        try
-        {
-            await tracker.WhenStarted(limit).Within();
-            await Wait.QuietPeriod();
-            pulledWhileBlocked = source.Pulled;
-        }
-        finally
-        {
-            release.TrySetResult();
+            await call.Completion.Within();
+            Assert.Equal(Count, source.Pulled);
+            if (pulledWhileBlocked != limit)
+            {
+                wrong.Add($"round {round}: {pulledWhileBlocked} pulled while {limit} bodies were blocked");
+            }
         }
 
-        await call.Completion.Within();
-        Assert.Equal(limit, pulledWhileBlocked);
-        Assert.Equal(Count, source.Pulled);
+        Assert.Empty(wrong);
     }
 
     /// <summary>
@@ -168,5 +183,57 @@ public sealed class PullTests
         Assert.True(
             samples.Exists(static s => s.Started == s.Pulled),
             $"pulled ahead of starts at every look: {string.Join(", ", samples.Select(static s => $"{s.Pulled} pulled/{s.Started} started"))}");
+    }
+
+    public static TheoryData<Api> Apis => [.. Matrix.AllApis];
+
+    /// <summary>
+    /// The issue's consequence, concretely: a channel's reader shared with another consumer. With both bodies blocked under
+    /// Fixed(2), FanOut has taken items 0 and 1 only, so the other consumer's next read gets item 2; nothing is lost to a
+    /// read ahead that sits in a worker waiting for a permit.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Apis))]
+    public async Task Call_ChannelReaderSharedWithAnotherConsumer_TakesOnlyWhatItRuns(Api api)
+    {
+        var wrong = new List<string>();
+        for (var round = 0; round < Rounds; round++)
+        {
+            var channel = System.Threading.Channels.Channel.CreateUnbounded<int>();
+            for (var i = 0; i < 10; i++)
+            {
+                Assert.True(channel.Writer.TryWrite(i));
+            }
+
+            var tracker = new Tracker();
+            var release = Wait.Gate();
+            var call = FanOutCall.Start(api, channel.Reader.ReadAllAsync(), async (item, ct) =>
+            {
+                tracker.Enter(item, ct);
+                await release.Task.WaitAsync(Wait.Timeout, ct);
+                return item;
+            }, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(2) });
+
+            int othersRead;
+            try
+            {
+                await tracker.WhenStarted(2).Within();
+                await Task.Delay(30);
+                Assert.True(channel.Reader.TryRead(out othersRead), "FanOut took every item");
+            }
+            finally
+            {
+                channel.Writer.Complete();
+                release.TrySetResult();
+            }
+
+            await call.Completion.Within();
+            if (othersRead != 2)
+            {
+                wrong.Add($"round {round}: the other consumer read item {othersRead}, not 2");
+            }
+        }
+
+        Assert.Empty(wrong);
     }
 }
