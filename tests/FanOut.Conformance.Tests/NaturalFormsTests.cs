@@ -1,7 +1,4 @@
-// Issue 17, item 13: the natural first attempt compiles. These are compile-time tests: the overloads they need do not
-// exist yet (today the first form fails with CS0029, binding the ValueTask overload). The core engineer adds them and
-// removes this #if; until then the file is not compiled.
-#if FANOUT_NATURAL_FORMS
+// Issue 17, item 13: the natural first attempt compiles and does what it reads as.
 using System.Net;
 
 using FanOut.Conformance.Tests.Infrastructure;
@@ -96,4 +93,3 @@ public sealed class NaturalFormsTests
             Task.FromResult(new HttpResponseMessage(HttpStatusCode.OK) { Content = new StringContent("body of " + request.RequestUri) });
     }
 }
-#endif

@@ -5,21 +5,27 @@ using FanOut.Sources;
 
 namespace FanOut.Execution;
 
-/// <summary>The permit protocol: in which order a worker takes its window slot, its item, its lease and its permit.</summary>
+/// <summary>The permit protocol: in which order a worker takes its window slot, its permit, its lease and its item.</summary>
 /// <remarks>
 /// <para>
-/// A worker without a permit first counts itself among the call's seekers; while the seekers fit in the limit's room it
-/// pulls its item and then takes the permit, which is there for it unless another call took it meanwhile. A worker that
-/// does not fit pulls nothing: so with every body blocked under <c>Fixed(D)</c> exactly D items have been pulled, as with
-/// Parallel.ForEachAsync, and none after a FailFast failure. Such a worker retires (a worker that finishes an item starts
-/// another when room appears), except one waiter per call where room can appear with no item of this call finishing:
-/// an adaptive limit that may rise unprompted, or a limit other calls share. That waiter takes its permit before it pulls,
-/// except on a shared limit over a lazy source, where it pulls first so that a quiet source never holds a permit others
-/// could use: the pull-ahead is then one item per call, plus one per worker that lost the last permit to another call.
+/// An item is pulled only when a body can start on it: with every body blocked at a limit of D, exactly D items have been
+/// pulled, as with Parallel.ForEachAsync, and none after a FailFast failure (a stopped run pulls nothing).
 /// </para>
 /// <para>
-/// A rate limiter's lease is never waited for with a permit held. A permit is held only while a body runs, or from one
-/// item to the next of an array or list while nobody else wants it.
+/// Arrays and lists (<see cref="PermitThenClaimAsync"/>): the permit first, then one index from a shared counter, so items
+/// are claimed in index order and an index is read only under a permit. A worker with no room retires, except one waiter per
+/// call where room can appear with no item of this call finishing (an adaptive limit that may rise, a shared limit).
+/// </para>
+/// <para>
+/// Lazy sources (<see cref="ClaimInTurnAsync"/>): the workers of a call take turns, holding nothing while they wait for
+/// theirs. The worker in turn takes a permit, pulls, and gives the permit back while a pull waits (a quiet source never
+/// holds a permit), taking one again when the item comes. On a shared limit the worker in turn may pull before it has a
+/// permit, and keeps its turn until it gets one: the call is then at most one item ahead of its permits. That is the only
+/// pull-ahead, and the one documented in docs/library.md.
+/// </para>
+/// <para>
+/// A rate limiter's lease is never waited for with a permit held. A permit is held while a body runs, while an array's
+/// worker keeps it into its next item (nobody else wants it), and for the instant of a pull that does not wait.
 /// </para>
 /// </remarks>
 internal abstract partial class FanOutRun<T>
@@ -29,6 +35,9 @@ internal abstract partial class FanOutRun<T>
 
     /// <summary>Workers of this call between deciding to look for a permit and holding one: the room they will take.</summary>
     private int _seekingWorkers;
+
+    /// <summary>A lazy source's turns: one worker of the call pulls (and takes its permit) at a time. Null for arrays and lists.</summary>
+    private readonly SemaphoreSlim? _claimTurn;
 
     /// <summary>
     /// Takes the window slot, permit, lease and item for the worker's next item: true with all of them held; false when the
@@ -54,38 +63,158 @@ internal abstract partial class FanOutRun<T>
             }
         }
 
-        // A worker without a permit counts itself as seeking one until it holds it: the room the seekers will take is spoken
-        // for, so no more items are pulled than there are permits to run them (exactly D with every body blocked at D).
-        var seeking = !holdsPermit;
-        var waiter = false;
-        if (seeking && Interlocked.Increment(ref _seekingWorkers) > Room)
+        return _source.ClaimNeverWaits
+            ? await PermitThenClaimAsync(slot, holdsPermit).ConfigureAwait(false)
+            : await ClaimInTurnAsync(slot, holdsPermit).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// An array or list, whose claim never waits: the permit first, then the index, so an item is read only when a body
+    /// can start on it. A worker that finds no room retires, or waits as the call's one waiter where room can appear with
+    /// no item of this call finishing (a limit that may rise unprompted, or one other calls share).
+    /// </summary>
+    private async ValueTask<bool> PermitThenClaimAsync(WorkerSlot<T> slot, bool holdsPermit)
+    {
+        if (!holdsPermit)
         {
-            // No room for this worker. Waiting is needed only where nothing else would start a worker when room appears:
-            // a limit that may rise before anything completes, or one that another call (or process) shares, whose
-            // waiters are served in turn. Otherwise retire: a worker that finishes an item starts another when room appears.
-            if ((!_limit.MayRiseUnprompted && !_limit.IsShared) || Interlocked.CompareExchange(ref _waitingWorkers, 1, 0) != 0)
+            Interlocked.Increment(ref _seekingWorkers);
+            try
+            {
+                if (!_limit.TryAcquire())
+                {
+                    if ((!_limit.MayRiseUnprompted && !_limit.IsShared) || Interlocked.CompareExchange(ref _waitingWorkers, 1, 0) != 0)
+                    {
+                        return GiveUp(holdsPermit: false, _hasWindow); // retire
+                    }
+
+                    try
+                    {
+                        if (!await _limit.WaitAsync(Token).ConfigureAwait(false))
+                        {
+                            return GiveUp(holdsPermit: false, _hasWindow);
+                        }
+                    }
+                    finally
+                    {
+                        Interlocked.Decrement(ref _waitingWorkers);
+                    }
+                }
+            }
+            finally
             {
                 Interlocked.Decrement(ref _seekingWorkers);
-                return GiveUp(holdsPermit: false, _hasWindow);
             }
-
-            waiter = true;
         }
 
+        if (_rateLimiter is not null && !await AcquireLeaseHoldingPermitAsync(slot).ConfigureAwait(false))
+        {
+            return GiveUp(holdsPermit: false, _hasWindow);
+        }
+
+        if (_stopped || !TryClaimInline(slot))
+        {
+            ReleaseLease(slot);
+            return GiveUp(holdsPermit: true, _hasWindow);
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// Takes a lease for a worker that holds a permit. A lease that would wait is waited for without the permit (never wait
+    /// for the rate limiter with a permit), which is then taken again. False, with nothing held: canceled.
+    /// </summary>
+    private async ValueTask<bool> AcquireLeaseHoldingPermitAsync(WorkerSlot<T> slot)
+    {
+        var lease = _rateLimiter!.AttemptAcquire(1);
+        if (lease.IsAcquired)
+        {
+            slot.Lease = lease;
+            return true;
+        }
+
+        lease.Dispose();
+        _limit.Release();
+        if (!await AcquireLeaseAsync(slot).ConfigureAwait(false))
+        {
+            return false;
+        }
+
+        if (!_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
+        {
+            ReleaseLease(slot);
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// A lazy source (an enumerator, an async enumerator): one worker of the call at a time takes its turn, and the others
+    /// wait for theirs holding nothing. The worker in turn takes its permit, then pulls. If the pull waits (a quiet source)
+    /// it gives the permit back while it waits and takes one again when the item comes, so a quiet source never holds a
+    /// permit. On a limit this call alone uses, nobody else can take that room, so exactly as many items are pulled as
+    /// bodies can start; on a shared limit, the worker in turn pulls before it has a permit and keeps the turn while it
+    /// waits for one, so the call pulls at most one item ahead.
+    /// </summary>
+    private async ValueTask<bool> ClaimInTurnAsync(WorkerSlot<T> slot, bool holdsPermit)
+    {
+        var turn = _claimTurn!;
         try
         {
-            if (waiter && !PullsAhead)
-            {
-                // Wait for the permit before pulling: an item is pulled only when a body can start on it.
-                if (!await _limit.WaitAsync(Token).ConfigureAwait(false))
-                {
-                    return GiveUp(holdsPermit: false, _hasWindow);
-                }
+            await turn.WaitAsync(Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (Token.IsCancellationRequested)
+        {
+            return GiveUp(holdsPermit, _hasWindow);
+        }
 
-                holdsPermit = true;
+        Interlocked.Increment(ref _seekingWorkers);
+        try
+        {
+            if (!holdsPermit)
+            {
+                if (_limit.TryAcquire())
+                {
+                    holdsPermit = true;
+                }
+                else if (!_limit.IsShared)
+                {
+                    // Pull only with a permit in hand: this call alone uses the limit, so the wait ends as its own bodies finish.
+                    if (!await _limit.WaitAsync(Token).ConfigureAwait(false))
+                    {
+                        return GiveUp(holdsPermit: false, _hasWindow);
+                    }
+
+                    holdsPermit = true;
+                }
             }
 
-            if (_stopped || !await ClaimAsync(slot).ConfigureAwait(false))
+            if (_stopped)
+            {
+                return GiveUp(holdsPermit, _hasWindow);
+            }
+
+            bool claimed;
+            try
+            {
+                // GetEnumerator and MoveNext are user code: they may throw before the claim is even pending.
+                var claim = _source.TryClaimAsync(slot, Token);
+                if (!claim.IsCompleted && holdsPermit)
+                {
+                    holdsPermit = false; // the source is quiet: hold no permit while it is
+                    _limit.Release();
+                }
+
+                claimed = await claim.ConfigureAwait(false);
+            }
+            catch (Exception e)
+            {
+                RecordSourceFailure(e);
+                claimed = false;
+            }
+
+            if (!claimed)
             {
                 return GiveUp(holdsPermit, _hasWindow);
             }
@@ -104,33 +233,11 @@ internal abstract partial class FanOutRun<T>
                 }
             }
 
-            if (!holdsPermit && !_limit.TryAcquire())
+            // Still in turn: a worker holding a pulled item waits for its permit before the next worker may pull.
+            if (!holdsPermit && !_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
             {
-                // The shared limit's waiter, or a worker that lost the last room to another call (or to a limit that
-                // dropped): wait holding the pulled item rather than drop it.
-                if (!waiter)
-                {
-                    Interlocked.Increment(ref _waitingWorkers);
-                }
-
-                bool granted;
-                try
-                {
-                    granted = await _limit.WaitAsync(Token).ConfigureAwait(false);
-                }
-                finally
-                {
-                    if (!waiter)
-                    {
-                        Interlocked.Decrement(ref _waitingWorkers);
-                    }
-                }
-
-                if (!granted)
-                {
-                    ReleaseLease(slot);
-                    return GiveUp(holdsPermit: false, _hasWindow); // canceled: the pulled item never runs
-                }
+                ReleaseLease(slot);
+                return GiveUp(holdsPermit: false, _hasWindow); // canceled: the pulled item never runs
             }
 
             if (_stopped)
@@ -143,36 +250,8 @@ internal abstract partial class FanOutRun<T>
         }
         finally
         {
-            if (waiter)
-            {
-                Interlocked.Decrement(ref _waitingWorkers);
-            }
-
-            if (seeking)
-            {
-                Interlocked.Decrement(ref _seekingWorkers);
-            }
-        }
-    }
-
-    /// <summary>
-    /// True when this call's waiter pulls its item before its permit: a shared limit over a lazy source, so that a quiet
-    /// source never holds a permit others could use. The pull-ahead is one item for the waiter, plus one per worker that
-    /// lost a race for the last permit.
-    /// </summary>
-    private bool PullsAhead => !_source.ClaimNeverWaits && _limit.IsShared;
-
-    /// <summary>Claims the next item into the slot; false when the source is exhausted, failed (recorded) or the run was canceled.</summary>
-    private async ValueTask<bool> ClaimAsync(WorkerSlot<T> slot)
-    {
-        try
-        {
-            return await _source.TryClaimAsync(slot, Token).ConfigureAwait(false);
-        }
-        catch (Exception e)
-        {
-            RecordSourceFailure(e);
-            return false;
+            Interlocked.Decrement(ref _seekingWorkers);
+            turn.Release();
         }
     }
 
