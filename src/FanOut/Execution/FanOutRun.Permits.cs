@@ -12,12 +12,13 @@ namespace FanOut.Execution;
 /// pulled, as with Parallel.ForEachAsync, and none after a FailFast failure (a stopped run pulls nothing).
 /// </para>
 /// <para>
-/// Arrays and lists (<see cref="PermitThenClaimAsync"/>): the permit first, then one index from a shared counter, so items
-/// are claimed in index order and an index is read only under a permit. A worker with no room retires, except one waiter per
+/// Arrays, lists and enumerators (<see cref="PermitThenClaimAsync"/>): the permit first, then the item (one index from a
+/// shared counter, or a MoveNext under the enumerator's lock), so items are claimed in source order and read only under a
+/// permit. An enumerator whose MoveNext blocks holds its permit (and its thread) while it does, as it would in a loop. A worker with no room retires, except one waiter per
 /// call where room can appear with no item of this call finishing (an adaptive limit that may rise, a shared limit).
 /// </para>
 /// <para>
-/// Lazy sources (<see cref="ClaimInTurnAsync"/>): the workers of a call take turns, holding nothing while they wait for
+/// Async sequences (<see cref="ClaimInTurnAsync"/>): the workers of a call take turns, holding nothing while they wait for
 /// theirs. The worker in turn takes a permit, pulls, and gives the permit back while a pull waits (a quiet source never
 /// holds a permit), taking one again when the item comes. On a shared limit the worker in turn may pull before it has a
 /// permit, and keeps its turn until it gets one: the call is then at most one item ahead of its permits. That is the only
@@ -63,14 +64,14 @@ internal abstract partial class FanOutRun<T>
             }
         }
 
-        return _source.ClaimNeverWaits
+        return _source.ClaimsSynchronously
             ? await PermitThenClaimAsync(slot, holdsPermit).ConfigureAwait(false)
             : await ClaimInTurnAsync(slot, holdsPermit).ConfigureAwait(false);
     }
 
     /// <summary>
-    /// An array or list, whose claim never waits: the permit first, then the index, so an item is read only when a body
-    /// can start on it. A worker that finds no room retires, or waits as the call's one waiter where room can appear with
+    /// An array, a list or an enumerator, whose claim runs on the calling thread: the permit first, then the item, so an
+    /// item is read only when a body can start on it. A worker that finds no room retires, or waits as the call's one waiter where room can appear with
     /// no item of this call finishing (a limit that may rise unprompted, or one other calls share).
     /// </summary>
     private async ValueTask<bool> PermitThenClaimAsync(WorkerSlot<T> slot, bool holdsPermit)
@@ -150,7 +151,7 @@ internal abstract partial class FanOutRun<T>
     }
 
     /// <summary>
-    /// A lazy source (an enumerator, an async enumerator): one worker of the call at a time takes its turn, and the others
+    /// An async sequence: one worker of the call at a time takes its turn, and the others
     /// wait for theirs holding nothing. The worker in turn takes its permit, then pulls. If the pull waits (a quiet source)
     /// it gives the permit back while it waits and takes one again when the item comes, so a quiet source never holds a
     /// permit. On a limit this call alone uses, nobody else can take that room, so exactly as many items are pulled as
@@ -159,17 +160,19 @@ internal abstract partial class FanOutRun<T>
     /// </summary>
     private async ValueTask<bool> ClaimInTurnAsync(WorkerSlot<T> slot, bool holdsPermit)
     {
+        // Waiting for the turn counts as seeking: a worker that waits for its turn will take room, so nobody starts another for it.
         var turn = _claimTurn!;
+        Interlocked.Increment(ref _seekingWorkers);
         try
         {
             await turn.WaitAsync(Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (Token.IsCancellationRequested)
         {
+            Interlocked.Decrement(ref _seekingWorkers);
             return GiveUp(holdsPermit, _hasWindow);
         }
 
-        Interlocked.Increment(ref _seekingWorkers);
         try
         {
             if (!holdsPermit)
@@ -180,8 +183,9 @@ internal abstract partial class FanOutRun<T>
                 }
                 else if (!_limit.IsShared)
                 {
-                    // Pull only with a permit in hand: this call alone uses the limit, so the wait ends as its own bodies finish.
-                    if (!await _limit.WaitAsync(Token).ConfigureAwait(false))
+                    // Pull only with a permit in hand: this call alone uses the limit, so the wait ends as its own bodies
+                    // finish (or as the limit rises). The worker in turn is the call's waiter.
+                    if (!await WaitAsTheWaiterAsync().ConfigureAwait(false))
                     {
                         return GiveUp(holdsPermit: false, _hasWindow);
                     }
@@ -234,7 +238,7 @@ internal abstract partial class FanOutRun<T>
             }
 
             // Still in turn: a worker holding a pulled item waits for its permit before the next worker may pull.
-            if (!holdsPermit && !_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
+            if (!holdsPermit && !_limit.TryAcquire() && !await WaitAsTheWaiterAsync().ConfigureAwait(false))
             {
                 ReleaseLease(slot);
                 return GiveUp(holdsPermit: false, _hasWindow); // canceled: the pulled item never runs
@@ -252,6 +256,20 @@ internal abstract partial class FanOutRun<T>
         {
             Interlocked.Decrement(ref _seekingWorkers);
             turn.Release();
+        }
+    }
+
+    /// <summary>Waits for a permit, counted as the call's waiter (no worker is started to wait beside it); false when canceled.</summary>
+    private async ValueTask<bool> WaitAsTheWaiterAsync()
+    {
+        Interlocked.Increment(ref _waitingWorkers);
+        try
+        {
+            return await _limit.WaitAsync(Token).ConfigureAwait(false);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _waitingWorkers);
         }
     }
 

@@ -188,7 +188,7 @@ internal abstract partial class FanOutRun<T>
         }
     }
 
-    /// <summary>Claims the next item of an indexed source under a permit the worker kept; false (permit still held) when there is none or the run stopped.</summary>
+    /// <summary>Claims the next item of a synchronous source under the worker's permit; false (permit still held) when there is none or the run stopped.</summary>
     private bool TryClaimInline(WorkerSlot<T> slot)
     {
         if (_stopped)
@@ -202,7 +202,7 @@ internal abstract partial class FanOutRun<T>
         }
         catch (Exception e)
         {
-            RecordSourceFailure(e); // a list's indexer threw
+            RecordSourceFailure(e); // a list's indexer, GetEnumerator or MoveNext threw
             return false;
         }
     }

@@ -57,7 +57,7 @@ internal abstract partial class FanOutRun<T>
         _failures = new FailureLog(options.Errors, maxRetainedFailures);
         _hasWindow = hasWindow;
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
-        _claimTurn = source.ClaimNeverWaits ? null : new SemaphoreSlim(1, 1);
+        _claimTurn = source.ClaimsSynchronously ? null : new SemaphoreSlim(1, 1);
     }
 
     /// <summary>The token every body and the async enumerator get.</summary>

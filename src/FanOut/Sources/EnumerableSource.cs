@@ -22,13 +22,17 @@ internal sealed class EnumerableSource<T>(IEnumerable<T> source, long firstIndex
 
     public override long ClaimedCount => Volatile.Read(ref _claimed);
 
-    public override ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
+    public override bool ClaimsSynchronously => true;
+
+    public override ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken) => new(TryClaim(slot));
+
+    public override bool TryClaim(WorkerSlot<T> slot)
     {
         lock (_gate)
         {
             if (_done)
             {
-                return new ValueTask<bool>(false);
+                return false;
             }
 
             try
@@ -37,7 +41,7 @@ internal sealed class EnumerableSource<T>(IEnumerable<T> source, long firstIndex
                 if (!_enumerator.MoveNext())
                 {
                     _done = true;
-                    return new ValueTask<bool>(false);
+                    return false;
                 }
 
                 if (_claimed >= MaxCount)
@@ -55,7 +59,7 @@ internal sealed class EnumerableSource<T>(IEnumerable<T> source, long firstIndex
 
             slot.Index = _claimed;
             Volatile.Write(ref _claimed, _claimed + 1);
-            return new ValueTask<bool>(true);
+            return true;
         }
     }
 

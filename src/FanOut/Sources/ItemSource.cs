@@ -28,7 +28,13 @@ internal abstract class ItemSource<T>
     /// <exception cref="Exception">Whatever GetEnumerator or MoveNext(Async) threw: the run faults with it.</exception>
     public abstract ValueTask<bool> TryClaimAsync(WorkerSlot<T> slot, CancellationToken cancellationToken);
 
-    /// <summary>Claims the next item without waiting; only sources whose <see cref="ClaimNeverWaits"/> is true implement it.</summary>
+    /// <summary>
+    /// True when a claim runs to its end on the calling thread (an array, a list, an enumerator's MoveNext under a lock):
+    /// <see cref="TryClaim"/> then claims, and a worker takes its permit before it claims.
+    /// </summary>
+    public virtual bool ClaimsSynchronously => ClaimNeverWaits;
+
+    /// <summary>Claims the next item on the calling thread; only sources whose <see cref="ClaimsSynchronously"/> is true implement it.</summary>
     public virtual bool TryClaim(WorkerSlot<T> slot) => throw new NotSupportedException();
 
     /// <summary>Disposes the enumerator, if one was created. Called once, after every worker has stopped.</summary>
