@@ -36,10 +36,11 @@ public sealed record FanOutOptions
     /// </summary>
     /// <value>
     /// Default 8; range 0 (off: an overload fails the item at once, as any failure) to 100. Fixed and unbounded limits
-    /// never re-run items. An overload signal (HTTP 429 or 503, a timeout, an <see cref="OverloadedException"/>, or whatever
-    /// <see cref="AdaptiveLimitOptions.IsOverload"/> says) means the downstream did not process the item, which is why
-    /// running it again is safe. The unit that runs again is the whole body: a body that made a side-effecting call before
-    /// the rejected one repeats it. Keep one downstream call per body, or set 0.
+    /// never re-run items. An overload signal (HTTP 429 or 503, an <see cref="OverloadedException"/>, or whatever
+    /// <see cref="AdaptiveLimitOptions.IsOverload"/> says) means the downstream said it did not process the item, which is
+    /// why running it again is safe. A client-side timeout is not one: it backs the limit off, and the item fails, since
+    /// the downstream may have done the work. The unit that runs again is the whole body: a body that made a side-effecting
+    /// call before the rejected one repeats it. Keep one downstream call per body, or set 0.
     /// </value>
     public int OverloadRetries { get; init; } = DefaultOverloadRetries;
 
