@@ -128,6 +128,21 @@ public static class CostMeasurement
         report.AppendLine();
         report.AppendLine("The results row is compared with Parallel.ForEachAsync storing each result into an array it allocates in the same call (its body's state machine is 8 bytes larger for a result, as FanOut's is), so both sides do the same work.");
         report.AppendLine();
+
+        // Item 2's cost bound: a synchronous body over an array, claimed one index at a time in order.
+        const int syncCount = 1_000_000;
+        var syncItems = Enumerable.Range(0, syncCount).ToArray();
+        var sync = await AlternatingRounds.RunAsync(
+        [
+            new Contender("PFEA", () => Parallel.ForEachAsync(syncItems, new ParallelOptions { MaxDegreeOfParallelism = dop }, static (_, _) => ValueTask.CompletedTask)),
+            new Contender("FanOut, no results", () => syncItems.FanOutAsync(dop, static (_, _) => ValueTask.CompletedTask)),
+        ], rounds);
+        report.AppendLine(CultureInfo.InvariantCulture, $"Synchronous body (`ValueTask.CompletedTask`), {syncCount:N0} items over an array, {dop} in flight (item 2's bound: <= 0.2x of Parallel.ForEachAsync per item):");
+        report.AppendLine();
+        report.AppendLine("| FanOut vs Parallel.ForEachAsync | FanOut ns/item | PFEA ns/item | time ratio | FanOut B/item | PFEA B/item | bytes ratio |");
+        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|");
+        AppendAsyncRow(report, sync[1], sync[0], syncCount);
+        report.AppendLine();
     }
 
     private static void AppendAsyncRow(StringBuilder report, Measured fanOut, Measured pfea, int count) =>
