@@ -43,7 +43,7 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
 
     /// <inheritdoc/>
     public void RunEstimated(TimeSpan estimate, int caseCount) =>
-        console.WriteLine($"Estimated duration: {Duration(estimate)} for {caseCount} case(s) (from each case's ideal time and run budget; the time left is shown as cases run).");
+        console.WriteLine($"Estimated duration: {Duration(estimate)} for {caseCount} case(s) (from each case's expected run time, run policy and start-up; the time left is shown as cases run).");
 
     /// <inheritdoc/>
     public void TimeLeft(TimeSpan remaining) => _left = remaining;

@@ -6,11 +6,15 @@ using FanOut.Lab.Workloads;
 
 namespace FanOut.Lab.Running;
 
-/// <summary>How long a run will take, before it starts: per case, from its ideal time, its run policy and a child's start-up.</summary>
+/// <summary>How long a run will take, before it starts: per case, from its run time, its run policy and a child's start-up.</summary>
 /// <remarks>
-/// A case's time per run is taken as its ideal time, with the CPU part of one item timed here (twice, the faster wins) for
-/// workloads that compute. What the model cannot see (thread injection, a real server's latency) gets
-/// <see cref="UnknownLongRun"/> when the case's policy says it is long. It is an estimate: the progress line shows the
+/// A case's time per run is its ideal time, with the CPU part of one item timed here (twice, the faster wins) for workloads
+/// that compute, corrected by what the workload and strategy know: a run that stops at its first failure or at the caller's
+/// cancellation, a real server's latency (<see cref="Workload.EstimateRunMs"/>, <see cref="Strategies.Strategy.EstimateRunMs"/>).
+/// What no model sees (a blocking loop's thread injection) comes from the case's policy, measured
+/// (<see cref="RunPolicy.MeasuredRun"/>); else a case declared long gets <see cref="UnknownLongRun"/>. A case that starts a
+/// server pays <see cref="ServerSetup"/>. Checked against real runs on the 2-core VM (docs/lab.md): within 1.35x either way
+/// for seed000-fanout500, seed000-errors, seed000-cancel and downstream-capacity --scale 0.25. The progress line shows the
 /// time left as the sum of the remaining cases' estimates.
 /// </remarks>
 /// <param name="Policy">The runner's policy (a case's own policy can only tighten it).</param>
@@ -20,8 +24,13 @@ public sealed record RunEstimate(RunPolicy Policy, TimeSpan CaseOverhead)
     /// <summary>The guess for one run of a case declared long whose ideal time says nothing (blocking waits, real I/O).</summary>
     public static TimeSpan UnknownLongRun { get; } = TimeSpan.FromSeconds(20);
 
-    /// <summary>What a case in a fresh child process costs besides its runs, measured on the 2-core VM (process start, JIT, set-up).</summary>
-    public static TimeSpan ChildCaseOverhead { get; } = TimeSpan.FromSeconds(0.7);
+    /// <summary>What a case in a fresh child process costs besides its runs, measured on the 2-core VM (process start, JIT, set-up):
+    /// 14 seed000-errors cases of ~50 ms runs took 3.5 s in all.</summary>
+    public static TimeSpan ChildCaseOverhead { get; } = TimeSpan.FromSeconds(0.2);
+
+    /// <summary>What a case that starts its own server (<see cref="ICaseLifecycle"/>) pays besides its runs: the server's start, the
+    /// connection pool's warm-up, the server's stop; measured on the 2-core VM (downstream-capacity cases of ~80 ms runs, ~1.4 s each).</summary>
+    public static TimeSpan ServerSetup { get; } = TimeSpan.FromSeconds(0.4);
 
     /// <summary>The estimate of each case of <paramref name="scenario"/> at <paramref name="size"/>, in order.</summary>
     public IReadOnlyList<TimeSpan> For(Scenario scenario, ScenarioSize size)
@@ -46,9 +55,15 @@ public sealed record RunEstimate(RunPolicy Policy, TimeSpan CaseOverhead)
         }
 
         var concurrency = labCase.Strategy.ConcurrencyFor(labCase.ItemCount);
-        var runMs = IdealTime.Milliseconds(workload.Profile, labCase.ItemCount, concurrency, Environment.ProcessorCount, cpuMs);
+        var idealMs = IdealTime.Milliseconds(workload.Profile, labCase.ItemCount, concurrency, Environment.ProcessorCount, cpuMs);
+        var runMs = labCase.Strategy.EstimateRunMs(workload.EstimateRunMs(idealMs, concurrency), workload);
+        var setupMs = workload is ICaseLifecycle ? ServerSetup.TotalMilliseconds : 0;
         double measuredMs;
-        if (policy.Reason is not null || (policy.LongRun is { } longRun && runMs >= longRun.TotalMilliseconds))
+        if (policy.MeasuredRun is { } measured)
+        {
+            measuredMs = (policy.Warmups + policy.MinRuns) * measured.TotalMilliseconds;
+        }
+        else if (policy.Reason is not null || (policy.LongRun is { } longRun && runMs >= longRun.TotalMilliseconds))
         {
             measuredMs = policy.Reason is not null && runMs < (policy.LongRun ?? TimeSpan.Zero).TotalMilliseconds ? UnknownLongRun.TotalMilliseconds : runMs;
         }
@@ -59,7 +74,7 @@ public sealed record RunEstimate(RunPolicy Policy, TimeSpan CaseOverhead)
             measuredMs = (policy.Warmups * runMs) + Math.Max(policy.MinRuns * runMs, Math.Min(budgetMs, policy.MaxRuns * runMs));
         }
 
-        return CaseOverhead + TimeSpan.FromMilliseconds(measuredMs);
+        return CaseOverhead + TimeSpan.FromMilliseconds(setupMs + measuredMs);
     }
 
     private static double TimeCpuPart(Workload workload)

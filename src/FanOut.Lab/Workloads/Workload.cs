@@ -36,4 +36,9 @@ public abstract class Workload
     /// <summary>Runs only the CPU part of item <paramref name="index"/>, synchronously and without waits, so the lab can time it alone.</summary>
     /// <remarks>Called only when <see cref="WorkProfile.UsesCpu"/> is true.</remarks>
     public virtual void RunCpuPart(int index) => Run(index);
+
+    /// <summary>For the run's duration estimate only: how long one run takes at <paramref name="concurrency"/>, given the ideal time.</summary>
+    /// <remarks>The ideal time, unless the workload knows better: a run that stops at its first failure, or waits on a real server
+    /// whose latency the cost model does not hold.</remarks>
+    public virtual double EstimateRunMs(double idealMs, int concurrency) => idealMs;
 }
