@@ -32,11 +32,16 @@ public sealed class ScenarioSection(ScenarioResult scenario) : IReportSection
 
         var labels = CaseLabels.For(scenario);
         var isIo = ran.Any(c => c.Io is not null);
+        if (!isIo)
+        {
+            html.Append("<p class=\"note\">Time bars share one colour: shorter is faster. \"eff.\" is ideal / mean: 1.00 means as fast as that row's own concurrency allows, not faster than the other rows.</p>");
+        }
+
         html.Append("<div class=\"charts\">");
         // One neutral colour for every bar: a colour scale (the 5 s default at efficiency 1.0 was bright green) or a palette
         // with a green and a red lets a slower row read as the better one. Efficiency (ideal / mean) is printed after the time.
         html.Append(BarChart.Render(
-            "Mean time per strategy (shorter is faster; error bar: 99.9% CI" + (isIo ? ")" : "; eff. = ideal / mean: 1.00 is as fast as that row's own concurrency allows, not faster than the others)"),
+            "Mean time per strategy (shorter is faster; error bar: 99.9% CI)",
             "mean ms",
             ran.Select(c => new Bar(labels[c], c.MeanMs, Palette.Time, c.ErrorMs, SeedFigure.Milliseconds(c.SeedSays), CellTextFor(c, isIo))).ToArray(),
             "the seed's published figure"));
