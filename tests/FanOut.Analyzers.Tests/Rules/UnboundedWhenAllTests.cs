@@ -404,8 +404,17 @@ public sealed class UnboundedWhenAllTests
         Assert.All(descriptors, d => Assert.True(File.Exists(Path.Combine(RepositoryRoot(), "docs", "analyzers", d.Id + ".md")), $"docs/analyzers/{d.Id}.md"));
     }
 
-    private static string RepositoryRoot([System.Runtime.CompilerServices.CallerFilePath] string thisFile = "") =>
-        Path.GetFullPath(Path.Combine(Path.GetDirectoryName(thisFile)!, "..", "..", ".."));
+    /// <summary>The clone's root, found from the test's output folder up (not from the source path: CI builds map it).</summary>
+    private static string RepositoryRoot()
+    {
+        var directory = new DirectoryInfo(AppContext.BaseDirectory);
+        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "FanOut.slnx")))
+        {
+            directory = directory.Parent;
+        }
+
+        return directory?.FullName ?? throw new InvalidOperationException($"no FanOut.slnx above {AppContext.BaseDirectory}");
+    }
 
     [Fact]
     public Task Fix_WithoutFanOut_BecomesBoundedForEachAsync() => Test.FixAsync("""

@@ -1,8 +1,8 @@
-using FanOut.Downstream.Latency;
 using System.Diagnostics;
 using System.Net;
 
 using FanOut.Downstream;
+using FanOut.Downstream.Latency;
 using FanOut.Lab.Measurement;
 
 namespace FanOut.Lab.Workloads.RealIo;
