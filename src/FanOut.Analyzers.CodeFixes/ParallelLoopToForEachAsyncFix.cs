@@ -26,9 +26,55 @@ public sealed class ParallelLoopToForEachAsyncFix : CodeFixProvider
     public override ImmutableArray<string> FixableDiagnosticIds { get; } =
         ImmutableArray.Create(DiagnosticIds.AsyncLambdaInParallelLoop, DiagnosticIds.BlockingWaitInParallelLoop);
 
-    /// <summary>No fix-all: several diagnostics of one loop share one rewrite of that loop.</summary>
-    /// <returns>Null.</returns>
-    public override FixAllProvider? GetFixAllProvider() => null;
+    /// <summary>
+    /// Fix All rewrites each flagged loop once, however many diagnostics it has (several blocking waits in one body share
+    /// one rewrite), one loop after another in each document: a batch merge of per-diagnostic rewrites would collide.
+    /// </summary>
+    /// <returns>A provider for document, project and solution scope.</returns>
+    public override FixAllProvider GetFixAllProvider() => s_fixAll;
+
+    private static readonly FixAllProvider s_fixAll = FixAllProvider.Create(FixAllInDocumentAsync);
+
+    /// <summary>Rewrites every convertible loop named by <paramref name="diagnostics"/> in <paramref name="document"/>.</summary>
+    private static async Task<Document?> FixAllInDocumentAsync(FixAllContext context, Document document, ImmutableArray<Diagnostic> diagnostics)
+    {
+        var root = await document.GetSyntaxRootAsync(context.CancellationToken).ConfigureAwait(false);
+        if (root is null)
+        {
+            return document;
+        }
+
+        // Mark each flagged loop once, so it can be found again after earlier rewrites moved the text around it.
+        var loops = diagnostics
+            .Select(d => d.AdditionalLocations.FirstOrDefault())
+            .Where(l => l is not null && l.SourceTree == root.SyntaxTree)
+            .Select(l => root.FindNode(l!.SourceSpan, getInnermostNodeForTie: true))
+            .OfType<InvocationExpressionSyntax>()
+            .Distinct()
+            .ToList();
+        var marks = loops.Select(_ => new SyntaxAnnotation(nameof(ParallelLoopToForEachAsyncFix))).ToList();
+        var current = document.WithSyntaxRoot(root.ReplaceNodes(loops, (original, rewritten) => rewritten.WithAdditionalAnnotations(marks[loops.IndexOf(original)])));
+
+        // Any order: a loop's rewrite keeps the marks of the loops inside or around it (syntax updates carry annotations).
+        foreach (var mark in marks)
+        {
+            var currentRoot = await current.GetSyntaxRootAsync(context.CancellationToken).ConfigureAwait(false);
+            var model = await current.GetSemanticModelAsync(context.CancellationToken).ConfigureAwait(false);
+            if (currentRoot is null || model is null
+                || currentRoot.GetAnnotatedNodes(mark).FirstOrDefault() is not InvocationExpressionSyntax loop)
+            {
+                continue;
+            }
+
+            var body = ParallelLoopConversion.ConvertibleBody(loop, model, KnownSymbols.From(model.Compilation), context.CancellationToken);
+            if (body is not null)
+            {
+                current = await ParallelLoopConversion.ConvertAsync(current, loop, body, context.CancellationToken).ConfigureAwait(false);
+            }
+        }
+
+        return current;
+    }
 
     /// <inheritdoc />
     public override async Task RegisterCodeFixesAsync(CodeFixContext context)

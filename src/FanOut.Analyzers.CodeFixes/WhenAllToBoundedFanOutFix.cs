@@ -21,10 +21,14 @@ using static Microsoft.CodeAnalysis.CSharp.SyntaxFactory;
 namespace FanOut.Analyzers.CodeFixes;
 
 /// <summary>
-/// FO0003: rewrites <c>Task.WhenAll(source.Select(selector))</c> to <c>source.FanOutAsync((item, ct) =&gt; ..., new
-/// FanOutOptions { Limit = ConcurrencyLimit.Fixed(50) })</c> when the FanOut library is referenced (results kept, in
-/// order), otherwise, for result-less tasks, to <c>Parallel.ForEachAsync</c> with a MaxDegreeOfParallelism of 50.
+/// FO0003: rewrites <c>Task.WhenAll(source.Select(selector))</c>, or the loop form
+/// <c>foreach (var x in source) tasks.Add(CallAsync(x)); await Task.WhenAll(tasks);</c>, to
+/// <c>source.FanOutAsync(50, async (x, ct) =&gt; ...)</c> (at most 50 at once) or <c>source.FanOutAsync(async (x, ct) =&gt; ...)</c>
+/// (the adaptive default) when the FanOut library is referenced (results kept, in order), otherwise, for result-less tasks,
+/// to <c>Parallel.ForEachAsync</c> with a MaxDegreeOfParallelism of 50.
 /// </summary>
+/// <remarks>The loop form is fixed when the list is a local created empty just for it (<c>var tasks = new List&lt;Task&gt;();</c>)
+/// and used nowhere else: the declaration and the loop go, and the WhenAll becomes the fan-out.</remarks>
 [ExportCodeFixProvider(LanguageNames.CSharp, Name = nameof(WhenAllToBoundedFanOutFix))]
 [Shared]
 public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
@@ -51,11 +55,9 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
         var symbols = KnownSymbols.From(model.Compilation);
         foreach (var diagnostic in context.Diagnostics)
         {
-            if (!diagnostic.Properties.TryGetValue(UnboundedWhenAllAnalyzer.InlineProjectionProperty, out var inline) || inline != "true"
-                || root.FindNode(diagnostic.Location.SourceSpan, getInnermostNodeForTie: true) is not InvocationExpressionSyntax whenAll
+            if (root.FindNode(diagnostic.Location.SourceSpan, getInnermostNodeForTie: true) is not InvocationExpressionSyntax whenAll
                 || model.GetOperation(whenAll, context.CancellationToken) is not IInvocationOperation operation
-                || ProjectionSource.FindSelect(operation.Arguments[0].Value, symbols, out _) is not { } select
-                || !CanMoveSelector(select.Arguments[1].Value))
+                || FanOutSource.Of(operation, diagnostic, model, symbols, context.CancellationToken) is null)
             {
                 continue;
             }
@@ -65,9 +67,15 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
             {
                 context.RegisterCodeFix(
                     CodeAction.Create(
-                        $"Use FanOutAsync with ConcurrencyLimit.Fixed({LimitPlaceholder.Value})",
-                        cancellationToken => RewriteAsync(context.Document, whenAll, useFanOut: true, cancellationToken),
-                        equivalenceKey: nameof(WhenAllToBoundedFanOutFix) + ".FanOut"),
+                        $"Use FanOutAsync with at most {LimitPlaceholder.Value} at once",
+                        cancellationToken => RewriteAsync(context.Document, whenAll, diagnostic, Target.FanOutFixed, cancellationToken),
+                        equivalenceKey: FixedKey),
+                    diagnostic);
+                context.RegisterCodeFix(
+                    CodeAction.Create(
+                        "Use FanOutAsync with its adaptive limit",
+                        cancellationToken => RewriteAsync(context.Document, whenAll, diagnostic, Target.FanOutAdaptive, cancellationToken),
+                        equivalenceKey: AdaptiveKey),
                     diagnostic);
             }
             else if (!keepsResults && symbols.ParallelOptions is not null && symbols.Parallel!.GetMembers("ForEachAsync").Length > 0)
@@ -75,60 +83,119 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
                 context.RegisterCodeFix(
                     CodeAction.Create(
                         $"Use Parallel.ForEachAsync with MaxDegreeOfParallelism = {LimitPlaceholder.Value}",
-                        cancellationToken => RewriteAsync(context.Document, whenAll, useFanOut: false, cancellationToken),
-                        equivalenceKey: nameof(WhenAllToBoundedFanOutFix) + ".Parallel"),
+                        cancellationToken => RewriteAsync(context.Document, whenAll, diagnostic, Target.Parallel, cancellationToken),
+                        equivalenceKey: ParallelKey),
                     diagnostic);
             }
         }
     }
 
-    /// <summary>A one-parameter lambda (async, or expression-bodied) or a one-parameter method group.</summary>
-    private static bool CanMoveSelector(IOperation selector) => OperationWalk.Unwrap(selector) switch
-    {
-        IDelegateCreationOperation { Target: IAnonymousFunctionOperation { Symbol.Parameters.Length: 1 } lambda } =>
-            lambda.Symbol.IsAsync || lambda.Syntax is LambdaExpressionSyntax { ExpressionBody: not null },
-        IDelegateCreationOperation { Target: IMethodReferenceOperation { Method.Parameters.Length: 1 } } => true,
-        _ => false,
-    };
+    /// <summary>The equivalence key of "FanOutAsync with at most 50 at once": <c>source.FanOutAsync(50, body)</c>.</summary>
+    public const string FixedKey = nameof(WhenAllToBoundedFanOutFix) + ".FanOut";
 
-    private static async Task<Document> RewriteAsync(Document document, InvocationExpressionSyntax whenAll, bool useFanOut, CancellationToken cancellationToken)
+    /// <summary>The equivalence key of "FanOutAsync with its adaptive limit": <c>source.FanOutAsync(body)</c>.</summary>
+    public const string AdaptiveKey = nameof(WhenAllToBoundedFanOutFix) + ".FanOutAdaptive";
+
+    /// <summary>The equivalence key of the Parallel.ForEachAsync rewrite (no FanOut reference, no results).</summary>
+    public const string ParallelKey = nameof(WhenAllToBoundedFanOutFix) + ".Parallel";
+
+    private enum Target
+    {
+        FanOutFixed,
+        FanOutAdaptive,
+        Parallel,
+    }
+
+    private static async Task<Document> RewriteAsync(Document document, InvocationExpressionSyntax whenAll, Diagnostic diagnostic, Target target, CancellationToken cancellationToken)
     {
         var root = await document.GetSyntaxRootAsync(cancellationToken).ConfigureAwait(false);
         var model = await document.GetSemanticModelAsync(cancellationToken).ConfigureAwait(false);
-        if (root is null || model is null || model.GetOperation(whenAll, cancellationToken) is not IInvocationOperation operation)
+        if (root is null || model is null || model.GetOperation(whenAll, cancellationToken) is not IInvocationOperation operation
+            || FanOutSource.Of(operation, diagnostic, model, KnownSymbols.From(model.Compilation), cancellationToken) is not { } found)
         {
             return document;
         }
 
         var symbols = KnownSymbols.From(model.Compilation);
-        var select = ProjectionSource.FindSelect(operation.Arguments[0].Value, symbols, out _)!;
-        var source = (ExpressionSyntax)OperationWalk.Unwrap(select.Arguments[0].Value).Syntax;
         var token = TokenName.Unique(model, whenAll.SpanStart);
-        var body = BodyFrom(OperationWalk.Unwrap(select.Arguments[1].Value), model, symbols, token, whenAll.SpanStart);
+        var body = found.Loop is { } loop
+            ? BodyFromLoop(loop, found.Added!, model, symbols, token)
+            : BodyFrom(OperationWalk.Unwrap(found.Select!.Arguments[1].Value), model, symbols, token, whenAll.SpanStart);
+        var source = found.Source;
 
-        ExpressionSyntax replacement = useFanOut
-            ? InvocationExpression(
+        ExpressionSyntax replacement = target switch
+        {
+            // The short forms: FanOutAsync(limit, body) for a fixed limit, FanOutAsync(body) for the adaptive default.
+            Target.FanOutFixed => InvocationExpression(
                 MemberAccessExpression(SyntaxKind.SimpleMemberAccessExpression, Receiver(source), IdentifierName("FanOutAsync")),
                 ArgumentList(SeparatedList([
+                    Argument(LiteralExpression(SyntaxKind.NumericLiteralExpression, Literal(LimitPlaceholder.Value))),
                     Argument(body),
-                    Argument(ParseExpression($"new FanOutOptions {{ Limit = ConcurrencyLimit.Fixed({LimitPlaceholder.Value}) }}")),
-                ])))
-            : InvocationExpression(
+                ]))),
+            Target.FanOutAdaptive => InvocationExpression(
+                MemberAccessExpression(SyntaxKind.SimpleMemberAccessExpression, Receiver(source), IdentifierName("FanOutAsync")),
+                ArgumentList(SingletonSeparatedList(Argument(body)))),
+            _ => InvocationExpression(
                 ParseExpression("System.Threading.Tasks.Parallel.ForEachAsync").WithAdditionalAnnotations(Simplifier.Annotation),
                 ArgumentList(SeparatedList([
                     Argument(source.WithoutTrivia()),
                     Argument(LimitedParallelOptions.Create()),
                     Argument(body),
-                ])));
+                ]))),
+        };
         replacement = replacement.WithTriviaFrom(whenAll).WithAdditionalAnnotations(Formatter.Annotation);
 
-        var newRoot = root.ReplaceNode(whenAll, replacement);
-        if (useFanOut && newRoot is CompilationUnitSyntax unit && !ImportsFanOut(unit, whenAll))
+        SyntaxNode newRoot;
+        if (found.Loop is { } removedLoop)
+        {
+            // The loop and the list's declaration go; the WhenAll becomes the fan-out.
+            var loopStatement = (StatementSyntax)removedLoop.Syntax;
+            var awaiting = whenAll.FirstAncestorOrSelf<StatementSyntax>()!;
+            newRoot = root.TrackNodes(whenAll, loopStatement, found.Declaration!, awaiting);
+            newRoot = newRoot.ReplaceNode(newRoot.GetCurrentNode(whenAll)!, replacement);
+            newRoot = newRoot.RemoveNodes([newRoot.GetCurrentNode(loopStatement)!, newRoot.GetCurrentNode(found.Declaration!)!], SyntaxRemoveOptions.KeepNoTrivia)!;
+
+            // The blank line that set the WhenAll apart from the loop has nothing to set apart any more.
+            var statement = newRoot.GetCurrentNode(awaiting)!;
+            var leading = statement.GetLeadingTrivia();
+            var blank = leading.TakeWhile(t => t.IsKind(SyntaxKind.WhitespaceTrivia) || t.IsKind(SyntaxKind.EndOfLineTrivia)).ToList();
+            var lastEnd = blank.FindLastIndex(t => t.IsKind(SyntaxKind.EndOfLineTrivia));
+            if (lastEnd >= 0)
+            {
+                newRoot = newRoot.ReplaceNode(statement, statement.WithLeadingTrivia(leading.Skip(lastEnd + 1)));
+            }
+        }
+        else
+        {
+            newRoot = root.ReplaceNode(whenAll, replacement);
+        }
+
+        if (target != Target.Parallel && newRoot is CompilationUnitSyntax unit && !ImportsFanOut(unit, whenAll))
         {
             newRoot = unit.AddUsings(UsingDirective(ParseName(FanOutNamespace)).WithAdditionalAnnotations(Formatter.Annotation));
         }
 
         return document.WithSyntaxRoot(newRoot);
+    }
+
+    /// <summary>The FanOutAsync body <c>async (x, ct) =&gt; await Call(x, ct)</c> made from the loop's <c>tasks.Add(Call(x))</c>.</summary>
+    private static ParenthesizedLambdaExpressionSyntax BodyFromLoop(IForEachLoopOperation loop, IInvocationOperation added, SemanticModel model, KnownSymbols symbols, string token)
+    {
+        var statement = (ForEachStatementSyntax)loop.Syntax;
+        var task = (ExpressionSyntax)added.Arguments[0].Value.Syntax;
+        var call = (ExpressionSyntax)new AsyncBodyRewriter(model, symbols, token).Visit(task)!;
+        var awaited = AwaitExpression(Token(SyntaxKind.AwaitKeyword).WithTrailingTrivia(Space), call.WithoutTrivia());
+        var item = Parameter(statement.Identifier.WithoutTrivia());
+        if (!statement.Type.IsVar)
+        {
+            item = item.WithType(statement.Type.WithoutTrivia().WithTrailingTrivia(Space));
+        }
+
+        return ParallelLoopConversion.AsyncLambda(
+            ParenthesizedLambdaExpression(ParameterList(SingletonSeparatedList(item)), awaited)
+                .WithArrowToken(Token(SyntaxKind.EqualsGreaterThanToken).WithLeadingTrivia(Space).WithTrailingTrivia(Space)),
+            token,
+            awaited);
     }
 
     /// <summary>The FanOutAsync body <c>async (item, ct) =&gt; ...</c> made from a Select selector.</summary>

@@ -2,13 +2,20 @@ using Microsoft.CodeAnalysis;
 
 namespace FanOut.Analyzers;
 
-/// <summary>The descriptors of FO0001-FO0005, each with a help link to its page under docs/analyzers.</summary>
+/// <summary>The descriptors of FO0001-FO0005. Their rule pages ship in the repository (docs/analyzers/FO000N.md).</summary>
 internal static class FanOutDiagnostics
 {
-    /// <summary>Where the rule pages live: docs/analyzers/FO000N.md in the repository.</summary>
-    internal const string HelpLinkBase = "https://github.com/fanout-dotnet/FanOut/blob/main/docs/analyzers/";
+    /// <summary>
+    /// Where the rule pages are published, with a trailing slash (the page is <c>{HelpLinkBase}FO000N.md</c>); null until the
+    /// project has a public home, so the diagnostics carry no link rather than one to an address nobody owns. Set it here,
+    /// once, and every descriptor links to its page.
+    /// </summary>
+    internal const string? HelpLinkBase = null;
 
     private const string Category = "Concurrency";
+
+    /// <summary>The rule page of <paramref name="id"/>, or null while <see cref="HelpLinkBase"/> is.</summary>
+    internal static string? HelpLink(string id) => string.IsNullOrEmpty(HelpLinkBase) ? null : HelpLinkBase + id + ".md";
 
     internal static readonly DiagnosticDescriptor AsyncLambdaInParallelLoop = new(
         DiagnosticIds.AsyncLambdaInParallelLoop,
@@ -18,7 +25,7 @@ internal static class FanOutDiagnostics
         DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
         description: "Parallel.For, ForEach and Invoke take Action delegates. An async lambda converted to an Action is async void: each iteration returns at its first await, the loop reports completion while the work still runs, and an exception crashes the process instead of reaching the caller.",
-        helpLinkUri: HelpLinkBase + DiagnosticIds.AsyncLambdaInParallelLoop + ".md");
+        helpLinkUri: HelpLink(DiagnosticIds.AsyncLambdaInParallelLoop));
 
     internal static readonly DiagnosticDescriptor BlockingWaitInParallelLoop = new(
         DiagnosticIds.BlockingWaitInParallelLoop,
@@ -28,17 +35,17 @@ internal static class FanOutDiagnostics
         DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
         description: "Parallel.For and ForEach run their bodies on thread-pool threads. A body that blocks on a task (.Result, .Wait(), .GetAwaiter().GetResult(), Task.WaitAll) holds its thread for the whole wait, the loop asks for more threads, and the pool injects them slowly: the lab measured 19.7 s instead of 20 ms for 500 x 20 ms waits, with the pool grown to 380 threads.",
-        helpLinkUri: HelpLinkBase + DiagnosticIds.BlockingWaitInParallelLoop + ".md");
+        helpLinkUri: HelpLink(DiagnosticIds.BlockingWaitInParallelLoop));
 
     internal static readonly DiagnosticDescriptor UnboundedWhenAll = new(
         DiagnosticIds.UnboundedWhenAll,
         title: "Task.WhenAll over a collection of unbounded size",
-        messageFormat: "Task.WhenAll over a projection of '{0}' starts one task per item, all at once, with no limit; use {1}",
+        messageFormat: "Task.WhenAll over one task per item of '{0}' starts them all at once, with no limit; use {1}",
         Category,
         DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
-        description: "Select creates and starts every task when it is enumerated, so Task.WhenAll over a projection of a parameter, field, query result or any IEnumerable puts every item in flight at once: a denial-of-service attack on your own downstream when the list is large. FanOutAsync or Parallel.ForEachAsync enforce a limit.",
-        helpLinkUri: HelpLinkBase + DiagnosticIds.UnboundedWhenAll + ".md");
+        description: "Select creates and starts every task when it is enumerated, and a foreach that adds a call's task to a list per item does the same, so Task.WhenAll over a projection of a parameter, field, query result or any IEnumerable puts every item in flight at once: a denial-of-service attack on your own downstream when the list is large. FanOutAsync or Parallel.ForEachAsync enforce a limit.",
+        helpLinkUri: HelpLink(DiagnosticIds.UnboundedWhenAll));
 
     internal static readonly DiagnosticDescriptor OuterTokenInLoopBody = new(
         DiagnosticIds.OuterTokenInLoopBody,
@@ -48,7 +55,7 @@ internal static class FanOutDiagnostics
         DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
         description: "Parallel.ForEachAsync and FanOutAsync hand each body a token that is canceled when the caller's token is and when any body fails. A body that passes the outer token keeps working after a failure has already decided the outcome.",
-        helpLinkUri: HelpLinkBase + DiagnosticIds.OuterTokenInLoopBody + ".md");
+        helpLinkUri: HelpLink(DiagnosticIds.OuterTokenInLoopBody));
 
     internal static readonly DiagnosticDescriptor DefaultLimitForIo = new(
         DiagnosticIds.DefaultLimitForIo,
@@ -58,5 +65,5 @@ internal static class FanOutDiagnostics
         DiagnosticSeverity.Info,
         isEnabledByDefault: true,
         description: "Without MaxDegreeOfParallelism, Parallel.ForEachAsync runs ProcessorCount bodies at once. Bodies that wait on I/O leave the cores idle: the lab measured 5,282 ms for 500 x 20 ms waits on 2 cores at the default, 213 ms at 50.",
-        helpLinkUri: HelpLinkBase + DiagnosticIds.DefaultLimitForIo + ".md");
+        helpLinkUri: HelpLink(DiagnosticIds.DefaultLimitForIo));
 }

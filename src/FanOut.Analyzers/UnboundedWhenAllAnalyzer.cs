@@ -10,13 +10,17 @@ namespace FanOut.Analyzers;
 
 /// <summary>
 /// FO0003: Task.WhenAll over a <c>Select</c> projection of a collection whose size is not a small compile-time constant
-/// (a parameter, field, query result, any IEnumerable): every item starts at once, with no limit.
+/// (a parameter, field, query result, any IEnumerable), or over a list a foreach filled with one task per item of one
+/// (<c>foreach (var x in source) tasks.Add(CallAsync(x));</c>): every item starts at once, with no limit.
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
 public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
 {
     /// <summary>Diagnostic property: "true" when the projection is written inside the WhenAll call, so a fix can move it.</summary>
     public const string InlineProjectionProperty = "InlineProjection";
+
+    /// <summary>Diagnostic property: "true" when the tasks come from a foreach loop (its location is the additional location).</summary>
+    public const string LoopFormProperty = "LoopForm";
 
     /// <inheritdoc />
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics { get; } =
@@ -48,12 +52,23 @@ public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
         }
 
         var select = ProjectionSource.FindSelect(invocation.Arguments[0].Value, symbols, out var throughLocal);
-        if (select is null || select.Arguments.Length != 2)
+        IOperation source;
+        Location? loopLocation = null;
+        if (select is { Arguments.Length: 2 })
+        {
+            source = select.Arguments[0].Value;
+        }
+        else if (select is null && TaskLoop.Find(invocation.Arguments[0].Value, symbols, out _) is { } loop)
+        {
+            source = loop.Collection;
+            loopLocation = loop.Syntax.GetLocation();
+            throughLocal = true;
+        }
+        else
         {
             return;
         }
 
-        var source = select.Arguments[0].Value;
         if (ProjectionSource.IsSmallConstant(source, symbols))
         {
             return;
@@ -63,10 +78,12 @@ public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
             ? "FanOutAsync with a ConcurrencyLimit"
             : "Parallel.ForEachAsync with a MaxDegreeOfParallelism";
         var properties = ImmutableDictionary<string, string?>.Empty
-            .Add(InlineProjectionProperty, throughLocal ? "false" : "true");
+            .Add(InlineProjectionProperty, throughLocal ? "false" : "true")
+            .Add(LoopFormProperty, loopLocation is null ? "false" : "true");
         context.ReportDiagnostic(Diagnostic.Create(
             FanOutDiagnostics.UnboundedWhenAll,
             invocation.Syntax.GetLocation(),
+            loopLocation is null ? null : new[] { loopLocation },
             properties,
             OperationWalk.Unwrap(source).Syntax.ToString(),
             suggestion));

@@ -1,4 +1,5 @@
 using System.CommandLine;
+using System.CommandLine.Help;
 
 using FanOut.Cli.Commands;
 
@@ -7,12 +8,20 @@ namespace FanOut.Cli;
 /// <summary>The <c>fanout</c> command line: parse, report usage errors in one line with exit code 2, else invoke.</summary>
 public static class FanOutCommandLine
 {
+    /// <summary>The command's name, as installed by <c>dotnet tool install FanOut.Cli</c> and shown in <c>--help</c>.</summary>
+    public const string CommandName = "fanout";
+
     /// <summary>Runs <paramref name="args"/> against <paramref name="context"/>.</summary>
     public static async Task<int> InvokeAsync(string[] args, CliContext context, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(args);
         ArgumentNullException.ThrowIfNull(context);
-        var root = new RootCommand("FanOut lab: runs the seed experiments on this machine and measures what each fan-out strategy really did.");
+        // Not a RootCommand: its name is the executable's (FanOut.Cli), while the installed tool's command is "fanout".
+        var root = new Command(CommandName, "FanOut lab: runs the seed experiments on this machine and measures what each fan-out strategy really did.")
+        {
+            new HelpOption(),
+            new VersionOption(),
+        };
         root.Subcommands.Add(ListCommand.Create(context.Catalog, context.Console));
         root.Subcommands.Add(RunCommand.Create(context));
         root.Subcommands.Add(ServeCommand.Create(context));

@@ -17,15 +17,27 @@ public static class ListCommand
         var command = new Command("list", "List the scenarios, the seed each reproduces and its default size.");
         command.SetAction(_ =>
         {
-            foreach (var scenario in catalog.Scenarios)
+            foreach (var line in Lines(catalog))
             {
-                var cases = scenario.Cases(ScenarioSize.Default).Count;
-                var full = scenario.Cases(new ScenarioSize(1, Full: true)).Count;
-                console.WriteLine($"{scenario.Id,-20} seed {scenario.Seed.File,-26} {scenario.Describe(ScenarioSize.Default)}; {cases} cases ({full} with --full)");
+                console.WriteLine(line);
             }
 
             return ExitCodes.Success;
         });
         return command;
+    }
+
+    /// <summary>One line per scenario, its columns (id, seed file) padded to the longest value so every description starts in one column.</summary>
+    public static IReadOnlyList<string> Lines(ScenarioCatalog catalog)
+    {
+        ArgumentNullException.ThrowIfNull(catalog);
+        var idWidth = catalog.Scenarios.Max(s => s.Id.Length);
+        var seedWidth = catalog.Scenarios.Max(s => s.Seed.File.Length);
+        return catalog.Scenarios.Select(scenario =>
+        {
+            var cases = scenario.Cases(ScenarioSize.Default).Count;
+            var full = scenario.Cases(new ScenarioSize(1, Full: true)).Count;
+            return $"{scenario.Id.PadRight(idWidth)}  seed {scenario.Seed.File.PadRight(seedWidth)}  {scenario.Describe(ScenarioSize.Default)}; {cases} cases ({full} with --full)";
+        }).ToArray();
     }
 }

@@ -27,7 +27,7 @@ public static class RunCommand
         var aotOption = new Option<bool>("--aot") { Description = "Also run seed002-channels in a NativeAOT-published child (published on first use, then cached)." };
         var trimmedOption = new Option<bool>("--trimmed") { Description = "Also run seed002-channels in a trimmed self-contained child (published on first use, then cached)." };
         var timeoutOption = NumberOption.Create("--timeout", "Seconds one case may run before its child process is killed (default 300).", "use a positive number of seconds, e.g. 600");
-        var wideOption = new Option<bool>("--wide") { Description = "Print every column in the console tables (default: a compact table that fits ~160 columns)." };
+        var wideOption = new Option<bool>("--wide") { Description = "Print every column in the console tables (default: a compact table fitted to 170 columns, long cells and verdicts wrapped)." };
         var command = new Command("run", "Run a scenario (or all) and write results.json, results.csv, report.md and report.html.")
         {
             scenarioArgument, scaleOption, fullOption, inProcessOption, outOption, timeoutOption, wideOption, aotOption, trimmedOption,

@@ -18,7 +18,10 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
 
     private TimeSpan? _left;
 
-    /// <summary>True to print every column; false (the default) prints the compact table that fits ~160 columns.</summary>
+    /// <summary>The width the default output fits: compact tables are narrowed to it (long cells wrap), and so are the verdicts.</summary>
+    public const int CompactWidth = 170;
+
+    /// <summary>True to print every column on one line each; false (the default) prints the compact table, fitted to <see cref="CompactWidth"/>.</summary>
     public bool Wide { get; init; }
 
     /// <inheritdoc/>
@@ -40,7 +43,7 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
 
     /// <inheritdoc/>
     public void RunEstimated(TimeSpan estimate, int caseCount) =>
-        console.WriteLine($"Estimated duration: {Duration(estimate)} for {caseCount} case(s) (from each case's ideal time and run budget; the time left is shown as cases run).");
+        console.WriteLine($"Estimated duration: {Duration(estimate)} for {caseCount} case(s) (from each case's expected run time, run policy and start-up; the time left is shown as cases run).");
 
     /// <inheritdoc/>
     public void TimeLeft(TimeSpan remaining) => _left = remaining;
@@ -78,7 +81,7 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
         }
         else
         {
-            console.WriteLine($"{head}: {tail}");
+            WriteWrapped($"{head}: {tail}");
         }
     }
 
@@ -88,13 +91,22 @@ public sealed class ConsoleProgress(IAnsiConsole console, bool interactive) : IL
         ArgumentNullException.ThrowIfNull(result);
         console.WriteLine();
         var table = ResultTable.For(result, Wide);
-        console.WriteLine(TextTable.Render(table.Headers, table.Rows, table.RightAligned));
+        console.WriteLine(TextTable.Render(table.Headers, table.Rows, table.RightAligned, Wide ? int.MaxValue : CompactWidth));
         foreach (var c in result.Cases.Where(c => c.Note is not null))
         {
-            console.WriteLine($"{c.Strategy} ({ResultTable.ParametersText(c.Parameters)}): {c.Note}");
+            WriteWrapped($"{c.Strategy} ({ResultTable.ParametersText(c.Parameters)}): {c.Note}");
         }
 
-        console.WriteLine($"Seed said: {result.SeedClaim}");
-        console.WriteLine($"Here: {result.Verdict}");
+        WriteWrapped($"Seed said: {result.SeedClaim}");
+        WriteWrapped($"Here: {result.Verdict}");
+    }
+
+    /// <summary>A paragraph, word-wrapped at <see cref="CompactWidth"/> unless <see cref="Wide"/> (then one line, for grep).</summary>
+    private void WriteWrapped(string paragraph)
+    {
+        foreach (var line in Wide ? [paragraph] : TextTable.Wrap(paragraph, CompactWidth))
+        {
+            console.WriteLine(line);
+        }
     }
 }

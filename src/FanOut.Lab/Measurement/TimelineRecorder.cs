@@ -32,6 +32,9 @@ public sealed class TimelineRecorder
     private readonly long[] _rejectedTotal = new long[MaxPoints];
     private readonly int[] _serverInFlight = new int[MaxPoints];
     private long _startTimestamp;
+    private long _lastTimestamp;
+    private double _firstSampleMs = double.NaN;
+    private double _largestGapMs;
     private int _count;
     private int _pending;
     private int _stride = 1;
@@ -58,6 +61,16 @@ public sealed class TimelineRecorder
         var i = _count;
         var first = _pending == 0;
         _timeMs[i] = Stopwatch.GetElapsedTime(_startTimestamp, timestamp).TotalMilliseconds;
+        if (_samples == 0)
+        {
+            _firstSampleMs = _timeMs[i];
+        }
+        else
+        {
+            _largestGapMs = Math.Max(_largestGapMs, Stopwatch.GetElapsedTime(_lastTimestamp, timestamp).TotalMilliseconds);
+        }
+
+        _lastTimestamp = timestamp;
         _inFlight[i] = Peak(first, _inFlight[i], _probe.Current);
         _poolThreads[i] = Peak(first, _poolThreads[i], poolThreads);
         _osThreads[i] = Peak(first, _osThreads[i], osThreads);
@@ -108,6 +121,8 @@ public sealed class TimelineRecorder
             Completed = _sources.Completed is null ? null : PerPoint(_completedTotal, count),
             Rejected = _sources.Rejected is null ? null : PerPoint(_rejectedTotal, count),
             ServerInFlight = _sources.ServerInFlight is null ? null : Take(_serverInFlight, count),
+            FirstSampleMs = double.IsNaN(_firstSampleMs) ? null : Math.Round(_firstSampleMs, TimeDecimals),
+            LargestGapMs = count == 0 ? null : Math.Round(Math.Max(_largestGapMs, count == 0 ? 0 : runMs - _timeMs[count - 1]), TimeDecimals),
         };
     }
 

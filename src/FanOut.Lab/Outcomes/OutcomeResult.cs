@@ -1,7 +1,8 @@
 namespace FanOut.Lab.Outcomes;
 
 /// <summary>The error or cancellation part of a case's result: <c>outcome</c> in results.json, null for cases that only time a fan-out.</summary>
-/// <remarks>Counts and times are the mean per measured run, like the rest of a case's result; the texts (final state,
+/// <remarks>Times are the mean per measured run; counts are one run's (the median run's, when the builder names it), so they are
+/// whole numbers that agree with each other; the texts (final state,
 /// what was thrown) list every value seen, most frequent first, so a run that differed is not hidden.</remarks>
 public sealed record OutcomeResult
 {
@@ -47,8 +48,9 @@ public sealed record OutcomeResult
     /// <summary>Failures the API ties to their item's index.</summary>
     public double FailuresIndexedByApi { get; init; }
 
-    /// <summary>The means of <paramref name="runs"/>, or null when they carry no outcome.</summary>
-    public static OutcomeResult? Of(IReadOnlyList<OutcomeRunMetrics?> runs)
+    /// <summary>The counts of <paramref name="counts"/> (else the means of <paramref name="runs"/>), the mean stop time and every
+    /// text seen, or null when the runs carry no outcome.</summary>
+    public static OutcomeResult? Of(IReadOnlyList<OutcomeRunMetrics?> runs, OutcomeRunMetrics? counts = null)
     {
         ArgumentNullException.ThrowIfNull(runs);
         if (runs.Count == 0 || runs.Any(r => r is null))
@@ -57,24 +59,24 @@ public sealed record OutcomeResult
         }
 
         var all = runs.Select(r => r!).ToArray();
-        double Mean(Func<OutcomeRunMetrics, double> metric) => all.Average(metric);
+        double Count(Func<OutcomeRunMetrics, double> metric) => counts is null ? all.Average(metric) : metric(counts);
         var stops = all.Where(r => r.StopMs is not null).Select(r => r.StopMs!.Value).ToArray();
         return new OutcomeResult
         {
-            ItemsStarted = Mean(r => r.ItemsStarted),
-            StartedAfterTrigger = Mean(r => r.StartedAfterTrigger),
-            Completed = Mean(r => r.Completed),
-            Failed = Mean(r => r.Failed),
-            Canceled = Mean(r => r.Canceled),
+            ItemsStarted = Count(r => r.ItemsStarted),
+            StartedAfterTrigger = Count(r => r.StartedAfterTrigger),
+            Completed = Count(r => r.Completed),
+            Failed = Count(r => r.Failed),
+            Canceled = Count(r => r.Canceled),
             StopMs = stops.Length == 0 ? null : stops.Average(),
-            RunningAtReturn = Mean(r => r.RunningAtReturn),
+            RunningAtReturn = Count(r => r.RunningAtReturn),
             FinalState = Texts(all.Select(r => r.FinalState)),
             Threw = Texts(all.Select(r => r.ThrewItem is { } item ? $"{r.Threw} (item {item})" : r.Threw)),
-            ExceptionsReachable = Mean(r => r.ExceptionsReachable),
-            CancellationsReachable = Mean(r => r.CancellationsReachable),
+            ExceptionsReachable = Count(r => r.ExceptionsReachable),
+            CancellationsReachable = Count(r => r.CancellationsReachable),
             FirstFailedItem = all.Any(r => r.FirstFailedItem is not null) ? Texts(all.Select(r => r.FirstFailedItem?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "none")) : null,
-            FailuresReachable = Mean(r => r.FailuresReachable),
-            FailuresIndexedByApi = Mean(r => r.FailuresIndexedByApi),
+            FailuresReachable = Count(r => r.FailuresReachable),
+            FailuresIndexedByApi = Count(r => r.FailuresIndexedByApi),
         };
     }
 

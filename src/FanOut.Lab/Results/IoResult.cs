@@ -3,7 +3,8 @@ using FanOut.Lab.Measurement;
 namespace FanOut.Lab.Results;
 
 /// <summary>The real-I/O part of a case's result: <c>io</c> in results.json, null for workloads without real I/O (the seed scenarios).</summary>
-/// <remarks>Every value is the mean per measured run, like the rest of <see cref="CaseResult"/>.</remarks>
+/// <remarks>Rates, latencies and times are the mean per measured run; counts are one run's (the median run's, when the
+/// builder names it), so they are whole numbers that agree with each other.</remarks>
 public sealed record IoResult
 {
     /// <summary>Items that did their work.</summary>
@@ -60,8 +61,9 @@ public sealed record IoResult
     /// <summary>Redis round trips per item of a shared Redis limit; null without one.</summary>
     public double? RoundTripsPerItem { get; init; }
 
-    /// <summary>The means of <paramref name="runs"/>, or null when they carry no I/O metrics.</summary>
-    public static IoResult? Of(IReadOnlyList<IoRunMetrics?> runs)
+    /// <summary>The means of <paramref name="runs"/>, with the counts of <paramref name="counts"/> when given (else their means too),
+    /// or null when they carry no I/O metrics.</summary>
+    public static IoResult? Of(IReadOnlyList<IoRunMetrics?> runs, IoRunMetrics? counts = null)
     {
         ArgumentNullException.ThrowIfNull(runs);
         if (runs.Count == 0 || runs.Any(r => r is null))
@@ -77,26 +79,30 @@ public sealed record IoResult
             return values.Length == 0 ? null : values.Average();
         }
 
-        var statuses = io.SelectMany(r => r.FailuresByStatus.Keys).Distinct().Order()
-            .ToDictionary(code => code.ToString(System.Globalization.CultureInfo.InvariantCulture), code => io.Average(r => r.FailuresByStatus.TryGetValue(code, out var n) ? n : 0));
+        double Count(Func<IoRunMetrics, double> metric) => counts is null ? Mean(metric) : metric(counts);
+        double? CountOrNull(Func<IoRunMetrics, double?> metric) => counts is null ? MeanOrNull(metric) : metric(counts);
+        static double Status(IoRunMetrics run, int code) => run.FailuresByStatus.TryGetValue(code, out var n) ? n : 0;
+
+        var statuses = (counts is null ? io.SelectMany(r => r.FailuresByStatus.Keys) : counts.FailuresByStatus.Keys).Distinct().Order()
+            .ToDictionary(code => code.ToString(System.Globalization.CultureInfo.InvariantCulture), code => counts is null ? io.Average(r => Status(r, code)) : Status(counts, code));
         return new IoResult
         {
-            Successes = Mean(r => r.Successes),
-            Failures = Mean(r => r.Failures),
-            FailuresHttp = Mean(r => r.FailuresByStatus.Values.Sum()),
+            Successes = Count(r => r.Successes),
+            Failures = Count(r => r.Failures),
+            FailuresHttp = Count(r => r.FailuresByStatus.Values.Sum()),
             FailuresByStatus = statuses,
-            FailuresSocket = Mean(r => r.FailuresSocket),
-            FailuresTimeout = Mean(r => r.FailuresTimeout),
-            FailuresOther = Mean(r => r.FailuresOther),
+            FailuresSocket = Count(r => r.FailuresSocket),
+            FailuresTimeout = Count(r => r.FailuresTimeout),
+            FailuresOther = Count(r => r.FailuresOther),
             ItemLatencyP50Ms = MeanOrNull(r => r.LatencyP50Ms),
             ItemLatencyP95Ms = MeanOrNull(r => r.LatencyP95Ms),
             ItemLatencyP99Ms = MeanOrNull(r => r.LatencyP99Ms),
             SuccessesPerSecond = Mean(r => r.SuccessesPerSecond),
-            PeakConcurrentServed = MeanOrNull(r => r.PeakConcurrentServed),
-            Rejected429 = MeanOrNull(r => r.Rejected429),
-            RequestsServed = MeanOrNull(r => r.RequestsServed),
+            PeakConcurrentServed = CountOrNull(r => r.PeakConcurrentServed),
+            Rejected429 = CountOrNull(r => r.Rejected429),
+            RequestsServed = CountOrNull(r => r.RequestsServed),
             WriteWaitMs = MeanOrNull(r => r.WriteWaitMs),
-            BusyRetries = MeanOrNull(r => r.BusyRetries),
+            BusyRetries = CountOrNull(r => r.BusyRetries),
             PermitWaitMsPerItem = MeanOrNull(r => r.PermitWaitMsPerItem),
             RoundTripsPerItem = MeanOrNull(r => r.RoundTripsPerItem),
         };

@@ -6,7 +6,7 @@ namespace FanOut.Lab.Results;
 public static class ResultTable
 {
     /// <summary>The table for <paramref name="scenario"/>: the real-I/O columns when its cases have I/O metrics, else the seed columns;
-    /// every column when <paramref name="wide"/>, else the compact set that fits ~160 characters.</summary>
+    /// every column when <paramref name="wide"/>, else the compact set meant for a 170-column console.</summary>
     public static Table For(ScenarioResult scenario, bool wide = true)
     {
         ArgumentNullException.ThrowIfNull(scenario);
@@ -29,7 +29,7 @@ public static class ResultTable
         ArgumentNullException.ThrowIfNull(scenario);
         if (scenario.Cases.Any(c => c.Outcome is not null))
         {
-            return ColumnTables.Outcome; // one table, compact or wide: it is about what happened, not about time
+            return wide ? ColumnTables.Outcome : ColumnTables.OutcomeCompact;
         }
 
         return (IsIo(scenario), wide) switch

@@ -40,4 +40,39 @@ public sealed record Timeline
 
     /// <summary>Peak requests the server served at once within each point; null without a server.</summary>
     public IReadOnlyList<int>? ServerInFlight { get; init; }
+
+    /// <summary>Milliseconds from the run's start to the first sample; null in files written before the lab recorded it.</summary>
+    public double? FirstSampleMs { get; init; }
+
+    /// <summary>The longest time between two samples (before downsampling), or from the last sample to the run's end, in
+    /// milliseconds; null in older files.</summary>
+    public double? LargestGapMs { get; init; }
+
+    /// <summary>A run under this long is one whose timeline must keep up: first sample within <see cref="MaxStartMs"/>, no gap over <see cref="MaxGapMs"/>.</summary>
+    public const double ShortRunMs = 1000;
+
+    /// <summary>The latest first sample of a short run's timeline that is still "from the start".</summary>
+    public const double MaxStartMs = 3;
+
+    /// <summary>The longest gap between samples of a short run's timeline that is still "every 1 to 2 ms".</summary>
+    public const double MaxGapMs = 2;
+
+    /// <summary>Why this timeline shows less than it promises (a run under 1 s whose sampler started late or fell behind), or null when it kept up.</summary>
+    public string? SamplerFellBehind()
+    {
+        if (RunMs >= ShortRunMs)
+        {
+            return null;
+        }
+
+        var late = FirstSampleMs is { } first && first > MaxStartMs ? $"first sample {first.ToString("0.0", System.Globalization.CultureInfo.InvariantCulture)} ms after the start" : null;
+        var gap = LargestGapMs is { } largest && largest > MaxGapMs ? $"a gap of {largest.ToString("0.0", System.Globalization.CultureInfo.InvariantCulture)} ms between samples" : null;
+        return (late, gap) switch
+        {
+            (null, null) => null,
+            (not null, null) => $"the sampler fell behind: {late}",
+            (null, not null) => $"the sampler fell behind: {gap}",
+            _ => $"the sampler fell behind: {late}, {gap}",
+        };
+    }
 }

@@ -5,7 +5,11 @@ using FanOut.Lab.Workloads;
 
 namespace FanOut.Lab.Running;
 
-/// <summary>Turns a case's measured runs into its <see cref="CaseResult"/>: statistics of the times, means of the rest.</summary>
+/// <summary>
+/// Turns a case's measured runs into its <see cref="CaseResult"/>: statistics of the times, means of the other measures
+/// (CPU time, bytes, rates, latencies), and the counts (items, threads, limits, failures) of the median run, so every count
+/// is a whole number that one run really had, and the counts of a row agree with each other and with its timeline.
+/// </summary>
 public static class CaseResultBuilder
 {
     /// <summary>Builds the result; <paramref name="runs"/> must not be empty.</summary>
@@ -22,6 +26,7 @@ public static class CaseResultBuilder
         ArgumentNullException.ThrowIfNull(workload);
         ArgumentNullException.ThrowIfNull(runs);
         var times = Summary.Of(runs.Select(r => r.ElapsedMs).ToArray());
+        var median = MedianRun(runs);
         double Mean(Func<RunMetrics, double> metric) => runs.Average(metric);
         return new CaseResult
         {
@@ -39,29 +44,29 @@ public static class CaseResultBuilder
             Efficiency = IdealTime.Efficiency(idealMs, times.Mean),
             Concurrency = concurrency,
             CpuMsPerItem = cpuMsPerItem,
-            PeakInFlight = Mean(r => r.PeakInFlight),
-            ItemsStarted = Mean(r => r.ItemsStarted),
-            ThreadPoolThreadsStart = Mean(r => r.ThreadPoolThreadsStart),
-            ThreadPoolThreadsPeak = Mean(r => r.ThreadPoolThreadsPeak),
-            ThreadPoolThreadsEnd = Mean(r => r.ThreadPoolThreadsEnd),
-            ProcessThreadsStart = Mean(r => r.ProcessThreadsStart),
-            ProcessThreadsPeak = Mean(r => r.ProcessThreadsPeak),
-            ProcessThreadsEnd = Mean(r => r.ProcessThreadsEnd),
-            PeakQueueLength = Mean(r => r.PeakQueueLength),
-            CompletedWorkItems = Mean(r => r.CompletedWorkItems),
-            LockContentions = Mean(r => r.LockContentions),
+            PeakInFlight = median.PeakInFlight,
+            ItemsStarted = median.ItemsStarted,
+            ThreadPoolThreadsStart = median.ThreadPoolThreadsStart,
+            ThreadPoolThreadsPeak = median.ThreadPoolThreadsPeak,
+            ThreadPoolThreadsEnd = median.ThreadPoolThreadsEnd,
+            ProcessThreadsStart = median.ProcessThreadsStart,
+            ProcessThreadsPeak = median.ProcessThreadsPeak,
+            ProcessThreadsEnd = median.ProcessThreadsEnd,
+            PeakQueueLength = median.PeakQueueLength,
+            CompletedWorkItems = median.CompletedWorkItems,
+            LockContentions = median.LockContentions,
             AllocatedBytes = Mean(r => r.AllocatedBytes),
-            Gen0 = Mean(r => r.Gen0),
-            Gen1 = Mean(r => r.Gen1),
-            Gen2 = Mean(r => r.Gen2),
+            Gen0 = median.Gen0,
+            Gen1 = median.Gen1,
+            Gen2 = median.Gen2,
             CpuTimeMs = Mean(r => r.CpuTimeMs),
-            Io = IoResult.Of(runs.Select(r => r.Io).ToArray()),
+            Io = IoResult.Of(runs.Select(r => r.Io).ToArray(), median.Io),
             Heartbeat = HeartbeatResult.Of(runs.Select(r => r.Heartbeat).ToArray()),
-            Outcome = Outcomes.OutcomeResult.Of(runs.Select(r => r.Outcome).ToArray()),
-            LimitFinal = runs.All(r => r.Limit is not null) ? runs.Average(r => r.Limit!.Final) : null,
-            LimitPeak = runs.All(r => r.Limit is not null) ? runs.Average(r => r.Limit!.Peak) : null,
+            Outcome = Outcomes.OutcomeResult.Of(runs.Select(r => r.Outcome).ToArray(), median.Outcome),
+            LimitFinal = median.Limit?.Final,
+            LimitPeak = median.Limit?.Peak,
             SeedSays = labCase.SeedSays,
-            Timeline = MedianRun(runs).Timeline,
+            Timeline = median.Timeline,
         };
     }
 

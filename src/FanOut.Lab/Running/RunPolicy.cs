@@ -26,6 +26,10 @@ public sealed record RunPolicy(int Warmups, int MinRuns, int MaxRuns, TimeSpan B
     /// <summary>Why a case's own policy measures it fewer times than the others (shown beside its row), or null.</summary>
     public string? Reason { get; init; }
 
+    /// <summary>What one run of the case took when measured, for a case whose cost the model cannot see (blocking waits that
+    /// starve the pool): the duration estimate uses it instead of the ideal time; null lets the model estimate.</summary>
+    public TimeSpan? MeasuredRun { get; init; }
+
     /// <summary>True when another measured run should start after <paramref name="runs"/> runs taking <paramref name="spent"/>.</summary>
     public bool WantsAnotherRun(int runs, TimeSpan spent) =>
         runs < MinRuns || (runs < MaxRuns && spent < Budget);
@@ -58,6 +62,7 @@ public sealed record RunPolicy(int Warmups, int MinRuns, int MaxRuns, TimeSpan B
             LongRun = LongRun ?? other.LongRun,
             TightRelativeError = TightRelativeError ?? other.TightRelativeError,
             Reason = other.Reason ?? Reason,
+            MeasuredRun = other.MeasuredRun ?? MeasuredRun,
         };
 
     /// <summary>One measured run and no warm-up, for a case whose run takes many seconds, with <paramref name="reason"/> shown beside its row.</summary>

@@ -12,8 +12,12 @@ public sealed class Seed000FanOut500Scenario : Scenario
     private const int DelayMs = 20;
     private const int Limit = 50;
 
-    /// <summary>The blocking case takes 20 to 45 s per run at any scale (thread injection is what it measures): one cold run says it.</summary>
-    private static readonly RunPolicy s_starvingOnce = RunPolicy.Once("measured once, in a cold process: thread injection makes one run take 20 to 45 s at any scale");
+    /// <summary>The blocking case takes 20 to 52 s per run at any scale (thread injection is what it measures): one cold run says it.
+    /// Its estimate is what it measured on the 2-core VM (46 to 52 s), not its ideal 20 ms.</summary>
+    private static readonly RunPolicy s_starvingOnce = RunPolicy.Once("measured once, in a cold process: thread injection makes one run take 20 to 52 s at any scale") with
+    {
+        MeasuredRun = TimeSpan.FromSeconds(48),
+    };
 
     /// <inheritdoc/>
     public override string Id => "seed000-fanout500";

@@ -28,6 +28,21 @@ public sealed class ObservedStrategy(Strategy inner, CancelPlan? cancel = null) 
     public override int ConcurrencyFor(int itemCount) => inner.ConcurrencyFor(itemCount);
 
     /// <inheritdoc/>
+    /// <remarks>A run the caller cancels after a time ends then, or one wait later when the running bodies cannot stop early
+    /// (they ignore the token, or block in a synchronous loop).</remarks>
+    public override double EstimateRunMs(double runMs, Workload workload)
+    {
+        ArgumentNullException.ThrowIfNull(workload);
+        if (cancel is not { AfterMs: > 0 } plan)
+        {
+            return inner.EstimateRunMs(runMs, workload);
+        }
+
+        var stopsAtOnce = workload is FailingWorkload { HonorsToken: true } && inner.Needs != WorkloadForms.Synchronous;
+        return Math.Min(runMs, plan.AfterMs + (stopsAtOnce ? 0 : workload.Profile.WaitMs.DefaultIfEmpty(0).Max()));
+    }
+
+    /// <inheritdoc/>
     public override LimitReading? LastLimit => inner.LastLimit;
 
     /// <inheritdoc/>

@@ -14,6 +14,11 @@ public abstract class Strategy
     /// <summary>The most items the strategy lets run at once over <paramref name="itemCount"/> items, as configured; the ideal-time model's D.</summary>
     public abstract int ConcurrencyFor(int itemCount);
 
+    /// <summary>For the run's duration estimate only: how long one run takes, given the workload's estimate <paramref name="runMs"/>.</summary>
+    /// <param name="runMs">The workload's estimate of one run.</param>
+    /// <param name="workload">The workload, for a strategy that stops the run early.</param>
+    public virtual double EstimateRunMs(double runMs, Workload workload) => runMs;
+
     /// <summary>Where the strategy's own limit stood after the last run, for strategies whose limit moves; null for the rest.</summary>
     public virtual LimitReading? LastLimit => null;
 

@@ -42,6 +42,16 @@ public sealed class FailingWorkload : Workload
         Outcomes = new OutcomeRecorder(_timeProvider);
     }
 
+    /// <summary>False for a body that ignores its cancellation token (it runs to its end after the caller cancels).</summary>
+    public bool HonorsToken => _honorsToken;
+
+    /// <inheritdoc/>
+    /// <remarks>A failing run stops soon after its first failure (fail-fast strategies): the waves of items up to it, plus one wait
+    /// for the items in flight then; never more than the ideal time of the whole run.</remarks>
+    public override double EstimateRunMs(double idealMs, int concurrency) => _failingItems.Length == 0
+        ? idealMs
+        : Math.Min(idealMs, (Math.Ceiling((_failingItems[0] + 1.0) / Math.Max(1, concurrency)) + 1) * _delayMs);
+
     /// <summary>What the items did in the current run.</summary>
     public OutcomeRecorder Outcomes { get; }
 

@@ -36,4 +36,14 @@ public abstract class Workload
     /// <summary>Runs only the CPU part of item <paramref name="index"/>, synchronously and without waits, so the lab can time it alone.</summary>
     /// <remarks>Called only when <see cref="WorkProfile.UsesCpu"/> is true.</remarks>
     public virtual void RunCpuPart(int index) => Run(index);
+
+    /// <summary>For the run's duration estimate only: how long one run takes at <paramref name="concurrency"/>, given the ideal time.</summary>
+    /// <remarks>The ideal time, unless the workload knows better: a run that stops at its first failure, or waits on a real server
+    /// whose latency the cost model does not hold.</remarks>
+    public virtual double EstimateRunMs(double idealMs, int concurrency) => idealMs;
+
+    /// <summary>For the run's duration estimate only: what the case's set-up and tear-down cost, once per case, in milliseconds.</summary>
+    /// <value>400 ms for a workload with a set-up (<see cref="ICaseLifecycle"/>: a server's start, the connection pool's warm-up, the
+    /// stop; measured on the 2-core VM, downstream-capacity cases of ~80 ms runs took ~1.4 s each), else 0.</value>
+    public virtual double EstimateSetupMs => this is ICaseLifecycle ? 400 : 0;
 }

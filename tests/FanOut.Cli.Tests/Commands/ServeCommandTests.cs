@@ -13,6 +13,7 @@ public sealed class ServeCommandTests
     [InlineData("serve --rate abc", "--rate 'abc'", "requests per second")]
     [InlineData("serve --latency uniform:50-10", "'uniform:50-10'", "fixed:MS")]
     [InlineData("serve --latency bogus", "'bogus'", "lognormal:MEDIAN,p99=P99")]
+    [InlineData("serve --latency constant:40", "'constant:40'", "fixed:MS | uniform:MIN-MAX | lognormal:MEDIAN,p99=P99")]
     public async Task Serve_BadValue_OneLineErrorAndExitCode2(string commandLine, string namesValue, string namesRange)
     {
         var cli = new CliHarness();

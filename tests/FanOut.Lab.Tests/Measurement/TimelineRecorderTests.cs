@@ -51,4 +51,57 @@ public sealed class TimelineRecorderTests
         Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
         Assert.Equal(4, recorder.ToTimeline(1).Limit!.Max());
     }
+
+    [Fact]
+    public void ToTimeline_LateFirstSampleOrGap_SaysTheSamplerFellBehind()
+    {
+        // Issue 18 item 12: Task.WhenAll's 20 ms run once had its first sample at 17.7 ms.
+        var recorder = new TimelineRecorder(new InFlightProbe(), new TimelineSources());
+        var start = Stopwatch.GetTimestamp();
+        recorder.Start(start);
+        recorder.Record(start + Ms(17.7), 3, 14, 0);
+        recorder.Record(start + Ms(18.7), 3, 14, 0);
+        recorder.Record(start + Ms(19.7), 3, 14, 0);
+
+        var timeline = recorder.ToTimeline(20);
+
+        Assert.Equal(17.7, timeline.FirstSampleMs!.Value, 2);
+        Assert.Equal(1.0, timeline.LargestGapMs!.Value, 2);
+        Assert.Equal("the sampler fell behind: first sample 17.7 ms after the start", timeline.SamplerFellBehind());
+    }
+
+    [Fact]
+    public void ToTimeline_SampledFromTheStartEveryMillisecond_KeptUp()
+    {
+        var recorder = new TimelineRecorder(new InFlightProbe(), new TimelineSources());
+        var start = Stopwatch.GetTimestamp();
+        recorder.Start(start);
+        for (var i = 0; i <= 20; i++)
+        {
+            recorder.Record(start + Ms(i + 0.2), 3, 14, 0);
+        }
+
+        var timeline = recorder.ToTimeline(20);
+
+        Assert.Null(timeline.SamplerFellBehind());
+        Assert.Equal("the sampler fell behind: a gap of 2.5 ms between samples", (timeline with { LargestGapMs = 2.5 }).SamplerFellBehind());
+        Assert.Null((timeline with { RunMs = 5_000, FirstSampleMs = 40 }).SamplerFellBehind()); // runs of 1 s and more are not held to it
+    }
+
+    [Fact]
+    public void RunRecorder_Start_TakesTheFirstSampleAtTheStartWithoutWaitingForTheSampler()
+    {
+        // A sampler whose own loop never comes round: the only samples are the one Start takes and the one Stop takes.
+        using var sampler = new RuntimeSampler(TimeSpan.FromHours(1));
+        var recorder = new RunRecorder(sampler, new InFlightProbe(), new TimelineSources());
+
+        recorder.Start();
+        var timeline = recorder.Stop().Timeline!;
+
+        Assert.Equal(2, timeline.TimeMs.Count);
+        Assert.Equal(timeline.TimeMs[0], timeline.FirstSampleMs);
+        Assert.True(timeline.TimeMs[0] <= timeline.TimeMs[1]);
+    }
+
+    private static long Ms(double milliseconds) => (long)(milliseconds * Stopwatch.Frequency / 1000);
 }

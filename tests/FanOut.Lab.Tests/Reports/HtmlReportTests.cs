@@ -40,6 +40,34 @@ public sealed class HtmlReportTests
     }
 
     [Fact]
+    public void Write_TimeChart_OneNeutralColourAndEfficiencyAsText()
+    {
+        // Issue 18 item 12: bars coloured by efficiency made the 5 s default bright green beside FanOut's olive 68 ms.
+        var html = HtmlReport.Write(GoldenFileTests.Fixture(), s_all);
+        var timeChart = html[html.IndexOf("Mean time per strategy", StringComparison.Ordinal)..];
+        timeChart = timeChart[..timeChart.IndexOf("</svg>", StringComparison.Ordinal)];
+
+        Assert.DoesNotContain("hsl(", html, StringComparison.Ordinal);
+        var fills = System.Text.RegularExpressions.Regex.Matches(timeChart, "class=\"mark\"[^>]*fill=\"([^\"]+)\"").Select(m => m.Groups[1].Value).Distinct().ToArray();
+        Assert.Equal([Lab.Reports.Charts.Palette.Time], fills);
+        Assert.Contains(System.Net.WebUtility.HtmlEncode("5,055.08 ms ± 29.76 ms, eff. 0.99"), timeChart, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Write_TimelineWhoseSamplerFellBehind_SaysSoPlainly()
+    {
+        var fixture = GoldenFileTests.Fixture();
+        var scenario = fixture.Scenarios[0];
+        var adaptive = scenario.Cases.Single(c => c.Strategy == "FanOut (adaptive)");
+        var late = adaptive with { Timeline = adaptive.Timeline! with { RunMs = 20, FirstSampleMs = 17.7, LargestGapMs = 1 } };
+        var html = HtmlReport.Write(fixture with { Scenarios = [scenario with { Cases = [.. scenario.Cases.Select(c => ReferenceEquals(c, adaptive) ? late : c)] }] }, s_all);
+
+        Assert.Contains("The sampler fell behind: first sample 17.7 ms after the start.", html, StringComparison.Ordinal);
+        Assert.Contains("Not every timeline kept that promise", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("Not every timeline kept that promise", HtmlReport.Write(fixture, s_all), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Milliseconds_SeedFigures_ReadsTheTime()
     {
         Assert.Equal(640, SeedFigure.Milliseconds("~640 ms, 16 in flight (ProcessorCount)"));

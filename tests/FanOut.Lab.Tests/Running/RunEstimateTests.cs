@@ -1,3 +1,4 @@
+using FanOut.Lab.Outcomes;
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
@@ -32,6 +33,43 @@ public sealed class RunEstimateTests
 
         Assert.Equal(TimeSpan.FromSeconds(3), estimates[0]);
         Assert.Equal(TimeSpan.FromSeconds(1) + RunEstimate.UnknownLongRun, estimates[1]);
+    }
+
+    [Fact]
+    public void For_CaseWithAMeasuredRun_UsesItNotTheIdealTime()
+    {
+        // Issue 18 item 9: the blocking Parallel.ForEach's ideal is 20 ms, its real run 46-52 s; the old guess was 20 s.
+        var blocking = ScenarioCatalog.Default.Scenarios.Single(s => s.Id == "seed000-fanout500").Cases(ScenarioSize.Default)
+            .Single(c => c.Strategy.Name == "Parallel.ForEach (default)");
+        var estimates = s_estimate.For(new OneCaseScenario(blocking), ScenarioSize.Default);
+
+        Assert.Equal(TimeSpan.FromSeconds(1 + 48), estimates[0]);
+    }
+
+    [Fact]
+    public void For_FailingItems_CountTheRunUpToTheFirstFailureOnly()
+    {
+        // 100 items x 10 ms at ProcessorCount, item 10 throws: the run ends about when item 10 fails, not after 100 items.
+        var failing = new LabCase(new ParallelForEachAsyncStrategy(2), () => new FailingWorkload(100, 10, [10]), 100);
+        var whole = new LabCase(new ParallelForEachAsyncStrategy(2), () => new FailingWorkload(100, 10, []), 100);
+
+        var estimates = new RunEstimate(RunPolicy.Once("one run") with { LongRun = null }, TimeSpan.Zero).For(new OneCaseScenario(failing, whole), ScenarioSize.Default);
+
+        Assert.Equal(TimeSpan.FromMilliseconds((6 + 1) * 10), estimates[0]); // ceil(11 / 2) waves to the failure, one more wait
+        Assert.Equal(TimeSpan.FromMilliseconds(50 * 10), estimates[1]);      // nothing fails: the whole run, 50 waves
+    }
+
+    [Fact]
+    public void For_CallerCancels_CountsTheRunUpToTheCancellationOrOneWaitMoreWhenBodiesIgnoreIt()
+    {
+        var cancel = CancelPlan.After(TimeSpan.FromMilliseconds(50));
+        var honoring = new LabCase(new ObservedStrategy(new ParallelForEachAsyncStrategy(2), cancel), () => new FailingWorkload(100, 200, []), 100);
+        var ignoring = new LabCase(new ObservedStrategy(new WhenAllStrategy(), cancel), () => new FailingWorkload(100, 200, [], honorsToken: false), 100);
+
+        var estimates = new RunEstimate(new RunPolicy(0, 1, 1, TimeSpan.Zero), TimeSpan.Zero).For(new OneCaseScenario(honoring, ignoring), ScenarioSize.Default);
+
+        Assert.Equal(TimeSpan.FromMilliseconds(50), estimates[0]);
+        Assert.Equal(TimeSpan.FromMilliseconds(200), estimates[1]); // min(ideal 200 ms, 50 + 200)
     }
 
     [Fact]

@@ -22,6 +22,43 @@ public sealed class DefaultLimitVerdictTests
     }
 
     [Fact]
+    public void Describe_DefaultFastestOnlyWithinItsMaximum_SaysTheScopeAndTheFasterRow()
+    {
+        // Issue 18 item 8: seed000-fanout500 printed "68.4 ms, the fastest row" beside Task.WhenAll's 20.3 ms.
+        var measured = Result(
+            Row("Task.WhenAll", 500, meanMs: 20.3, peakInFlight: 500),
+            Row("FanOut (Fixed 50)", 500, meanMs: 213, peakInFlight: 50),
+            Row("FanOut (adaptive)", 500, meanMs: 68.4, peakInFlight: 256, limitFinal: 256, limitPeak: 256));
+
+        var sentence = DefaultLimitVerdict.Describe(measured, MaxLimit);
+
+        Assert.Equal("FanOut's default: FanOut (adaptive) at N=500: 68.4 ms, the fastest row with at most 256 in flight (Task.WhenAll took 20.3 ms with 500 in flight), limit settled at 256 (peak 256).", sentence);
+    }
+
+    [Fact]
+    public void Describe_DefaultFasterThanEveryRow_IsTheFastestRow()
+    {
+        var measured = Result(
+            Row("Task.WhenAll", 500, meanMs: 30, peakInFlight: 500),
+            Row("FanOut (adaptive)", 500, meanMs: 25, peakInFlight: 256, limitFinal: 256, limitPeak: 256));
+
+        Assert.Contains("25.0 ms, the fastest row, limit", DefaultLimitVerdict.Describe(measured, MaxLimit), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Describe_SlowerThanABoundedRow_ComparesWithinTheScope()
+    {
+        var measured = Result(
+            Row("Task.WhenAll", 500, meanMs: 20, peakInFlight: 500),
+            Row("FanOut (Fixed 50)", 500, meanMs: 40, peakInFlight: 50),
+            Row("FanOut (adaptive)", 500, meanMs: 60, peakInFlight: 256, limitFinal: 256, limitPeak: 256));
+
+        var sentence = DefaultLimitVerdict.Describe(measured, MaxLimit);
+
+        Assert.Contains("60.0 ms, 1.50x the fastest row with at most 256 in flight (FanOut (Fixed 50) 40.0 ms), limit", sentence, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Describe_OneClausePerParameterSet()
     {
         var measured = Result(

@@ -8,7 +8,7 @@ public static class BarChart
 {
     private const double Width = 820;
     private const double LabelWidth = 260;
-    private const double ValueWidth = 150;
+    private const double ValueWidth = 210;
     private const double RowHeight = 20;
     private const double Top = 24;
     private const double Bottom = 48;

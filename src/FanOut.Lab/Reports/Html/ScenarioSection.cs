@@ -32,11 +32,18 @@ public sealed class ScenarioSection(ScenarioResult scenario) : IReportSection
 
         var labels = CaseLabels.For(scenario);
         var isIo = ran.Any(c => c.Io is not null);
+        if (!isIo)
+        {
+            html.Append("<p class=\"note\">Time bars share one colour: shorter is faster. \"eff.\" is ideal / mean: 1.00 means as fast as that row's own concurrency allows, not faster than the other rows.</p>");
+        }
+
         html.Append("<div class=\"charts\">");
+        // One neutral colour for every bar: a colour scale (the 5 s default at efficiency 1.0 was bright green) or a palette
+        // with a green and a red lets a slower row read as the better one. Efficiency (ideal / mean) is printed after the time.
         html.Append(BarChart.Render(
-            "Mean time per strategy (error bar: 99.9% CI" + (isIo ? ")" : "; colour: efficiency, green = as fast as its concurrency allows)"),
+            "Mean time per strategy (shorter is faster; error bar: 99.9% CI)",
             "mean ms",
-            ran.Select(c => new Bar(labels[c], c.MeanMs, isIo ? Palette.Series(labels.Family(c)) : Palette.Efficiency(c.Efficiency), c.ErrorMs, SeedFigure.Milliseconds(c.SeedSays), CellTextFor(c))).ToArray(),
+            ran.Select(c => new Bar(labels[c], c.MeanMs, Palette.Time, c.ErrorMs, SeedFigure.Milliseconds(c.SeedSays), CellTextFor(c, isIo))).ToArray(),
             "the seed's published figure"));
         foreach (var grid in GridCharts.For(ran))
         {
@@ -61,6 +68,7 @@ public sealed class ScenarioSection(ScenarioResult scenario) : IReportSection
         }
     }
 
-    private static string CellTextFor(CaseResult c) =>
-        Results.Columns.CellText.Time(c.MeanMs) + (c.ErrorMs is { } e ? " ± " + Results.Columns.CellText.Time(e) : string.Empty);
+    private static string CellTextFor(CaseResult c, bool isIo) =>
+        Results.Columns.CellText.Time(c.MeanMs) + (c.ErrorMs is { } e ? " ± " + Results.Columns.CellText.Time(e) : string.Empty)
+        + (isIo ? string.Empty : ", eff. " + Results.Columns.CellText.Ratio(c.Efficiency));
 }

@@ -38,7 +38,16 @@ public static class TimelineCharts
             return;
         }
 
-        html.Append("<h3>Over time (the median run of each case, sampled every 1 ms)</h3><div class=\"charts\">");
+        html.Append("<h3>Over time (the median run of each case, sampled from its start every 1 ms)</h3>");
+        var behind = timed.Select(c => (Case: c, Why: c.Timeline!.SamplerFellBehind())).Where(x => x.Why is not null).ToArray();
+        if (behind.Length > 0)
+        {
+            html.Append("<p class=\"note sampler\">Not every timeline kept that promise: ")
+                .Append(Svg.Text(string.Join("; ", behind.Select(x => $"{labels[x.Case]}: {x.Why}"))))
+                .Append(". Read those lines as coarser than 1 ms.</p>");
+        }
+
+        html.Append("<div class=\"charts\">");
         html.Append(LineChart.Render(
             "Items in flight over time, every strategy",
             "ms since the run started",
@@ -53,7 +62,13 @@ public static class TimelineCharts
         foreach (var c in timed)
         {
             var t = c.Timeline!;
-            html.Append("<div class=\"card\"><h4>").Append(Svg.Text(labels[c])).Append("</h4><div class=\"charts\">");
+            html.Append("<div class=\"card\"><h4>").Append(Svg.Text(labels[c])).Append("</h4>");
+            if (t.SamplerFellBehind() is { } why)
+            {
+                html.Append("<p class=\"note sampler\">").Append(Svg.Text(char.ToUpperInvariant(why[0]) + why[1..])).Append(".</p>");
+            }
+
+            html.Append("<div class=\"charts\">");
             var concurrency = new List<Series> { Step("in flight", InFlightColor, t, t.InFlight.Select(v => (double)v).ToArray()) };
             if (t.Limit is { } limit)
             {

@@ -113,8 +113,8 @@ public static class RecommendationBuilder
 
         var ratio = advised.MeanMs / best.MeanMs;
         return ReferenceEquals(advised, best) || ratio <= ContradictionRatio
-            ? $"Agrees with {shape.SeedAdvice}: {advised.Strategy} is {(ReferenceEquals(advised, best) ? "the fastest" : $"within {Ratio(ratio)}x of the fastest")} here."
-            : $"Contradicts {shape.SeedAdvice}: its best case here, {advised.Strategy}, took {CellText.Time(advised.MeanMs)}, {Ratio(ratio)}x the fastest.";
+            ? $"Agrees with {shape.SeedAdvice}: {advised.Strategy} is {(ReferenceEquals(advised, best) ? "the fastest" : $"within {Ratio(ratio)}x of the fastest")} of the cases that completed every item here."
+            : $"Contradicts {shape.SeedAdvice}: its best case here, {advised.Strategy}, took {CellText.Time(advised.MeanMs)}, {Ratio(ratio)}x the fastest of the cases that completed every item.";
     }
 
     private static string Ratio(double ratio) => ratio.ToString(ratio < 10 ? "0.0#" : "N0", CultureInfo.InvariantCulture);

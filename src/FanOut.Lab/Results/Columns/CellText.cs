@@ -21,9 +21,9 @@ public static class CellText
         _ => string.Create(CultureInfo.InvariantCulture, $"{bytes / 1024 / 1024:N1} MB"),
     };
 
-    /// <summary>A count that is a mean over runs: no decimals when whole, one otherwise.</summary>
-    public static string Count(double value) =>
-        value == Math.Round(value) ? value.ToString("N0", CultureInfo.InvariantCulture) : value.ToString("N1", CultureInfo.InvariantCulture);
+    /// <summary>A count, always a whole number: the lab's counts are one run's (the median run's, see CaseResultBuilder), and a
+    /// count read from an older results file that holds a mean is rounded rather than shown as "41.7 items".</summary>
+    public static string Count(double value) => Math.Round(value, MidpointRounding.AwayFromZero).ToString("N0", CultureInfo.InvariantCulture);
 
     /// <summary>Start/peak/end of a sampled count: <c>3/380/380</c>.</summary>
     public static string StartPeakEnd(double start, double peak, double end) => $"{Count(start)}/{Count(peak)}/{Count(end)}";

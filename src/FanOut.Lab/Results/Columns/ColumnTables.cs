@@ -19,8 +19,11 @@ public enum ColumnTables
     /// <summary>The real-I/O scenarios' default console table.</summary>
     IoCompact = 8,
 
-    /// <summary>The table of the error and cancellation scenarios (seed000-errors, seed000-cancel): what the items did and what the caller got.</summary>
+    /// <summary>The full table of the error and cancellation scenarios (seed000-errors, seed000-cancel): what the items did and what the caller got.</summary>
     Outcome = 16,
+
+    /// <summary>The error and cancellation scenarios' default console table: the counts and what the caller got.</summary>
+    OutcomeCompact = 32,
 
     /// <summary>Every seed table.</summary>
     Seed = SeedWide | SeedCompact,
@@ -31,6 +34,9 @@ public enum ColumnTables
     /// <summary>Every full table.</summary>
     Wide = SeedWide | IoWide,
 
+    /// <summary>Every outcome table.</summary>
+    Outcomes = Outcome | OutcomeCompact,
+
     /// <summary>Every table.</summary>
-    All = Seed | Io | Outcome,
+    All = Seed | Io | Outcomes,
 }

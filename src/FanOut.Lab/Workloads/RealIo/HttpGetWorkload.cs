@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 
 using FanOut.Downstream;
+using FanOut.Downstream.Latency;
 using FanOut.Lab.Measurement;
 
 namespace FanOut.Lab.Workloads.RealIo;
@@ -84,6 +85,24 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle, ILiveCounters
     /// <remarks>No fixed wait per item: the server's latency is a distribution and its queue adds to it, so the ideal-time
     /// model gets nothing to work with and the efficiency column is not meaningful here; the I/O columns are.</remarks>
     public override WorkProfile Profile => new([], UsesCpu: false);
+
+    /// <inheritdoc/>
+    /// <remarks>The cost model holds no server: a run is taken as waves of the server's typical latency, each wave as many calls
+    /// as the server serves at once (fewer when the strategy sends fewer); past capacity plus queue a call is refused at once.</remarks>
+    public override double EstimateRunMs(double idealMs, int concurrency)
+    {
+        var latencyMs = _options.Latency switch
+        {
+            FixedLatency fixedLatency => fixedLatency.Milliseconds,
+            UniformLatency uniform => (uniform.MinMilliseconds + uniform.MaxMilliseconds) / 2,
+            LogNormalLatency logNormal => logNormal.MedianMilliseconds,
+            _ => 20,
+        };
+        var perWave = Math.Max(1, Math.Min(concurrency, _options.Capacity));
+        var served = concurrency >= _itemCount ? Math.Min(_itemCount, _options.Capacity + _options.Queue) : _itemCount;
+        var rateMs = _options.RatePerSecond is { } rate ? served / rate * 1000 : 0;
+        return Math.Max(idealMs, Math.Max(rateMs, Math.Ceiling(served / (double)perWave) * latencyMs));
+    }
 
     /// <summary>The running server (after set-up), for tests.</summary>
     internal DownstreamServer Server => (_downstream ?? throw new InvalidOperationException("Not set up.")).Server;

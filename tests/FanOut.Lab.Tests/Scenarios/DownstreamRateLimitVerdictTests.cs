@@ -1,0 +1,54 @@
+using FanOut.Lab.Results;
+using FanOut.Lab.Scenarios;
+
+namespace FanOut.Lab.Tests.Scenarios;
+
+/// <summary>A "best" the verdict names is best within the group it speaks of (issue 18: sentences true of their table).</summary>
+public sealed class DownstreamRateLimitVerdictTests
+{
+    [Fact]
+    public void Verdict_BestBurstyRow_IsOneThatDroppedItems()
+    {
+        var measured = Result(
+            Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
+            Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
+            // Completed every item and has the highest rate: not one of the bursty strategies the sentence is about.
+            Row("FanOut (Fixed 50, 500/s bucket)", ok: 2_000, failed: 0, okPerSecond: 600));
+
+        var verdict = new DownstreamRateLimitScenario().Verdict(measured);
+
+        Assert.Contains("(best of those that dropped items: Parallel.ForEachAsync (DOP 50), 533 ok/s)", verdict, StringComparison.Ordinal);
+        Assert.Contains("Of the strategies that completed every item, FanOut (Fixed 50, 500/s bucket) was fastest (600 ok/s).", verdict, StringComparison.Ordinal);
+    }
+
+    private static ScenarioResult Result(params CaseResult[] cases) => new()
+    {
+        Id = "downstream-rate-limit",
+        Seed = "s",
+        SeedClaim = "c",
+        SeedMachine = "m",
+        Scale = 1,
+        Full = false,
+        Cases = cases,
+    };
+
+    private static CaseResult Row(string strategy, double ok, double failed, double okPerSecond) => new()
+    {
+        Strategy = strategy,
+        Workload = "w",
+        Parameters = new Dictionary<string, object> { ["itemCount"] = 2_000 },
+        Runs = 3,
+        MeanMs = 100,
+        PeakInFlight = 50,
+        Io = new IoResult
+        {
+            Successes = ok,
+            Failures = failed,
+            FailuresHttp = failed,
+            FailuresByStatus = new Dictionary<string, double> { ["429"] = failed },
+            SuccessesPerSecond = okPerSecond,
+            Rejected429 = failed,
+            PeakConcurrentServed = 30,
+        },
+    };
+}
