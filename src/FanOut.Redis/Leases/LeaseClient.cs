@@ -29,9 +29,10 @@ internal sealed class LeaseClient
     private LeaseStore? _store;
     private string _epoch = string.Empty;
 
-    public LeaseClient(Task<IConnectionMultiplexer> connection, RedisLimitOptions options, string clientId)
+    public LeaseClient(Task<IConnectionMultiplexer> connection, string endpoints, RedisLimitOptions options, string clientId)
     {
         _connection = connection;
+        Endpoints = endpoints;
         _options = options;
         _time = options.TimeProvider;
         ClientId = clientId;
@@ -63,15 +64,13 @@ internal sealed class LeaseClient
     public IConnectionMultiplexer? ConnectionIfReady => _connection.IsCompletedSuccessfully ? _connection.Result : null;
 
     /// <summary>The Redis endpoints as configured, for messages: <c>127.0.0.1:6379</c>.</summary>
-    public string DescribeEndpoints()
-    {
-        if (ConnectionIfReady is not { } connection)
-        {
-            return "(not connected yet)";
-        }
+    public string Endpoints { get; }
 
-        var endpoints = connection.GetEndPoints(configuredOnly: true);
-        return endpoints.Length == 0 ? "(no endpoint)" : string.Join(", ", endpoints.Select(Describe));
+    /// <summary>Formats <paramref name="endpoints"/> for <see cref="Endpoints"/>.</summary>
+    public static string Describe(IEnumerable<EndPoint> endpoints)
+    {
+        var text = string.Join(", ", endpoints.Select(Describe));
+        return text.Length == 0 ? "(no endpoint configured)" : text;
     }
 
     /// <summary>Runs one round trip under the gate, bounded by <see cref="Timeout"/>.</summary>

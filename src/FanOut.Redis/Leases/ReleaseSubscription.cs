@@ -18,6 +18,7 @@ internal sealed class ReleaseSubscription
     private readonly FleetState _fleet;
     private readonly Action<RedisChannel, RedisValue> _handler;
     private int _started;
+    private int _stopped;
 
     public ReleaseSubscription(LeaseClient client, LocalLeases leases, FleetState fleet)
     {
@@ -39,6 +40,7 @@ internal sealed class ReleaseSubscription
     /// <summary>Unsubscribes this limit's handler, within the client's bound.</summary>
     public async Task UnsubscribeAsync(CancellationToken cancellationToken)
     {
+        Volatile.Write(ref _stopped, 1);
         if (Volatile.Read(ref _started) != 0 && _client.ConnectionIfReady is { } connection)
         {
             await _client.Bounded(connection.GetSubscriber().UnsubscribeAsync(_client.Channel, _handler), cancellationToken).ConfigureAwait(false);
@@ -51,6 +53,11 @@ internal sealed class ReleaseSubscription
         {
             var connection = await _client.ConnectionAsync().ConfigureAwait(false);
             await connection.GetSubscriber().SubscribeAsync(_client.Channel, _handler).ConfigureAwait(false);
+            if (Volatile.Read(ref _stopped) != 0)
+            {
+                // Disposal unsubscribed before this subscription landed: take the handler off (it would keep the limit alive).
+                await connection.GetSubscriber().UnsubscribeAsync(_client.Channel, _handler).ConfigureAwait(false);
+            }
         }
         catch (Exception)
         {

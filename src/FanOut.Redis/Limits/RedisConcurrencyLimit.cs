@@ -55,14 +55,14 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
     private int _disposed;
 
-    private RedisConcurrencyLimit(Task<IConnectionMultiplexer> redis, RedisLimitOptions options, bool ownsConnection)
+    private RedisConcurrencyLimit(Task<IConnectionMultiplexer> redis, string endpoints, RedisLimitOptions options, bool ownsConnection)
     {
         _options = options;
         _ownsConnection = ownsConnection;
         var clientId = string.Create(CultureInfo.InvariantCulture, $"{Environment.ProcessId}-{Guid.NewGuid():N}");
         _telemetry = new RedisLimitTelemetry(options.Key);
         _leases = new LocalLeases(this, options.Budget, options.TimeProvider, _telemetry);
-        _client = new LeaseClient(redis, options, clientId);
+        _client = new LeaseClient(redis, endpoints, options, clientId);
         _fleet = new FleetState(options.Budget, _telemetry);
         _subscription = new ReleaseSubscription(_client, _leases, _fleet);
         _renewal = new LeaseRenewalLoop(options, _leases, _client, _fleet, _telemetry);
@@ -78,7 +78,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         ArgumentNullException.ThrowIfNull(redis);
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        return new RedisConcurrencyLimit(Task.FromResult(redis), options, ownsConnection: false);
+        return new RedisConcurrencyLimit(Task.FromResult(redis), LeaseClient.Describe(redis.GetEndPoints(configuredOnly: true)), options, ownsConnection: false);
     }
 
     /// <summary>Connects to Redis with <paramref name="configuration"/> (e.g. <c>127.0.0.1:6379</c>) and returns a limit that owns the connection.</summary>
@@ -98,7 +98,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         var settings = ConfigurationOptions.Parse(configuration);
         settings.AbortOnConnectFail = false;
         var connecting = ConnectAsync(settings);
-        return Task.FromResult(new RedisConcurrencyLimit(connecting, options, ownsConnection: true));
+        return Task.FromResult(new RedisConcurrencyLimit(connecting, LeaseClient.Describe(settings.EndPoints), options, ownsConnection: true));
 
         static async Task<IConnectionMultiplexer> ConnectAsync(ConfigurationOptions settings) =>
             await ConnectionMultiplexer.ConnectAsync(settings).ConfigureAwait(false);

@@ -27,7 +27,7 @@ internal sealed class UnavailableHandler(RedisLimitOptions options, LocalLeases 
         }
         else
         {
-            leases.FailWaiters(RedisLimitUnavailableException.Create(options.Key, client.DescribeEndpoints(), client.Timeout, failure));
+            leases.FailWaiters(RedisLimitUnavailableException.Create(options.Key, client.Endpoints, client.Timeout, failure));
         }
     }
 }

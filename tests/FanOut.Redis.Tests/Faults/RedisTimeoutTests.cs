@@ -134,6 +134,22 @@ public sealed class RedisTimeoutTests(RedisServer redis) : IClassFixture<RedisSe
     }
 
     [Fact]
+    public async Task ConnectAsync_NothingListens_FanOutFailsWithOneLineNamingTheEndpointAndDisposeReturns()
+    {
+        // ConnectAsync's defaults would wait 5 s to connect and 5 s per command in the backlog; the limit answers after 1 s.
+        var endpoint = $"127.0.0.1:{FreePort()}";
+        var limit = await RedisConcurrencyLimit.ConnectAsync(endpoint, Options(budget: 2)).WaitAsync(s_bound);
+
+        var run = Enumerable.Range(0, 4).FanOutAsync(async (int item, CancellationToken token) => await Task.Delay(1, token), new FanOutOptions { Limit = limit });
+        var failure = await Assert.ThrowsAsync<RedisLimitUnavailableException>(() => run.WaitAsync(s_bound));
+
+        Assert.Contains(endpoint, failure.Message, StringComparison.Ordinal);
+        Assert.Contains($"WhenUnavailable = {nameof(RedisUnavailablePolicy.FallBackToLocal)}", failure.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("\n", failure.Message, StringComparison.Ordinal);
+        await limit.DisposeAsync().AsTask().WaitAsync(s_bound);
+    }
+
+    [Fact]
     public async Task DisposeAsync_AfterARenewalTimedOut_DoesNotThrowAndReturnsLeasesLeavesAndUnsubscribes()
     {
         var options = Options(budget: 2) with { LeaseTime = TimeSpan.FromMilliseconds(1500) };
@@ -219,6 +235,13 @@ public sealed class RedisTimeoutTests(RedisServer redis) : IClassFixture<RedisSe
         ReconnectRetryPolicy = new LinearRetry(100),
         BacklogPolicy = backlog,
     });
+
+    private static int FreePort()
+    {
+        using var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        listener.Start();
+        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+    }
 
     private static BacklogPolicy Backlog(string name) => name == nameof(BacklogPolicy.FailFast) ? BacklogPolicy.FailFast : BacklogPolicy.Default;
 
