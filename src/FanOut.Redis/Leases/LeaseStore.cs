@@ -24,7 +24,7 @@ internal sealed class LeaseStore
         ClientId = clientId;
         var prefix = $"fanout:{{{options.Key}}}:";
         LeasesKey = prefix + "leases";
-        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace"];
+        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace", prefix + "clock"];
         _leaseKey = [LeasesKey];
         _leaveKeys = [prefix + "clients", prefix + "waiting"];
         _budget = options.Budget;
