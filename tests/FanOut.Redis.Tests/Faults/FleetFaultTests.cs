@@ -17,7 +17,7 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
     public async Task FanOutAsync_RedisPausedTwoSeconds_NeverAboveBudgetAndNoItemTwice()
     {
         var options = Options(budget: 4, leaseTime: TimeSpan.FromSeconds(6));
-        var result = await RunTwoAsync(options, items: 150, () => redis.PauseAsync(TimeSpan.FromSeconds(2)));
+        var result = await RunTwoAsync(options, items: 400, () => redis.PauseAsync(TimeSpan.FromSeconds(2)));
 
         result.AssertHeld(options.Budget);
     }
@@ -26,7 +26,7 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
     public async Task FanOutAsync_RedisRestartedMidRun_NeverAboveBudgetAndNoItemTwice()
     {
         var options = Options(budget: 4, leaseTime: TimeSpan.FromSeconds(1));
-        var result = await RunTwoAsync(options, items: 150, () => redis.RestartAsync(TimeSpan.FromMilliseconds(300)));
+        var result = await RunTwoAsync(options, items: 400, () => redis.RestartAsync(TimeSpan.FromMilliseconds(300)));
 
         result.AssertHeld(options.Budget);
     }
@@ -39,7 +39,7 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
         var server = admin.GetServer(redis.Endpoint);
         try
         {
-            var result = await RunTwoAsync(options, items: 150, async () =>
+            var result = await RunTwoAsync(options, items: 400, async () =>
             {
                 // maxmemory 1 byte with noeviction: every script's first write (the client heartbeat) is refused with OOM.
                 await server.ConfigSetAsync("maxmemory-policy", "noeviction");
@@ -108,11 +108,12 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
         Assert.Equal(0, grantedWhileHeld);
     }
 
-    /// <summary>Runs two FanOutAsync calls of <paramref name="items"/> each, one per limit, injecting <paramref name="fault"/> 300 ms in.</summary>
+    /// <summary>Runs two FanOutAsync calls of <paramref name="items"/> each (about 2 s of work), one per limit, injecting <paramref name="fault"/> 300 ms in.</summary>
     private async Task<FleetRun> RunTwoAsync(RedisLimitOptions options, int items, Func<Task> fault)
     {
-        await using var first = await redis.Connect(BacklogPolicy.FailFast);
-        await using var second = await redis.Connect(BacklogPolicy.Default);
+        // Commands time out (300 ms) well within the faults, on one connection that fails fast and one with the default backlog.
+        await using var first = await redis.Connect(BacklogPolicy.FailFast, timeoutMs: 300);
+        await using var second = await redis.Connect(BacklogPolicy.Default, timeoutMs: 300);
         await using var a = RedisConcurrencyLimit.Create(first, options);
         await using var b = RedisConcurrencyLimit.Create(second, options);
         var run = new FleetRun(2 * items);
