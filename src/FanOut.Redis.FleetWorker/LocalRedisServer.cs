@@ -65,6 +65,12 @@ public sealed class LocalRedisServer : IAsyncDisposable
         await StartProcessAsync().ConfigureAwait(false);
     }
 
+    /// <summary>Kills the server as a crash would; <see cref="StartAgainAsync"/> starts a fresh one on the same port.</summary>
+    public void Kill() => Stop();
+
+    /// <summary>Starts a fresh server on the same port after <see cref="Kill"/> (all data lost).</summary>
+    public Task StartAgainAsync() => StartProcessAsync();
+
     /// <summary>Stops the server and deletes its folder.</summary>
     public ValueTask DisposeAsync()
     {

@@ -7,18 +7,37 @@ namespace FanOut.Redis.Leases;
 /// <remarks>
 /// Keys: 1 leases (sorted set: lease id -> expiry ms), 2 clients (client id -> expiry ms), 3 waiting (client id -> expiry ms),
 /// 4 epoch (string, recreated when Redis lost its data), 5 grace (present for one lease time after an epoch was created by a
-/// client that held leases before: new leases wait while surviving clients re-register theirs).
+/// client that held leases before: new leases wait while surviving clients re-register theirs), 6 clock (server ms of the
+/// last acquire or renew script).
 /// Common arguments: 1 budget, 2 lease ms, 3 client id, 4 the client's epoch (empty when new), 5 the wake-up channel.
 /// </remarks>
 internal static class LeaseScripts
 {
-    /// <summary>Shared opening: server time, purge, epoch, client heartbeat. Defines now, budget, lease, client, expired, epoch.</summary>
+    /// <summary>
+    /// Shared opening: server time, stall, purge, epoch, client heartbeat. Defines now, budget, lease, client, expired, epoch.
+    /// </summary>
+    /// <remarks>
+    /// The stall: while leases are held, some client renews them every third of the lease time, so a script runs at least
+    /// that often. When none ran for more than half a lease time, Redis itself stood still (<c>CLIENT PAUSE</c>, a blocked
+    /// server, a partition from every client): the renewals were sent but not run. The leases that were live at the last
+    /// script are then pushed back by the stall (less the third a renewal may take anyway) before anything is purged, so
+    /// the first script after the stall does not hand a running item's permit to another client ahead of the renewal that
+    /// was queued behind it. A crashed client's leases come back within one lease time while other clients run scripts,
+    /// and within two thirds of one after the next script otherwise.
+    /// </remarks>
     private const string Prelude = """
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local budget = tonumber(ARGV[1])
         local lease = tonumber(ARGV[2])
         local client = ARGV[3]
+        local clock = redis.call('GET', KEYS[6])
+        if clock and now - tonumber(clock) > lease / 2 then
+          local shift = now - tonumber(clock) - math.floor(lease / 3)
+          local live = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. clock, '+inf', 'WITHSCORES')
+          for i = 1, #live, 2 do redis.call('ZADD', KEYS[1], tonumber(live[i + 1]) + shift, live[i]) end
+        end
+        redis.call('SET', KEYS[6], now)
         local expired = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
         redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
         redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)

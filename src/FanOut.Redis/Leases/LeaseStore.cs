@@ -24,14 +24,17 @@ internal sealed class LeaseStore
         ClientId = clientId;
         var prefix = $"fanout:{{{options.Key}}}:";
         LeasesKey = prefix + "leases";
-        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace"];
+        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace", prefix + "clock"];
         _leaseKey = [LeasesKey];
         _leaveKeys = [prefix + "clients", prefix + "waiting"];
         _budget = options.Budget;
         _leaseMs = (long)options.LeaseTime.TotalMilliseconds;
         _channelName = prefix + "released";
-        Channel = RedisChannel.Literal(prefix + "released");
+        Channel = ChannelOf(options.Key);
     }
+
+    /// <summary>The channel of <paramref name="key"/>'s budget: releases (<c>r</c>) and short acquisitions (<c>w:client</c>).</summary>
+    public static RedisChannel ChannelOf(string key) => RedisChannel.Literal($"fanout:{{{key}}}:released");
 
     /// <summary>This client's id: a prefix of each of its lease ids.</summary>
     public string ClientId { get; }

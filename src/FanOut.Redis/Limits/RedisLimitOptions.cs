@@ -36,6 +36,14 @@ public sealed record RedisLimitOptions
     /// <value>Default 250 ms; 10 ms to <see cref="LeaseTime"/>.</value>
     public TimeSpan PollInterval { get; init; } = TimeSpan.FromMilliseconds(250);
 
+    /// <summary>How long one round trip to Redis may take before the limit treats Redis as unavailable for it.</summary>
+    /// <value>
+    /// Default 1 s; 10 ms to 1 min. A round trip is also bounded by a third of <see cref="LeaseTime"/> (a renewal must end
+    /// before the next is due) and by the connection's own timeouts, whichever ends first. An acquisition not answered in
+    /// time applies <see cref="WhenUnavailable"/>; <see cref="RedisConcurrencyLimit.DisposeAsync"/> returns within about this long.
+    /// </value>
+    public TimeSpan RedisTimeout { get; init; } = TimeSpan.FromSeconds(1);
+
     /// <summary>What an acquisition does when Redis cannot be reached.</summary>
     /// <value>Default <see cref="RedisUnavailablePolicy.Fail"/>.</value>
     public RedisUnavailablePolicy WhenUnavailable { get; init; } = RedisUnavailablePolicy.Fail;
@@ -61,6 +69,8 @@ public sealed record RedisLimitOptions
         ArgumentOutOfRangeException.ThrowIfGreaterThan(Linger, LeaseTime / 2, nameof(Linger));
         ArgumentOutOfRangeException.ThrowIfLessThan(PollInterval, TimeSpan.FromMilliseconds(10), nameof(PollInterval));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(PollInterval, LeaseTime, nameof(PollInterval));
+        ArgumentOutOfRangeException.ThrowIfLessThan(RedisTimeout, TimeSpan.FromMilliseconds(10), nameof(RedisTimeout));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(RedisTimeout, TimeSpan.FromMinutes(1), nameof(RedisTimeout));
         if (!Enum.IsDefined(WhenUnavailable))
         {
             throw new ArgumentOutOfRangeException(nameof(WhenUnavailable), WhenUnavailable, $"'{WhenUnavailable}' is not a policy: choose {string.Join(" or ", Enum.GetNames<RedisUnavailablePolicy>())}.");

@@ -22,16 +22,33 @@ public sealed class RedisServer : IAsyncLifetime
     }
 
     /// <summary>A fresh connection that fails fast (no backlog) and reconnects on its own.</summary>
-    public Task<ConnectionMultiplexer> Connect() => ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
+    public Task<ConnectionMultiplexer> Connect() => Connect(BacklogPolicy.FailFast);
+
+    /// <summary>A fresh connection with <paramref name="backlog"/>, commands timing out after <paramref name="timeoutMs"/>.</summary>
+    public Task<ConnectionMultiplexer> Connect(BacklogPolicy backlog, int timeoutMs = 2000) => ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
     {
         EndPoints = { Endpoint },
         AbortOnConnectFail = false,
-        AsyncTimeout = 2000,
-        SyncTimeout = 2000,
+        AsyncTimeout = timeoutMs,
+        SyncTimeout = timeoutMs,
         ConnectRetry = 1,
         ReconnectRetryPolicy = new LinearRetry(100),
-        BacklogPolicy = BacklogPolicy.FailFast,
+        BacklogPolicy = backlog,
     });
+
+    /// <summary>Pauses every client of the server for <paramref name="pause"/> (<c>CLIENT PAUSE ms ALL</c>), sent from a connection of its own.</summary>
+    /// <remarks>Commands sent meanwhile are not answered until the pause ends, then run: an unanswered command, as a slow Redis gives.</remarks>
+    public async Task PauseAsync(TimeSpan pause)
+    {
+        await using var admin = await ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions { EndPoints = { Endpoint }, AllowAdmin = true });
+        await admin.GetServer(Endpoint).ExecuteAsync("CLIENT", "PAUSE", ((long)pause.TotalMilliseconds).ToString(System.Globalization.CultureInfo.InvariantCulture), "ALL");
+    }
+
+    /// <summary>Kills the server (no reply, connections refused) until <see cref="StartAgainAsync"/>.</summary>
+    public void Kill() => _server.Kill();
+
+    /// <summary>Starts a fresh server on the same port (data lost).</summary>
+    public Task StartAgainAsync() => _server.StartAgainAsync();
 
     /// <summary>Kills the server, waits <paramref name="down"/>, starts a fresh one on the same port (all data lost).</summary>
     public Task RestartAsync(TimeSpan down) => _server.RestartAsync(down);

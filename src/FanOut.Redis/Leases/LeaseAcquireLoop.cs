@@ -1,0 +1,120 @@
+using System.Globalization;
+
+using FanOut.Redis.Infrastructure;
+
+namespace FanOut.Redis.Leases;
+
+/// <summary>
+/// While workers wait (or items run without a lease), leases from Redis in batches and hands the leases to the waiters in
+/// order; then waits for a release message, a new waiter or the jittered poll.
+/// </summary>
+/// <remarks>
+/// A round that fails, for whatever reason (an unanswered script, a lost connection, a refusal such as <c>OOM</c>), applies
+/// <see cref="RedisLimitOptions.WhenUnavailable"/> to the waiters through <see cref="UnavailableHandler"/>. Until the next poll
+/// is due, new waiters get the same answer at once, without another round trip: a known outage costs each acquisition
+/// nothing, and Redis is tried again every poll.
+/// </remarks>
+internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases leases, LeaseClient client, FleetState fleet, LeaseRenewalLoop renewal, UnavailableHandler unavailable)
+{
+    private readonly TimeProvider _time = options.TimeProvider;
+    private long _nextLeaseNumber;
+
+    /// <summary>The last round's failure, until a round succeeds.</summary>
+    private Exception? _failure;
+
+    /// <summary>When Redis is tried again after <see cref="_failure"/> (a timestamp of the options' clock).</summary>
+    private long _retryAt;
+
+    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, static () => TimeSpan.Zero, _time, stop);
+
+    private async Task StepAsync(CancellationToken token)
+    {
+        if (leases.WaiterCount == 0 && leases.Unbacked == 0)
+        {
+            await leases.PumpWake.WaitAsync(null, _time, token).ConfigureAwait(false);
+            return;
+        }
+
+        if (_failure is { } failure)
+        {
+            var untilRetry = _time.GetElapsedTime(_time.GetTimestamp(), _retryAt);
+            if (untilRetry > TimeSpan.Zero)
+            {
+                // Redis is known unreachable: answer the new waiters now, as the last round did, and try Redis when the poll is due.
+                unavailable.Apply(failure);
+                await leases.PumpWake.WaitAsync(untilRetry, _time, token).ConfigureAwait(false);
+                return;
+            }
+        }
+
+        var complete = await RoundAsync(token).ConfigureAwait(false);
+        _failure = null;
+        if (!complete)
+        {
+            await leases.PumpWake.WaitAsync(Jittered(), _time, token).ConfigureAwait(false);
+        }
+    }
+
+    private void OnFailure(Exception exception)
+    {
+        _failure = exception;
+        _retryAt = _time.GetTimestamp() + (long)(Jittered().TotalSeconds * _time.TimestampFrequency);
+        unavailable.Handle(exception);
+    }
+
+    /// <summary>One round trip for up to a batch of leases (two more when Redis lost its data: re-register first).</summary>
+    /// <returns>True when Redis granted everything asked for (so more waiters may be served at once).</returns>
+    private async Task<bool> RoundAsync(CancellationToken token)
+    {
+        // Items running without a lease (fallback, or lost) are registered first, so Redis counts what really runs.
+        var waiting = leases.WaiterCount;
+        var forWaiters = waiting == 0 ? 0 : Math.Max(waiting, Math.Min(options.BatchSize, options.Budget));
+        var want = Math.Min(leases.Unbacked + forWaiters, options.Budget - leases.HeldCount);
+        if (want <= 0)
+        {
+            return false;
+        }
+
+        var ids = new string[want];
+        for (var i = 0; i < ids.Length; i++)
+        {
+            ids[i] = string.Create(CultureInfo.InvariantCulture, $"{client.ClientId}:{Interlocked.Increment(ref _nextLeaseNumber)}");
+        }
+
+        AcquireReply reply;
+        try
+        {
+            reply = await client.SerializedAsync(
+                async (store, ct) =>
+                {
+                    var answer = await client.Bounded(store.AcquireAsync(client.Epoch, ids), ct).ConfigureAwait(false);
+                    if (answer.EpochChanged)
+                    {
+                        // Redis lost its data (or this is the first call): re-register what we hold before asking for more.
+                        await renewal.RenewUnderGateAsync(store, ct).ConfigureAwait(false);
+                        answer = await client.Bounded(store.AcquireAsync(client.Epoch, ids), ct).ConfigureAwait(false);
+                    }
+
+                    return answer;
+                },
+                token).ConfigureAwait(false);
+        }
+        catch
+        {
+            // The script may still run in Redis after we gave up on it: release these ids once Redis answers.
+            leases.AddOrphans(ids);
+            throw;
+        }
+
+        fleet.Observe(reply.Fleet);
+        if (reply.Granted > 0)
+        {
+            leases.AddGranted(ids.AsSpan(0, reply.Granted));
+        }
+
+        return reply.Granted == want;
+    }
+
+    /// <summary>The poll interval, jittered to 50-150 %.</summary>
+    private TimeSpan Jittered() => options.PollInterval * (0.5 + Random.Shared.NextDouble());
+}
