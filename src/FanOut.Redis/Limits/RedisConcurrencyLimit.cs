@@ -132,6 +132,12 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// </summary>
     internal override bool ShouldReturnPermit => true;
 
+    /// <summary>
+    /// Always: the budget is the fleet's. A call waits for a lease here instead of retiring a worker when none is idle
+    /// (leases come from Redis, not only from this call's finished items), and never holds one while its source is quiet.
+    /// </summary>
+    internal override bool IsShared => true;
+
     /// <summary>Takes an idle lease held here; never touches the network. Fails while local workers wait, so they are served first.</summary>
     internal override bool TryAcquire() => _leases.WaiterCount == 0 && _leases.TryTakeIdle();
 
