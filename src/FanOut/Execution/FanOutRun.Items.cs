@@ -24,7 +24,7 @@ internal abstract partial class FanOutRun<T>
     {
         // The limit's start hook (an adaptive limit counts its first window's starts there) runs once per attempt; the
         // duration histogram, when listened to, reads the plain clock and never feeds the limit.
-        var samples = _limit.WantsSamples;
+        var samples = _wantsSamples;
         timed = samples || FanOutMetrics.Duration.Enabled;
         if (FanOutMetrics.InFlight.Enabled)
         {
@@ -93,7 +93,7 @@ internal abstract partial class FanOutRun<T>
             : OverloadRule.Judge(_limit, failure, ref callbackFailure, out mayRunAgain);
         try
         {
-            if (_limit.WantsSamples)
+            if (_wantsSamples)
             {
                 _limit.OnItemCompleted(start, outcome);
             }

@@ -102,7 +102,7 @@ internal abstract partial class FanOutRun<T>
                 }
 
                 // Room for another worker? Synchronous bodies only use up to WorkerHint workers (more would time-slice the cores).
-                if (HasRoomForAnotherWorker && Volatile.Read(ref _activeWorkers) < _limit.WorkerHint)
+                if (Volatile.Read(ref _activeWorkers) < _limit.WorkerHint && HasRoomForAnotherWorker)
                 {
                     TryStartWorker();
                 }

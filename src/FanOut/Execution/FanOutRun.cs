@@ -30,6 +30,9 @@ internal abstract partial class FanOutRun<T>
     private readonly RateLimiter? _rateLimiter;
     private readonly FailureLog _failures;
 
+    /// <summary>The limit's <see cref="ConcurrencyLimit.WantsSamples"/>, read once: whether it learns from every attempt.</summary>
+    private readonly bool _wantsSamples;
+
     /// <summary>True when the run has an ordered window to enter before each claim (an ordered stream).</summary>
     private readonly bool _hasWindow;
 
@@ -56,6 +59,7 @@ internal abstract partial class FanOutRun<T>
         _rateLimiter = options.RateLimiter;
         _failures = new FailureLog(options.Errors, maxRetainedFailures);
         _hasWindow = hasWindow;
+        _wantsSamples = _limit.WantsSamples;
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
         _claimTurn = source.ClaimsSynchronously ? null : new SemaphoreSlim(1, 1);
     }

@@ -94,7 +94,7 @@ public abstract class ConcurrencyLimit
     /// <summary>Counts a call that stopped running on this limit.</summary>
     internal void LeaveCall() => Interlocked.Decrement(ref _activeCalls);
 
-    /// <summary>Whether <see cref="OnItemCompleted"/> needs a start timestamp for every item.</summary>
+    /// <summary>Whether <see cref="OnItemCompleted"/> needs a start timestamp for every item; constant for an instance (a call reads it once).</summary>
     internal virtual bool WantsSamples => false;
 
     /// <summary>True when a permit could be taken right now.</summary>
