@@ -53,6 +53,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// <summary>The background loops (acquire, renewal, return), started by the first wait; awaited by <see cref="DisposeAsync"/>.</summary>
     private Task? _loops;
 
+    /// <summary>Set (under <see cref="_lifecycle"/>) when disposal begins: no loop starts after it.</summary>
+    private bool _stopping;
+
     private int _disposed;
 
     private RedisConcurrencyLimit(Task<IConnectionMultiplexer> redis, string endpoints, RedisLimitOptions options, bool ownsConnection)
@@ -217,9 +220,12 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         lock (_lifecycle)
         {
             AssertInvariants();
-            _stop.Cancel();
+            _stopping = true;
             loops = _loops;
         }
+
+        // Outside the lock: canceling runs the loops' continuations, possibly on this thread.
+        await _stop.CancelAsync().ConfigureAwait(false);
 
         if (loops is not null)
         {
@@ -244,7 +250,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         lock (_lifecycle)
         {
             AssertInvariants();
-            if (_stop.IsCancellationRequested)
+            if (_stopping)
             {
                 return false;
             }
@@ -303,8 +309,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     {
         Debug.Assert(_lifecycle.IsHeldByCurrentThread);
 
-        // Loops run only between the first wait and disposal: once stopping, none starts.
-        Debug.Assert(_loops is null || Volatile.Read(ref _disposed) != 0 || !_stop.IsCancellationRequested);
+        // Disposal begins (the flag) before it stops anything: while not stopping, the loops, if started, still run.
+        Debug.Assert(_stopping || !_stop.IsCancellationRequested);
+        Debug.Assert(!_stopping || Volatile.Read(ref _disposed) != 0);
     }
 
     /// <summary>Awaits <paramref name="task"/>, swallowing its failure: disposal goes on whatever Redis does.</summary>

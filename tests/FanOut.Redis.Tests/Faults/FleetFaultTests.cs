@@ -108,7 +108,7 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
         Assert.Equal(0, grantedWhileHeld);
     }
 
-    /// <summary>Runs two FanOutAsync calls of <paramref name="items"/> each (about 2 s of work), one per limit, injecting <paramref name="fault"/> 300 ms in.</summary>
+    /// <summary>Runs two FanOutAsync calls of <paramref name="items"/> each (about 2 s of work), one per limit, injecting <paramref name="fault"/> once items run.</summary>
     private async Task<FleetRun> RunTwoAsync(RedisLimitOptions options, int items, Func<Task> fault)
     {
         // Commands time out (300 ms) well within the faults, on one connection that fails fast and one with the default backlog.
@@ -132,7 +132,9 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
         }
 
         var runs = new[] { Run(a, 0), Run(b, items) };
-        await Task.Delay(300);
+
+        // The fault comes once both runs are under way (a cold first acquisition may take longer than a fixed delay).
+        await Eventually.TrueAsync(() => Task.FromResult(run.Started >= 4 * options.Budget || runs.All(r => r.IsCompleted)), "items started", s_guard);
         await fault();
         var outcomes = await Task.WhenAll(runs).WaitAsync(s_guard);
         run.Outcomes = [(0, outcomes[0]), (items, outcomes[1])];
@@ -159,6 +161,20 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
         public (int Offset, Exception? Failure)[] Outcomes { get; set; } = [];
 
         public int Items { get; set; }
+
+        public int Started
+        {
+            get
+            {
+                var started = 0;
+                for (var i = 0; i < _starts.Length; i++)
+                {
+                    started += Volatile.Read(ref _starts[i]) > 0 ? 1 : 0;
+                }
+
+                return started;
+            }
+        }
 
         public async ValueTask BodyAsync(int item, CancellationToken cancellationToken)
         {
