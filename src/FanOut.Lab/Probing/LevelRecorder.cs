@@ -75,17 +75,22 @@ internal sealed class LevelRecorder
             whileRejecting = span > 0 ? okAfter / span : null;
         }
         var latencySum = workers.Sum(w => w.LatencySumMs);
+        double? mean = ok > 0 ? latencies.Average() : null;
+        double? deviation = ok > 1 ? Math.Sqrt(latencies.Sum(l => (l - mean!.Value) * (l - mean.Value)) / (ok - 1)) : null;
+        var okPerSecond = seconds > 0 ? ok / seconds : 0;
         return new LevelResult
         {
             Concurrency = concurrency,
             Requests = requests,
             Ok = ok,
             Failures = failures,
-            OkPerSecond = seconds > 0 ? ok / seconds : 0,
+            OkPerSecond = okPerSecond,
             LatencyP50Ms = ItemOutcomes.Percentile(latencies, 0.50),
             LatencyP95Ms = ItemOutcomes.Percentile(latencies, 0.95),
             LatencyP99Ms = ItemOutcomes.Percentile(latencies, 0.99),
-            LatencyMeanMs = ok > 0 ? latencies.Average() : null,
+            LatencyMeanMs = mean,
+            LatencyStdDevMs = deviation,
+            OkLittleConcurrency = okPerSecond * (mean ?? 0) / 1000.0,
             LittleConcurrency = seconds > 0 ? latencySum / 1000.0 / seconds : 0,
             Seconds = seconds,
             EndedBy = endedBy,

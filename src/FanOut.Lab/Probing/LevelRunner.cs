@@ -44,9 +44,9 @@ internal sealed class LevelRunner(ProbeTarget target, RequestBudget budget, Time
                 return false;
             }
 
-            if (!budget.TryTake())
+            if (!await budget.TakeAsync(cancellationToken).ConfigureAwait(false))
             {
-                return true;
+                return !cancellationToken.IsCancellationRequested;
             }
 
             var sent = time.GetTimestamp();
