@@ -16,9 +16,12 @@ namespace FanOut.Lab.Probing;
 /// <param name="ServiceP50Ms">Median latency from the actual send.</param>
 /// <param name="ServiceP99Ms">p99 latency from the actual send.</param>
 /// <param name="ClosedLoopP99Ms">The closed-loop p99 measured at the same limit, for comparison.</param>
+/// <param name="BacklogEarly">Mean arrivals waiting for a slot over the first third of the arrivals.</param>
+/// <param name="BacklogLate">Mean arrivals waiting for a slot over the last third: the queue grew when this exceeds
+/// <paramref name="BacklogEarly"/> by more than max(2, a quarter of the limit).</param>
 /// <param name="BacklogAtEnd">Arrivals still waiting for a slot when the last one was due.</param>
 /// <param name="Seconds">Seconds from the first arrival to the last answer.</param>
-/// <param name="Holds">Nothing rejected or failed, every arrival sent, and the backlog did not grow past the limit.</param>
+/// <param name="Holds">Nothing rejected or failed, every arrival sent, and the backlog did not grow.</param>
 /// <param name="Verdict">The check in one line.</param>
 public sealed record OpenLoopResult(
     double ArrivalsPerSecond,
@@ -32,6 +35,8 @@ public sealed record OpenLoopResult(
     double? ServiceP50Ms,
     double? ServiceP99Ms,
     double? ClosedLoopP99Ms,
+    double BacklogEarly,
+    double BacklogLate,
     long BacklogAtEnd,
     double Seconds,
     bool Holds,

@@ -27,6 +27,7 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
         var workers = recorders.Select(r => Task.Run(() => WorkAsync(client, channel.Reader, r, () => Interlocked.Increment(ref started), cancellationToken), CancellationToken.None)).ToArray();
         long scheduled = 0;
         long backlog = 0;
+        var backlogs = new List<long>(total);
         try
         {
             for (var i = 0; i < total && !cancellationToken.IsCancellationRequested; i++)
@@ -38,6 +39,7 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
                     await Task.Delay(wait, time, cancellationToken).ConfigureAwait(false);
                 }
 
+                backlogs.Add(scheduled - Interlocked.Read(ref started));
                 channel.Writer.TryWrite(start + (long)(offset.TotalSeconds * time.TimestampFrequency));
                 scheduled++;
             }
@@ -61,13 +63,14 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
         var sent = recorders.Sum(r => r.Sent);
         var ok = recorders.Sum(r => r.Ok);
         var failed = failures.Values.Sum();
-        var grew = backlog > limit;
+        var (early, late) = Thirds(backlogs);
+        var grew = QueueGrew(early, late, limit);
         var holds = !grew && failed == 0 && sent == total && ok == total;
         var verdict = holds
             ? $"held: {N(total)} arrivals at {ProbeText.Rate(perSecond)}/s, none rejected, {N(backlog)} waiting at the end"
             : sent < total ? $"cut short: {N(sent)} of {N(total)} arrivals sent ({(cancellationToken.IsCancellationRequested ? "interrupted" : "--max-requests spent")})"
             : failed > 0 ? $"{N(failed)} of {N(sent)} arrivals at {ProbeText.Rate(perSecond)}/s failed ({string.Join(", ", failures.Select(f => $"{f.Value.ToString("N0", CultureInfo.InvariantCulture)} {f.Key}"))})"
-            : $"the queue grew: {N(backlog)} arrivals were waiting for one of {N(limit)} slots when the last was due";
+            : $"the queue grew: on average {early.ToString("0.#", CultureInfo.InvariantCulture)} arrivals waited for one of {N(limit)} slots in the first third and {late.ToString("0.#", CultureInfo.InvariantCulture)} in the last";
         return new OpenLoopResult(
             perSecond,
             limit,
@@ -80,6 +83,8 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
             ItemOutcomes.Percentile(service, 0.50),
             ItemOutcomes.Percentile(service, 0.99),
             closedLoopP99Ms,
+            early,
+            late,
             backlog,
             seconds,
             holds,
@@ -123,6 +128,23 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
         catch (OperationCanceledException)
         {
         }
+    }
+
+    /// <summary>True when the backlog grew from the first third of the arrivals to the last by more than
+    /// max(2, a quarter of the limit): a stable queue (arrivals under capacity) only fluctuates about a level, an
+    /// overloaded one grows all the time.</summary>
+    internal static bool QueueGrew(double early, double late, int limit) => late - early > Math.Max(2, 0.25 * limit);
+
+    /// <summary>The mean of the first and of the last third of <paramref name="samples"/>.</summary>
+    internal static (double Early, double Late) Thirds(IReadOnlyList<long> samples)
+    {
+        if (samples.Count < 3)
+        {
+            return (0, 0);
+        }
+
+        var third = samples.Count / 3;
+        return (samples.Take(third).Average(), samples.Skip(samples.Count - third).Average());
     }
 
     private static string N(long value) => value.ToString("N0", CultureInfo.InvariantCulture);
