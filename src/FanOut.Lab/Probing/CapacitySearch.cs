@@ -6,7 +6,7 @@ namespace FanOut.Lab.Probing;
 /// <remarks>
 /// <para>A server with capacity C (workers, threads, a semaphore, <c>limit_conn</c>) serves min(N, C) at once. Beyond C it
 /// either rejects the rest (429/503) or queues them. With <paramref name="ByRejections"/> the test is the rejections
-/// themselves: a level is within capacity when at most <see cref="MaxFailureFraction"/> of its requests failed. Without
+/// themselves: a level is within capacity when at most <see cref="AllowedFailures"/> of its requests failed. Without
 /// (a queueing server), the test is Little's law: in a closed loop of N workers the mean latency is N / X; within capacity
 /// it stays the unqueued latency R0, beyond it every request waits for one of C and it grows to N/C x R0, so a level is
 /// within capacity when its mean latency is under R0 x N / (N - 1/2) (half a queued request), plus two standard errors of
@@ -38,7 +38,7 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
             return "no ok answer";
         }
 
-        if (level.FailureCount > MaxFailureFraction * requests)
+        if (level.FailureCount > AllowedFailures(level))
         {
             var what = level.Rejections >= level.FailureCount ? "rejected (429/503)" : "failed";
             return $"{(100.0 * level.FailureCount / requests).ToString("0.#", CultureInfo.InvariantCulture)}% {what}";
@@ -55,6 +55,15 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
         }
 
         return null;
+    }
+
+    /// <summary>Failures a level within capacity may have: <see cref="MaxFailureFraction"/> of its requests, or half a
+    /// worker's share (0.5 / N) when that is less: one worker over a capacity of C is rejected about 1 / (C + 1) of the
+    /// time, which for C of 100 or more is under 1%.</summary>
+    public static double AllowedFailures(LevelResult level)
+    {
+        ArgumentNullException.ThrowIfNull(level);
+        return Math.Min(MaxFailureFraction, 0.5 / Math.Max(1, level.Concurrency)) * Math.Max(1, level.Requests);
     }
 
     /// <summary>The highest mean latency a level of <paramref name="level"/>'s concurrency may have within capacity.</summary>

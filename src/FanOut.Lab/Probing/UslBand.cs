@@ -29,6 +29,8 @@ public sealed record UslBand(int Resamples, double SigmaLow, double SigmaHigh, d
             return null;
         }
 
+        // A peak past ten times the highest level measured is no peak the data can speak for: counted as none.
+        var reach = 10 * usable.Max(p => p.Concurrency);
         var random = new Random(seed);
         var sigmas = new List<double>();
         var kappas = new List<double>();
@@ -43,7 +45,7 @@ public sealed record UslBand(int Resamples, double SigmaLow, double SigmaHigh, d
 
             sigmas.Add(model.Sigma);
             kappas.Add(model.Kappa);
-            peaks.Add(model.PeakConcurrency ?? double.PositiveInfinity);
+            peaks.Add(model.PeakConcurrency is { } peak && peak <= reach ? peak : double.PositiveInfinity);
         }
 
         if (sigmas.Count < resamples / 2)

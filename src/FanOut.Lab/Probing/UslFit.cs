@@ -17,24 +17,27 @@ public static class UslFit
     /// <summary>Fits <paramref name="points"/> (concurrency, throughput); null when no point has both positive.</summary>
     public static UslModel? Fit(IReadOnlyList<(double Concurrency, double Throughput)> points) => Fit(points, null);
 
-    /// <summary>Fits <paramref name="points"/> with lambda held at <paramref name="fixedLambda"/> when not null (R's
-    /// <c>usl</c> did so, with the throughput at N = 1, before version 2); null when no point has both positive.</summary>
+    /// <summary>Fits <paramref name="points"/>; with <paramref name="fixedLambda"/>, lambda is held there and sigma and kappa
+    /// come from Gunther's regression alone (N lambda / X - 1 = sigma (N - 1) + kappa N (N - 1), least squares through the
+    /// origin), as R's <c>usl</c> did before version 2 with lambda = X(1); null when no point has both positive.</summary>
     public static UslModel? Fit(IReadOnlyList<(double Concurrency, double Throughput)> points, double? fixedLambda)
     {
-        var start = FitLinear(points);
-        if (start is null)
+        var start = FitLinear(points, fixedLambda);
+        if (start is null || fixedLambda is not null)
         {
-            return null;
+            return start;
         }
 
         var usable = points.Where(p => p.Concurrency >= 1 && p.Throughput > 0).ToArray();
-        var refined = Refine(usable, fixedLambda ?? start.Lambda, start.Sigma, start.Kappa, fixedLambda is null);
+        var refined = Refine(usable, start.Lambda, start.Sigma, start.Kappa, fitLambda: true);
         var candidate = Model(usable, 1 / refined.Lambda, refined.Sigma / refined.Lambda, refined.Kappa / refined.Lambda);
-        return fixedLambda is null && Sse(usable, start) < Sse(usable, candidate) ? start : candidate;
+        return Sse(usable, start) < Sse(usable, candidate) ? start : candidate;
     }
 
     /// <summary>The linear fit alone (the start of <see cref="Fit(IReadOnlyList{ValueTuple{double, double}})"/>).</summary>
-    public static UslModel? FitLinear(IReadOnlyList<(double Concurrency, double Throughput)> points)
+    public static UslModel? FitLinear(IReadOnlyList<(double Concurrency, double Throughput)> points) => FitLinear(points, null);
+
+    private static UslModel? FitLinear(IReadOnlyList<(double Concurrency, double Throughput)> points, double? fixedLambda)
     {
         ArgumentNullException.ThrowIfNull(points);
         var usable = points.Where(p => p.Concurrency >= 1 && p.Throughput > 0).ToArray();
@@ -47,13 +50,18 @@ public static class UslFit
         (bool Sigma, bool Kappa)[] faces = [(true, true), (true, false), (false, true), (false, false)];
         foreach (var (withSigma, withKappa) in faces)
         {
-            var terms = 1 + (withSigma ? 1 : 0) + (withKappa ? 1 : 0);
+            var terms = (fixedLambda is null ? 1 : 0) + (withSigma ? 1 : 0) + (withKappa ? 1 : 0);
+            if (terms == 0)
+            {
+                return Model(usable, 1 / fixedLambda!.Value, 0, 0);
+            }
+
             if (terms > distinct)
             {
                 continue;
             }
 
-            var coefficients = Solve(usable, withSigma, withKappa);
+            var coefficients = Solve(usable, withSigma, withKappa, fixedLambda is { } l ? 1 / l : null);
             if (coefficients is null)
             {
                 continue;
@@ -170,9 +178,14 @@ public static class UslFit
     }
 
     /// <summary>Least squares of N/X on the chosen basis; null when the normal equations are singular.</summary>
-    private static (double A, double B, double C)? Solve((double N, double X)[] points, bool withSigma, bool withKappa)
+    private static (double A, double B, double C)? Solve((double N, double X)[] points, bool withSigma, bool withKappa, double? fixedA)
     {
-        var basis = new List<Func<double, double>> { _ => 1 };
+        var basis = new List<Func<double, double>>();
+        if (fixedA is null)
+        {
+            basis.Add(_ => 1);
+        }
+
         if (withSigma)
         {
             basis.Add(n => n - 1);
@@ -187,7 +200,7 @@ public static class UslFit
         var matrix = new double[size, size + 1];
         foreach (var (n, x) in points)
         {
-            var y = n / x;
+            var y = (n / x) - (fixedA ?? 0);
             for (var i = 0; i < size; i++)
             {
                 for (var j = 0; j < size; j++)
@@ -205,10 +218,10 @@ public static class UslFit
             return null;
         }
 
-        var index = 1;
+        var index = fixedA is null ? 1 : 0;
         var b = withSigma ? solution[index++] : 0;
         var c = withKappa ? solution[index] : 0;
-        return (solution[0], b, c);
+        return (fixedA ?? solution[0], b, c);
     }
 
     private static double[]? GaussianElimination(double[,] matrix, int size)

@@ -24,7 +24,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     public async Task Probe_Capacity24Queue500Lognormal_RecommendsNearTheCapacity()
     {
         var report = await ProbeAsync(new DownstreamOptions { Capacity = 24, Queue = 500, Latency = LatencySpec.Parse("lognormal:20,p99=60") });
-        Assert.InRange(report.Recommendation.Limit, (int)Math.Ceiling(0.8 * 24), (int)Math.Floor(1.3 * 24));
+        Assert.InRange(report.Recommendation.Limit ?? 0, (int)Math.Ceiling(0.8 * 24), (int)Math.Floor(1.3 * 24));
         Assert.Null(report.Recommendation.RatePerSecond);
         Assert.Equal(LevelEnd.Measured, report.EndedBy);
     }
@@ -33,7 +33,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     public async Task Probe_Capacity8NoQueueFixed30_RecommendsNearButNeverAboveTheCapacity()
     {
         var report = await ProbeAsync(new DownstreamOptions { Capacity = 8, Queue = 0, Latency = LatencySpec.Parse("fixed:30") });
-        Assert.InRange(report.Recommendation.Limit, (int)Math.Ceiling(0.8 * 8), 8);
+        Assert.InRange(report.Recommendation.Limit ?? 0, (int)Math.Ceiling(0.8 * 8), 8);
         Assert.Null(report.Recommendation.RatePerSecond);
         Assert.Contains(report.Levels, l => l.Rejections > 0);
     }
@@ -45,7 +45,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         Assert.NotNull(report.Recommendation.RatePerSecond);
         Assert.InRange(report.Recommendation.RatePerSecond!.Value, 0.8 * 300, 1.2 * 300);
         Assert.Contains("rate", report.Recommendation.Reason, StringComparison.Ordinal);
-        Assert.Contains("TokenBucketRateLimiter", report.Recommendation.Code.SemaphoreSlim, StringComparison.Ordinal);
+        Assert.Contains("TokenBucketRateLimiter", report.Recommendation.Code!.SemaphoreSlim, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -28,7 +28,7 @@ public sealed class ProberNginxTests(ITestOutputHelper output)
         }
 
         output.WriteLine($"recommendation: {report.Recommendation.Limit}, {report.RequestsSent} requests, {report.Seconds:0.0} s: {report.Recommendation.Reason}");
-        Assert.InRange(report.Recommendation.Limit, (int)Math.Ceiling(0.8 * ConnectionLimit), ConnectionLimit);
+        Assert.InRange(report.Recommendation.Limit ?? 0, (int)Math.Ceiling(0.8 * ConnectionLimit), ConnectionLimit);
         Assert.Contains(report.Levels, l => l.Count("503") > 0);
         Assert.Null(report.Recommendation.RatePerSecond);
     }
