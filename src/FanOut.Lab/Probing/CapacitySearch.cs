@@ -10,7 +10,8 @@ namespace FanOut.Lab.Probing;
 /// (a queueing server), the test is Little's law: in a closed loop of N workers the mean latency is N / X; within capacity
 /// it stays the unqueued latency R0, beyond it every request waits for one of C and it grows to N/C x R0, so a level is
 /// within capacity when its mean latency is under R0 x N / (N - 1/2) (half a queued request), plus two standard errors of
-/// the two means so one noisy level does not fail.</para>
+/// the difference of the two means as an unqueued level would show it (the unqueued level's spread: a level beyond
+/// capacity has a wide spread because of its queue, which must not widen its own tolerance).</para>
 /// <para>The estimate of C comes from the levels beyond it: X x R0 (ok/s times the unqueued latency) for a queueing server,
 /// ok/s x the ok answers' mean latency (the requests served at once) for a rejecting one. The search measures the rounded
 /// estimate first and then steps of one toward the boundary (the estimate is usually right to within one), and falls back
@@ -18,9 +19,10 @@ namespace FanOut.Lab.Probing;
 /// </remarks>
 /// <param name="ByRejections">The server rejects beyond its capacity (else it queues).</param>
 /// <param name="UnqueuedMs">R0: the mean latency of an ok answer with no queue, milliseconds.</param>
-/// <param name="UnqueuedStandardErrorMs">The standard error of <paramref name="UnqueuedMs"/>.</param>
+/// <param name="UnqueuedStdDevMs">The standard deviation of the latencies R0 is the mean of.</param>
+/// <param name="UnqueuedAnswers">How many answers R0 is the mean of.</param>
 /// <param name="SloP99Ms">The latency objective, or null: a level over it is beyond capacity.</param>
-public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double UnqueuedStandardErrorMs, double? SloP99Ms)
+public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double UnqueuedStdDevMs, long UnqueuedAnswers, double? SloP99Ms)
 {
     /// <summary>The share of failed requests above which a level is beyond capacity.</summary>
     public const double MaxFailureFraction = 0.01;
@@ -71,8 +73,7 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
     {
         ArgumentNullException.ThrowIfNull(level);
         var n = level.Concurrency;
-        var own = level.LatencyStdDevMs is { } sd && level.Ok > 0 ? sd / Math.Sqrt(level.Ok) : 0;
-        var noise = 2 * Math.Sqrt((own * own) + (UnqueuedStandardErrorMs * UnqueuedStandardErrorMs));
+        var noise = 2 * UnqueuedStdDevMs * Math.Sqrt((1.0 / Math.Max(1, level.Ok)) + (1.0 / Math.Max(1, UnqueuedAnswers)));
         return n <= 1 ? double.PositiveInfinity : (UnqueuedMs * n / (n - 0.5)) + noise;
     }
 

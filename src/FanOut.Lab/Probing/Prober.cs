@@ -76,7 +76,7 @@ public sealed class Prober
         if (rate.IsRate)
         {
             var clean = levels.Where(l => l.FailureCount == 0 && l.Ok > 0).ToArray();
-            var (unqueued, _) = Unqueued(levels);
+            var (unqueued, _, _) = Unqueued(levels);
             recommendation = Recommender.ForRate(rate, unqueued ?? _reachableLatency.TotalMilliseconds, clean.LastOrDefault()?.LatencyP99Ms);
         }
         else
@@ -154,7 +154,7 @@ public sealed class Prober
     /// <summary>Finds the capacity between the highest level within it and the lowest beyond it (see <see cref="CapacitySearch"/>).</summary>
     private async Task<(CapacityFinding? Finding, string EndedBy)> SearchAsync(List<LevelResult> levels, List<LevelVerdict> verdicts, string endedBy, CancellationToken deadline, CancellationToken stop)
     {
-        var (unqueued, standardError) = Unqueued(levels);
+        var (unqueued, deviation, answers) = Unqueued(levels);
         if (unqueued is not { } r0)
         {
             return (null, endedBy);
@@ -162,7 +162,7 @@ public sealed class Prober
 
         var stopLevel = levels.Where((_, i) => verdicts[i].Stop).FirstOrDefault();
         var byRejections = stopLevel is not null && stopLevel.Rejections > CapacitySearch.MaxFailureFraction * Math.Max(1, stopLevel.Requests);
-        var search = new CapacitySearch(byRejections, r0, standardError, _settings.SloP99Ms);
+        var search = new CapacitySearch(byRejections, r0, deviation, answers, _settings.SloP99Ms);
         var searched = new List<int>();
         var guided = 0;
         while (true)
@@ -201,11 +201,11 @@ public sealed class Prober
         }
     }
 
-    /// <summary>R0, the unqueued mean latency (the lower of levels 1 and 2 with no failures), and its standard error.</summary>
-    private static (double? Mean, double StandardError) Unqueued(IReadOnlyList<LevelResult> levels)
+    /// <summary>R0, the unqueued mean latency (the lower of levels 1 and 2 with no failures), its spread and its answers.</summary>
+    private static (double? Mean, double StdDev, long Answers) Unqueued(IReadOnlyList<LevelResult> levels)
     {
         var best = levels.Where(l => l.Concurrency <= 2 && l.FailureCount == 0 && l.LatencyMeanMs is not null).MinBy(l => l.LatencyMeanMs);
-        return best is null ? (null, 0) : (best.LatencyMeanMs, best.LatencyStdDevMs is { } sd ? sd / Math.Sqrt(Math.Max(1, best.Ok)) : 0);
+        return best is null ? (null, 0, 0) : (best.LatencyMeanMs, best.LatencyStdDevMs ?? 0, best.Ok);
     }
 
     /// <summary>The recommendation the levels and the search support, and how sure it is.</summary>
@@ -216,7 +216,7 @@ public sealed class Prober
         {
             var beyond = levels.First(l => l.Concurrency == capacity.Beyond);
             var why = beyond.StopReason is { } reason && reason.StartsWith("beyond capacity: ", StringComparison.Ordinal) ? reason["beyond capacity: ".Length..] : null;
-            var test = new CapacitySearch(capacity.Signal == CapacityFinding.Rejections, capacity.UnqueuedLatencyMs, 0, _settings.SloP99Ms);
+            var test = new CapacitySearch(capacity.Signal == CapacityFinding.Rejections, capacity.UnqueuedLatencyMs, 0, 1, _settings.SloP99Ms);
             return Recommender.AtCapacity(within, beyond, "was beyond it: " + (why ?? test.Failure(beyond) ?? "it stopped the ramp"), capacity.Estimate);
         }
 

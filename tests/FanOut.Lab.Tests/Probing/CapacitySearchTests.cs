@@ -12,7 +12,7 @@ public sealed class CapacitySearchTests
     [Fact]
     public void Failure_ByRejections_OnlyRejectionsAboveOnePercentFail()
     {
-        var search = new CapacitySearch(true, ServiceMs, 0.1, null);
+        var search = new CapacitySearch(true, ServiceMs, 1, 50, null);
         Assert.Null(search.Failure(Level(12, 240, requests: 1_000)));
         Assert.Null(search.Failure(Level(12, 240, rejected: 10, requests: 1_000)));
         Assert.Equal("7.7% rejected (429/503)", search.Failure(Level(13, 240, rejected: 77, requests: 1_000)));
@@ -22,7 +22,7 @@ public sealed class CapacitySearchTests
     [Fact]
     public void Failure_SloGiven_AP99OverItFails()
     {
-        var search = new CapacitySearch(true, ServiceMs, 0.1, 30);
+        var search = new CapacitySearch(true, ServiceMs, 1, 50, 30);
         Assert.Null(search.Failure(Level(4, 80, p99Ms: 30)));
         Assert.Contains("over the 30 ms objective", search.Failure(Level(4, 80, p99Ms: 31)), StringComparison.Ordinal);
     }
@@ -34,7 +34,7 @@ public sealed class CapacitySearchTests
     [InlineData(30, 31, false)]
     public void Failure_ByLatency_OneQueuedRequestFails(int capacity, int concurrency, bool within)
     {
-        var search = new CapacitySearch(false, ServiceMs, 0.2, null);
+        var search = new CapacitySearch(false, ServiceMs, 1, 50, null);
         var failure = search.Failure(QueueingLevel(capacity, concurrency));
         Assert.Equal(within, failure is null);
         if (!within)
@@ -46,14 +46,14 @@ public sealed class CapacitySearchTests
     [Fact]
     public void Estimate_QueueingLevelsBeyond_IsXTimesR0()
     {
-        var search = new CapacitySearch(false, ServiceMs, 0.2, null);
+        var search = new CapacitySearch(false, ServiceMs, 1, 50, null);
         Assert.Equal(12, search.Estimate([QueueingLevel(12, 16), QueueingLevel(12, 32)])!.Value, 6);
     }
 
     [Fact]
     public void Estimate_RejectingLevelsBeyond_IsTheOkRequestsInFlight()
     {
-        var search = new CapacitySearch(true, ServiceMs, 0.2, null);
+        var search = new CapacitySearch(true, ServiceMs, 1, 50, null);
         Assert.Equal(10, search.Estimate([RejectingLevel(10, 16), RejectingLevel(10, 32), RejectingLevel(10, 64)])!.Value, 6);
         Assert.Null(search.Estimate([]));
     }
@@ -88,7 +88,7 @@ public sealed class CapacitySearchTests
     [InlineData(100, false)]
     public void Search_ModelServer_FindsTheExactCapacityInFewLevels(int capacity, bool rejects)
     {
-        var search = new CapacitySearch(rejects, ServiceMs, 0.05, null);
+        var search = new CapacitySearch(rejects, ServiceMs, 0.5, 1_000, null);
         LevelResult Measure(int n) => rejects ? RejectingLevel(capacity, n) : QueueingLevel(capacity, n);
         var levels = new List<LevelResult>();
         for (var n = 1; ; n *= 2)
