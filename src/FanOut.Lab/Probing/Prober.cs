@@ -75,9 +75,10 @@ public sealed class Prober
         Recommendation recommendation;
         if (rate.IsRate)
         {
-            var clean = levels.Where(l => l.FailureCount == 0 && l.Ok > 0).ToArray();
-            var (unqueued, _, _) = Unqueued(levels);
-            recommendation = Recommender.ForRate(rate, unqueued ?? _reachableLatency.TotalMilliseconds, clean.LastOrDefault()?.LatencyP99Ms);
+            // The concurrency must carry the rate at the latency the calls really had: the slowest clean level's mean.
+            var clean = levels.Where(l => l.FailureCount == 0 && l.LatencyMeanMs is not null).ToArray();
+            var latency = clean.Length > 0 ? clean.Max(l => l.LatencyMeanMs!.Value) : _reachableLatency.TotalMilliseconds;
+            recommendation = Recommender.ForRate(rate, latency, clean.LastOrDefault()?.LatencyP99Ms);
         }
         else
         {
@@ -167,9 +168,11 @@ public sealed class Prober
         var guided = 0;
         while (true)
         {
-            var beyond = levels.Where(l => search.Failure(l) is not null).Select(l => (int?)l.Concurrency).Min();
-            var within = levels.Where(l => search.Failure(l) is null && l.Concurrency < (beyond ?? int.MaxValue)).Select(l => (int?)l.Concurrency).Max();
-            var estimate = beyond is null ? null : search.Estimate(levels.Where(l => l.Concurrency >= beyond && search.Failure(l) is not null));
+            // A level cut short (interrupted, out of budget or time) is evidence of neither.
+            var judged = levels.Where(l => l.EndedBy is LevelEnd.Measured or LevelEnd.MaxRate).ToArray();
+            var beyond = judged.Where(l => search.Failure(l) is not null).Select(l => (int?)l.Concurrency).Min();
+            var within = judged.Where(l => search.Failure(l) is null && l.Concurrency < (beyond ?? int.MaxValue)).Select(l => (int?)l.Concurrency).Max();
+            var estimate = beyond is null ? null : search.Estimate(judged.Where(l => l.Concurrency >= beyond && search.Failure(l) is not null));
             var finding = new CapacityFinding(byRejections ? CapacityFinding.Rejections : CapacityFinding.Latency, r0, within, beyond, estimate, searched.ToArray(), within + 1 == beyond);
             if (within is not { } low || beyond is not { } high || endedBy != LevelEnd.Measured || CapacitySearch.Next(low, high, estimate, guided) is not { } next)
             {

@@ -35,7 +35,7 @@ public static class Recommender
 
     /// <summary>The server limits a rate: <see cref="RateHeadroom"/> of it, and the concurrency that carries that rate.</summary>
     /// <param name="rate">The rate verdict (a rate limit).</param>
-    /// <param name="meanLatencyMs">The mean latency of an ok call below the limit, milliseconds.</param>
+    /// <param name="meanLatencyMs">The mean latency of an ok call below the limit (the probe gives the highest level mean), milliseconds.</param>
     /// <param name="p99Ms">The p99 latency below the limit, for the record.</param>
     public static Recommendation ForRate(RateVerdict rate, double meanLatencyMs, double? p99Ms)
     {
