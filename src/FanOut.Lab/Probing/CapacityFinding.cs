@@ -2,7 +2,7 @@ namespace FanOut.Lab.Probing;
 
 /// <summary>What the capacity search found: <c>capacity</c> in probe.json.</summary>
 /// <param name="Signal">How the server shows its capacity: <c>rejections</c> (it rejects beyond it) or <c>latency</c> (it queues).</param>
-/// <param name="UnqueuedLatencyMs">R0: the mean ok latency with nothing queued (the lowest of levels 1 and 2).</param>
+/// <param name="UnqueuedLatencyMs">R0: the mean ok latency with nothing queued (the lowest mean of the levels measured in full without a failure).</param>
 /// <param name="Within">The highest level found within capacity; null when none.</param>
 /// <param name="Beyond">The lowest level found beyond it; null when none.</param>
 /// <param name="Estimate">The capacity by Little's law from the levels beyond it (median); null when none.</param>

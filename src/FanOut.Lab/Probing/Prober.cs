@@ -165,6 +165,7 @@ public sealed class Prober
         var byRejections = stopLevel is not null && stopLevel.Rejections > CapacitySearch.MaxFailureFraction * Math.Max(1, stopLevel.Requests);
         var search = new CapacitySearch(byRejections, r0, deviation, answers, _settings.SloP99Ms);
         var searched = new List<int>();
+        var rechecked = new HashSet<int>();
         var guided = 0;
         while (true)
         {
@@ -174,7 +175,33 @@ public sealed class Prober
             var within = judged.Where(l => search.Failure(l) is null && l.Concurrency < (beyond ?? int.MaxValue)).Select(l => (int?)l.Concurrency).Max();
             var estimate = beyond is null ? null : search.Estimate(judged.Where(l => l.Concurrency >= beyond && search.Failure(l) is not null));
             var finding = new CapacityFinding(byRejections ? CapacityFinding.Rejections : CapacityFinding.Latency, r0, within, beyond, estimate, searched.ToArray(), within + 1 == beyond);
-            if (within is not { } low || beyond is not { } high || endedBy != LevelEnd.Measured || CapacitySearch.Next(low, high, estimate, guided) is not { } next)
+            if (within is not { } low || beyond is not { } high || endedBy != LevelEnd.Measured)
+            {
+                return (finding, endedBy);
+            }
+
+            if (!byRejections && estimate is { } little && high < little - 1 && rechecked.Add(high))
+            {
+                // Little's law says this level is well within capacity, yet its latency says queued: a stall of a busy
+                // machine looks the same. Measure it once more and keep the lower mean (a stall only ever raises it).
+                _progress.Note($"Confirming {high}: Little's law puts the capacity at {little.ToString("0.0", CultureInfo.InvariantCulture)}, above it");
+                var (again, _) = await MeasureAsync(high, levels.Where(l => l.Concurrency < high).ToArray(), deadline, stop).ConfigureAwait(false);
+                if (again is null || again.EndedBy != LevelEnd.Measured)
+                {
+                    return (finding, again?.EndedBy ?? Ended(deadline, stop));
+                }
+
+                var at = levels.FindIndex(l => l.Concurrency == high);
+                if (again.LatencyMeanMs < levels[at].LatencyMeanMs)
+                {
+                    var why = search.Failure(again);
+                    levels[at] = again with { StopReason = why is null ? null : $"beyond capacity: {why}" };
+                }
+
+                continue;
+            }
+
+            if (CapacitySearch.Next(low, high, estimate, guided) is not { } next)
             {
                 return (finding, endedBy);
             }
@@ -204,10 +231,13 @@ public sealed class Prober
         }
     }
 
-    /// <summary>R0, the unqueued mean latency (the lower of levels 1 and 2 with no failures), its spread and its answers.</summary>
+    /// <summary>R0, the unqueued mean latency, its spread and its answers: the lowest mean of the levels measured in full
+    /// without a failure. Queueing only ever raises a level's mean, and a stall of a busy client too (level 1 often pays a
+    /// late cold start), so the lowest is the one nearest the service time; the higher levels also have the most answers,
+    /// which makes the latency test sharper.</summary>
     private static (double? Mean, double StdDev, long Answers) Unqueued(IReadOnlyList<LevelResult> levels)
     {
-        var best = levels.Where(l => l.Concurrency <= 2 && l.FailureCount == 0 && l.LatencyMeanMs is not null).MinBy(l => l.LatencyMeanMs);
+        var best = levels.Where(l => l.EndedBy is LevelEnd.Measured or LevelEnd.MaxRate && l.FailureCount == 0 && l.LatencyMeanMs is not null).MinBy(l => l.LatencyMeanMs);
         return best is null ? (null, 0, 0) : (best.LatencyMeanMs, best.LatencyStdDevMs ?? 0, best.Ok);
     }
 

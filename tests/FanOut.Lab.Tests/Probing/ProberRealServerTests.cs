@@ -78,7 +78,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
         using var certificate = new SelfSignedCertificate();
         using var python = await RealServers.StartPythonAsync(capacity: 4, delayMs: 5, tls: certificate);
         var url = new Uri(python.BaseAddress, "item/1");
-        var plain = new ProbeSettings { Url = url, MaxRequests = 40, Plan = ProbeRuns.TestPlan };
+        var plain = new ProbeSettings { Url = url, MaxConcurrency = 2, Plan = ProbeRuns.TestPlan };
         var error = await Assert.ThrowsAsync<UnreachableTargetException>(() => new Prober(plain, new SilentProbeProgress(), TimeProvider.System).RunAsync(CancellationToken.None));
         Assert.Contains("TLS error", error.Message, StringComparison.Ordinal);
 
@@ -91,9 +91,11 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
         Assert.True(trusted.Levels[0].Ok > 0);
         Assert.Equal(0, trusted.Levels[0].FailureCount);
 
-        // 40 requests cannot saturate it: at least, never final.
+        // Two at once cannot saturate a capacity of 4: at least 2, never final.
         Assert.Equal(RecommendationStatus.AtLeast, trusted.Recommendation.Status);
+        Assert.Equal(2, trusted.Recommendation.Limit);
         Assert.Null(trusted.Recommendation.Code);
+        Assert.Contains("--max-concurrency 2 was reached", trusted.Recommendation.Reason, StringComparison.Ordinal);
     }
 
     [Fact]
