@@ -43,7 +43,7 @@ public static class ProbeSummary
 
         if (report.Capacity is { } capacity)
         {
-            console.WriteLine(CapacityLine(capacity));
+            console.WriteLine(ProbeText.CapacityLine(capacity));
         }
 
         if (report.Usl is { } usl)
@@ -72,7 +72,7 @@ public static class ProbeSummary
 
         var recommendation = report.Recommendation;
         console.WriteLine();
-        console.WriteLine(Headline(recommendation));
+        console.WriteLine(ProbeText.Headline(recommendation));
         console.WriteLine($"Why: {recommendation.Reason}.");
         if (recommendation.Code is { } code)
         {
@@ -92,37 +92,6 @@ public static class ProbeSummary
         console.WriteLine();
         var budget = report.MaxRequests is { } max ? $" of a budget of {max.ToString("N0", CultureInfo.InvariantCulture)}" : string.Empty;
         console.WriteLine($"{report.RequestsSent.ToString("N0", CultureInfo.InvariantCulture)} requests{budget} in {report.Seconds.ToString("0.0", CultureInfo.InvariantCulture)} s ({report.EndedBy}). Wrote {path}");
-    }
-
-    /// <summary>The recommendation's first line: the limit and how sure it is.</summary>
-    public static string Headline(Recommendation recommendation)
-    {
-        ArgumentNullException.ThrowIfNull(recommendation);
-        var limit = recommendation.Limit?.ToString(CultureInfo.InvariantCulture);
-        var rate = recommendation.RatePerSecond is { } r ? $" and {ProbeText.Rate(r)} requests/s" : string.Empty;
-        return recommendation.Status switch
-        {
-            RecommendationStatus.Final => $"Recommendation: {limit} at once{rate}.",
-            RecommendationStatus.AtLeast => $"At least {limit} at once (not final: the endpoint was not saturated).",
-            RecommendationStatus.Unconfirmed => $"Not confirmed: {limit} at once{rate} did not hold under open-loop load.",
-            _ => "No recommendation.",
-        };
-    }
-
-    /// <summary>The capacity search in one line.</summary>
-    public static string CapacityLine(CapacityFinding capacity)
-    {
-        ArgumentNullException.ThrowIfNull(capacity);
-        var signal = capacity.Signal == CapacityFinding.Rejections ? "it rejects beyond its capacity" : "it queues beyond its capacity";
-        var estimate = capacity.Estimate is { } e ? $"; Little's law beyond it: {e.ToString("0.0", CultureInfo.InvariantCulture)}" : string.Empty;
-        var searched = capacity.SearchLevels.Count == 0 ? "no level between" : $"searched {string.Join(", ", capacity.SearchLevels)}";
-        return (capacity.Within, capacity.Beyond) switch
-        {
-            ({ } w, { } b) when capacity.Exact => $"Capacity: {w} ({signal}; {w} within, {b} beyond; {searched}{estimate}).",
-            ({ } w, { } b) => $"Capacity: between {w} and {b - 1}, not settled ({signal}; {searched}{estimate}).",
-            ({ } w, null) => $"Capacity: at least {w} (no level beyond it was measured).",
-            _ => $"Capacity: none found (no level was within capacity{estimate}).",
-        };
     }
 
     /// <summary>A level's failures as "none" or "429 x120, timeout x3".</summary>
