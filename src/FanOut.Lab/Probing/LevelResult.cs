@@ -17,7 +17,7 @@ public sealed record LevelResult
     /// <summary>Failures by kind: the HTTP status code (<c>"429"</c>, <c>"503"</c>, ...), <c>"timeout"</c> or <c>"socket"</c>.</summary>
     public required IReadOnlyDictionary<string, long> Failures { get; init; }
 
-    /// <summary>Ok answers per second of the level.</summary>
+    /// <summary>Ok answers per second of the level: the sum of each worker's ok answers over its own time to its last answer.</summary>
     public required double OkPerSecond { get; init; }
 
     /// <summary>Median latency of the ok answers, client side; null when none.</summary>

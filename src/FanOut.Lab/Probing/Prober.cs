@@ -16,6 +16,10 @@ public sealed class Prober
     /// <summary>The share of a level's requests that must be rejected before a burst may tell a rate limit from a concurrency limit.</summary>
     private const double BurstEvidenceFraction = 0.10;
 
+    /// <summary>A level ends at most at this share of the request budget (once it has its minimum answers), so a fast
+    /// endpoint's first levels do not spend it all.</summary>
+    private const int LevelBudgetShare = 20;
+
     /// <summary>The open-loop check offers this share of the throughput found at the recommended limit.</summary>
     private const double OpenLoopShare = 0.9;
 
@@ -293,6 +297,13 @@ public sealed class Prober
         _progress.Note($"Open-loop check: {ProbeText.Rate(perSecond)} arrivals/s for up to {plan.OpenLoopDuration.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture)} s, at most {limit} in flight");
         var closedP99 = atLimit?.LatencyP99Ms ?? recommendation.LatencyP99Ms;
         var result = await _openLoop.RunAsync(perSecond, limit, plan.OpenLoopDuration, plan.OpenLoopMaxRequests, closedP99, stop).ConfigureAwait(false);
+        if (!result.Holds && result.Sent == result.Scheduled && result.Failures.Count == 0)
+        {
+            // A queue that grew with nothing rejected may be a stall of a busy client machine: check once more. A
+            // rejection is never re-sent.
+            _progress.Note($"Open loop {result.Verdict}; checking once more");
+            result = await _openLoop.RunAsync(perSecond, limit, plan.OpenLoopDuration, plan.OpenLoopMaxRequests, closedP99, stop).ConfigureAwait(false);
+        }
         _progress.Note($"Open loop {result.Verdict}; p99 {ProbeText.Ms(result.LatencyP99Ms)} from the intended start, {ProbeText.Ms(result.ServiceP99Ms)} from the send (closed loop: {ProbeText.Ms(closedP99)})");
         if (result.Holds)
         {
@@ -383,7 +394,7 @@ public sealed class Prober
     private async Task<(LevelResult? Level, LevelVerdict Verdict)> MeasureAsync(int concurrency, IReadOnlyList<LevelResult> earlier, CancellationToken deadline, CancellationToken stop)
     {
         _progress.LevelStarted(concurrency);
-        var level = await _runner.RunAsync(concurrency, _settings.Plan, RejectionPause(earlier), stop).ConfigureAwait(false);
+        var level = await _runner.RunAsync(concurrency, _settings.Plan, RejectionPause(earlier), stop, LevelAnswers).ConfigureAwait(false);
         if (level.EndedBy == LevelEnd.Interrupted && deadline.IsCancellationRequested)
         {
             level = level with { EndedBy = LevelEnd.Duration };
@@ -398,6 +409,9 @@ public sealed class Prober
         _progress.LevelFinished(verdict.Stop ? level with { StopReason = verdict.Reason } : level, verdict);
         return (level, verdict);
     }
+
+    /// <summary>The most answers one level collects once it has its minimum: a twentieth of the request budget.</summary>
+    private long LevelAnswers => _settings.MaxRequests is { } max ? Math.Max(_settings.Plan.MinRequests, max / LevelBudgetShare) : long.MaxValue;
 
     /// <summary>How long a rejected worker waits: the uncontended latency (level 1's mean, else the first request's).</summary>
     private TimeSpan RejectionPause(IReadOnlyList<LevelResult> earlier) =>
