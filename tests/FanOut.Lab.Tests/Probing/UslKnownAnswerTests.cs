@@ -1,10 +1,12 @@
 using FanOut.Lab.Probing;
 
+using Xunit.Abstractions;
+
 namespace FanOut.Lab.Tests.Probing;
 
 /// <summary>Known answers for the USL fitter: published data with published coefficients, and synthetic curves with
 /// known sigma and kappa under seeded noise.</summary>
-public sealed class UslKnownAnswerTests
+public sealed class UslKnownAnswerTests(ITestOutputHelper output)
 {
     /// <summary>SPEC SDM91 on a Sun SPARCcenter 2000 (load: emulated users; throughput: scripts per hour), the demo data
     /// set of R's <c>usl</c> package (<c>data(specsdm91)</c>). Cross-checked against that package's own test output
@@ -23,6 +25,7 @@ public sealed class UslKnownAnswerTests
         // R's usl (before 2.0) normalised by X(1) = 64.9 and fitted sigma and kappa by Gunther's regression; its README
         // prints sigma 1.704689e-02, kappa 7.892498e-05.
         var fit = UslFit.Fit(s_specSdm91, fixedLambda: 64.9)!;
+        output.WriteLine($"sigma {fit.Sigma:G6}, kappa {fit.Kappa:G6}, peak {fit.PeakConcurrency:0.0}");
         Assert.InRange(fit.Sigma, 0.98 * 0.01705, 1.02 * 0.01705);
         Assert.InRange(fit.Kappa, 0.98 * 7.892e-5, 1.02 * 7.892e-5);
         Assert.Equal(64.9, fit.Lambda, 9);
@@ -32,10 +35,23 @@ public sealed class UslKnownAnswerTests
     }
 
     [Fact]
+    public void Fit_SpecSdm91_NonlinearFitMatchesRUsl2WithinTwoPercent()
+    {
+        // R's usl 2.x fits all three parameters by nonlinear least squares on throughput; its README prints
+        // alpha (sigma) 0.0277285 and beta (kappa) 0.0001044 for this data set.
+        var fit = UslFit.Fit(s_specSdm91)!;
+        output.WriteLine($"sigma {fit.Sigma:G6}, kappa {fit.Kappa:G6}, lambda {fit.Lambda:G6}, R2 {fit.R2:0.####}");
+        Assert.InRange(fit.Sigma, 0.98 * 0.0277285, 1.02 * 0.0277285);
+        Assert.InRange(fit.Kappa, 0.98 * 0.0001044, 1.02 * 0.0001044);
+        Assert.InRange(fit.Lambda, 88, 92);
+    }
+
+    [Fact]
     public void Fit_SpecSdm91_BootstrapBandHoldsThePublishedCoefficients()
     {
         var fit = UslFit.Fit(s_specSdm91)!;
         var band = UslBand.Bootstrap(s_specSdm91, fit)!;
+        output.WriteLine(band.ToString());
         Assert.InRange(0.01705, band.SigmaLow, band.SigmaHigh);
         Assert.InRange(7.892e-5, band.KappaLow, band.KappaHigh);
         Assert.NotNull(band.PeakLow);
@@ -54,6 +70,7 @@ public sealed class UslKnownAnswerTests
         var truth = new UslModel(sigma, kappa, lambda, null, 1);
         var points = s_levels.Select(n => ((double)n, truth.Throughput(n) * (1 + (0.002 * Gaussian(random))))).ToArray();
         var fit = UslFit.Fit(points)!;
+        output.WriteLine($"sigma {fit.Sigma:G6} (true {sigma}), kappa {fit.Kappa:G6} (true {kappa}), lambda {fit.Lambda:G6} (true {lambda})");
         Assert.InRange(fit.Sigma, 0.98 * sigma, 1.02 * sigma);
         Assert.InRange(fit.Kappa, 0.98 * kappa, 1.02 * kappa);
         Assert.InRange(fit.Lambda, 0.98 * lambda, 1.02 * lambda);
@@ -66,6 +83,7 @@ public sealed class UslKnownAnswerTests
         var truth = new UslModel(0.05, 0.001, 100, null, 1);
         var points = s_levels.Select(n => ((double)n, truth.Throughput(n) * (1 + (0.03 * Gaussian(random))))).ToArray();
         var band = UslBand.Bootstrap(points, UslFit.Fit(points)!)!;
+        output.WriteLine(band.ToString());
         var truePeak = Math.Sqrt(0.95 / 0.001);
         Assert.InRange(truePeak, band.PeakLow!.Value, band.PeakHigh!.Value);
         Assert.InRange(0.05, band.SigmaLow, band.SigmaHigh);
