@@ -15,7 +15,8 @@ internal static class RealServers
     public static string? Python => LoopbackProcess.Find("python3");
 
     /// <summary>Apache httpd, event MPM, one process of exactly <paramref name="threads"/> worker threads proxying to
-    /// <paramref name="upstream"/>: <paramref name="threads"/> requests at once, the rest wait for a thread (a queue).</summary>
+    /// <paramref name="upstream"/>: <paramref name="threads"/> requests at once, the rest wait for a thread (a queue).
+    /// Stopped with SIGTERM, on which the parent stops its child and removes what it made.</summary>
     public static Task<LoopbackProcess> StartApacheAsync(Uri upstream, int threads) =>
         LoopbackProcess.StartAsync("fanout-apache-", Apache!, async (folder, port) =>
         {
@@ -54,7 +55,7 @@ internal static class RealServers
             }
 
             return ["-f", path, "-DFOREGROUND"];
-        });
+        }, quitSignal: "TERM");
 
     /// <summary>nginx proxying to <paramref name="upstream"/>, <paramref name="httpDirectives"/> in its http block and
     /// <paramref name="locationDirectives"/> on its one location.</summary>
