@@ -53,7 +53,9 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
 
         if (!ByRejections && level.LatencyMeanMs is { } mean && mean > LatencyLimitMs(level))
         {
-            return $"mean latency {ProbeText.Ms(mean)} is over {ProbeText.Ms(LatencyLimitMs(level))} (unqueued {ProbeText.Ms(UnqueuedMs)} x {level.Concurrency}/{(level.Concurrency - 0.5).ToString("0.#", CultureInfo.InvariantCulture)}): requests queued";
+            var n = level.Concurrency;
+            var queued = UnqueuedMs * n / (n - 0.5);
+            return $"mean latency {F(mean)} ms is over {F(LatencyLimitMs(level))} ms (unqueued {F(UnqueuedMs)} ms x {n}/{(n - 0.5).ToString("0.#", CultureInfo.InvariantCulture)} = {F(queued)} ms, plus {F(NoiseMs(level))} ms of measurement noise): requests queued";
         }
 
         return null;
@@ -73,8 +75,14 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
     {
         ArgumentNullException.ThrowIfNull(level);
         var n = level.Concurrency;
-        var noise = 2 * UnqueuedStdDevMs * Math.Sqrt((1.0 / Math.Max(1, level.Ok)) + (1.0 / Math.Max(1, UnqueuedAnswers)));
-        return n <= 1 ? double.PositiveInfinity : (UnqueuedMs * n / (n - 0.5)) + noise;
+        return n <= 1 ? double.PositiveInfinity : (UnqueuedMs * n / (n - 0.5)) + NoiseMs(level);
+    }
+
+    /// <summary>Two standard errors of the difference between <paramref name="level"/>'s mean and R0, were both unqueued.</summary>
+    public double NoiseMs(LevelResult level)
+    {
+        ArgumentNullException.ThrowIfNull(level);
+        return 2 * UnqueuedStdDevMs * Math.Sqrt((1.0 / Math.Max(1, level.Ok)) + (1.0 / Math.Max(1, UnqueuedAnswers)));
     }
 
     /// <summary>The capacity a level beyond it shows (Little's law), or null when it shows none.</summary>
@@ -119,4 +127,6 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
 
         return within + ((beyond - within) / 2);
     }
+
+    private static string F(double value) => value.ToString("0.0", CultureInfo.InvariantCulture);
 }

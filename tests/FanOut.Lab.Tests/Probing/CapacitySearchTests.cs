@@ -44,6 +44,17 @@ public sealed class CapacitySearchTests
     }
 
     [Fact]
+    public void Failure_ByLatency_SentenceAddsUp()
+    {
+        // R0 50 ms (sd 1, 50 answers); 13 at once against 12 slots: mean 13/12 x 50 = 54.2 ms over 1,000 answers.
+        var search = new CapacitySearch(false, ServiceMs, 1, 50, null);
+        var noise = 2 * Math.Sqrt((1.0 / 1_000) + (1.0 / 50));
+        Assert.Equal(
+            $"mean latency 54.2 ms is over {52 + noise:0.0} ms (unqueued 50.0 ms x 13/12.5 = 52.0 ms, plus {noise:0.0} ms of measurement noise): requests queued",
+            search.Failure(QueueingLevel(12, 13)));
+    }
+
+    [Fact]
     public void Estimate_QueueingLevelsBeyond_IsXTimesR0()
     {
         var search = new CapacitySearch(false, ServiceMs, 1, 50, null);
