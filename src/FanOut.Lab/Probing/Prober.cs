@@ -13,9 +13,6 @@ namespace FanOut.Lab.Probing;
 /// far. <see cref="ProbeSettings.Duration"/> and <see cref="ProbeSettings.MaxRequests"/> end it the same way.</remarks>
 public sealed class Prober
 {
-    /// <summary>The share of a level's requests that must be rejected before a burst may tell a rate limit from a concurrency limit.</summary>
-    private const double BurstEvidenceFraction = 0.10;
-
     /// <summary>A level ends at most at this share of the request budget (once it has its minimum answers), so a fast
     /// endpoint's first levels do not spend it all.</summary>
     private const int LevelBudgetShare = 20;
@@ -336,7 +333,9 @@ public sealed class Prober
             evidence.Add($"its rejections at {rejected.Concurrency} carried Retry-After/RateLimit headers");
         }
 
-        if (rejected.Rejections >= BurstEvidenceFraction * rejected.Requests && !_budget.Exhausted)
+        // Any rejected level (over 1%) gets the burst: a short level against a bucket with a large burst may be rejected
+        // only a few percent of the time, and a concurrency limit rejects the burst again whatever the share was.
+        if (!_budget.Exhausted)
         {
             var pause = _settings.Plan.BurstPause;
             _progress.Note($"Rate check: {rejected.Concurrency} requests at once after a {pause.TotalSeconds.ToString("0.##", CultureInfo.InvariantCulture)} s pause");
@@ -359,12 +358,15 @@ public sealed class Prober
         var sustained = rejected.OkPerSecondWhileRejecting ?? rejected.OkPerSecond;
         if (evidence.Count > 0 && !_budget.Exhausted)
         {
-            // The rate comes from one short level; a stall of a busy machine only ever lowers it, so measure it again
-            // at the same concurrency, twice as long, and keep the higher.
+            // The rate comes from one short level, which a bucket's leftover burst inflates: measure it again at the
+            // same concurrency, twice as long, and keep the lower, so the advice holds under the open-loop check.
             _progress.Note($"Measuring the rate again at {rejected.Concurrency} at once");
-            var longer = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
-            var again = await _runner.RunAsync(rejected.Concurrency, longer, RejectionPause(levels), stop).ConfigureAwait(false);
-            sustained = Math.Max(sustained, again.OkPerSecondWhileRejecting ?? 0);
+            var twice = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
+            var again = await _runner.RunAsync(rejected.Concurrency, twice, RejectionPause(levels), stop).ConfigureAwait(false);
+            if (again.OkPerSecondWhileRejecting is { } longer && longer > 0)
+            {
+                sustained = Math.Min(sustained, longer);
+            }
         }
         return evidence.Count == 0
             ? RateVerdict.None

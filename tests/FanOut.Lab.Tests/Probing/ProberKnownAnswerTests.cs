@@ -46,8 +46,23 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         Assert.NotNull(report.Recommendation.RatePerSecond);
         Assert.InRange(report.Recommendation.RatePerSecond!.Value, 0.8 * 300, 1.2 * 300);
         Assert.Contains("rate", report.Recommendation.Reason, StringComparison.Ordinal);
-        Assert.Contains("TokenBucketRateLimiter", report.Recommendation.Code!.SemaphoreSlim, StringComparison.Ordinal);
-        Assert.Contains("RateLimiter = rate", report.Recommendation.Code.FanOut, StringComparison.Ordinal);
+
+        // This server's TokenBucketRateLimiter adds its tokens per timer tick, so on a busy machine (a late tick) it
+        // lets fewer than 300/s through, and the open-loop check may then see rejections at 90% of 300: the advice is
+        // then unconfirmed and carries no code. Either way it is never final with rejections under open-loop load.
+        if (report.Recommendation.IsFinal)
+        {
+            Assert.True(report.OpenLoop!.Holds);
+            Assert.Contains("TokenBucketRateLimiter", report.Recommendation.Code!.SemaphoreSlim, StringComparison.Ordinal);
+            Assert.Contains("RateLimiter = rate", report.Recommendation.Code.FanOut, StringComparison.Ordinal);
+        }
+        else
+        {
+            Assert.Equal(RecommendationStatus.Unconfirmed, report.Recommendation.Status);
+            Assert.False(report.OpenLoop!.Holds);
+            Assert.Null(report.Recommendation.Code);
+        }
+
         var slowest = report.Levels.Where(l => l.FailureCount == 0).Max(l => l.LatencyMeanMs!.Value);
         Assert.True(report.Recommendation.Limit >= report.Recommendation.RatePerSecond.Value * slowest / 1000, $"{report.Recommendation.Limit} at once cannot carry {report.Recommendation.RatePerSecond}/s of {slowest:0.0} ms calls");
     }
