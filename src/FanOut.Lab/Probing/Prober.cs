@@ -358,14 +358,15 @@ public sealed class Prober
         var sustained = rejected.OkPerSecondWhileRejecting ?? rejected.OkPerSecond;
         if (evidence.Count > 0 && !_budget.Exhausted)
         {
-            // The rate comes from one short level, which a bucket's leftover burst inflates: measure it again at the
-            // same concurrency, twice as long, and keep the lower, so the advice holds under the open-loop check.
+            // The first figure comes from a short level whose first rejection may come late (few answers after it) and
+            // whose bucket may still hold part of its burst: measure again at the same concurrency, twice as long, right
+            // after the burst drained the bucket, so rejections start at once; that longer measurement is the rate.
             _progress.Note($"Measuring the rate again at {rejected.Concurrency} at once");
             var twice = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
             var again = await _runner.RunAsync(rejected.Concurrency, twice, RejectionPause(levels), stop).ConfigureAwait(false);
             if (again.OkPerSecondWhileRejecting is { } longer && longer > 0)
             {
-                sustained = Math.Min(sustained, longer);
+                sustained = longer;
             }
         }
         return evidence.Count == 0
