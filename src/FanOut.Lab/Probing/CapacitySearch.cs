@@ -55,7 +55,7 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
         {
             var n = level.Concurrency;
             var queued = UnqueuedMs * n / (n - 0.5);
-            return $"mean latency {F(mean)} ms is over {F(LatencyLimitMs(level))} ms (unqueued {F(UnqueuedMs)} ms x {n}/{(n - 0.5).ToString("0.#", CultureInfo.InvariantCulture)} = {F(queued)} ms, plus {F(NoiseMs(level))} ms of measurement noise): requests queued";
+            return $"mean latency {Ms(mean)} ms is over {Ms(LatencyLimitMs(level))} ms (unqueued {Ms(UnqueuedMs)} ms x {n}/{(n - 0.5).ToString("0.#", CultureInfo.InvariantCulture)} = {Ms(queued)} ms, plus {Ms(NoiseMs(level))} ms of measurement noise): requests queued";
         }
 
         return null;
@@ -128,5 +128,7 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
         return within + ((beyond - within) / 2);
     }
 
-    private static string F(double value) => value.ToString("0.0", CultureInfo.InvariantCulture);
+    /// <summary>Milliseconds with two decimals (four under a millisecond, where a fast endpoint's figures live), so the
+    /// reason's sum reads as one.</summary>
+    private string Ms(double value) => value.ToString(UnqueuedMs < 1 ? "0.0000" : "0.00", CultureInfo.InvariantCulture);
 }

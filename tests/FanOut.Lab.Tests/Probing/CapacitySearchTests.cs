@@ -50,8 +50,18 @@ public sealed class CapacitySearchTests
         var search = new CapacitySearch(false, ServiceMs, 1, 50, null);
         var noise = 2 * Math.Sqrt((1.0 / 1_000) + (1.0 / 50));
         Assert.Equal(
-            $"mean latency 54.2 ms is over {52 + noise:0.0} ms (unqueued 50.0 ms x 13/12.5 = 52.0 ms, plus {noise:0.0} ms of measurement noise): requests queued",
+            string.Create(System.Globalization.CultureInfo.InvariantCulture, $"mean latency 54.17 ms is over {52 + noise:0.00} ms (unqueued 50.00 ms x 13/12.5 = 52.00 ms, plus {noise:0.00} ms of measurement noise): requests queued"),
             search.Failure(QueueingLevel(12, 13)));
+    }
+
+    [Fact]
+    public void Failure_ByLatency_SubMillisecondFiguresKeepTheirDigits()
+    {
+        // A fast endpoint (50 us): with one decimal the sentence would read "0.1 ms is over 0.0 ms".
+        var search = new CapacitySearch(false, 0.05, 0.001, 1_000, null);
+        var failure = search.Failure(Level(3, 40_000, requests: 10_000) with { LatencyMeanMs = 0.09, LatencyStdDevMs = 0.01 });
+        Assert.StartsWith("mean latency 0.0900 ms is over 0.06", failure, StringComparison.Ordinal);
+        Assert.Contains("(unqueued 0.0500 ms x 3/2.5 = 0.0600 ms, plus 0.0001 ms", failure, StringComparison.Ordinal);
     }
 
     [Fact]
