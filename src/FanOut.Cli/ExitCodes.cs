@@ -15,6 +15,16 @@ public static class ExitCodes
     /// <summary>The command line was wrong; nothing ran.</summary>
     public const int Usage = 2;
 
+    /// <summary><c>fanout probe</c>: stopped before the endpoint showed its limit (<c>--max-requests</c>, <c>--duration</c>,
+    /// <c>--max-concurrency</c>, <c>--max-rate</c>): "at least N", no code.</summary>
+    public const int ProbeAtLeast = 3;
+
+    /// <summary><c>fanout probe</c>: no recommendation: every level failed (e.g. an endpoint answering 503 to everything).</summary>
+    public const int ProbeNoRecommendation = 4;
+
+    /// <summary><c>fanout probe</c>: the limit was found, but the open-loop check did not hold (the queue grew or requests were rejected).</summary>
+    public const int ProbeUnconfirmed = 5;
+
     /// <summary>Interrupted with Ctrl+C or SIGTERM; what finished is saved.</summary>
     public const int Canceled = 130;
 }

@@ -20,7 +20,10 @@ public static class ProbeCommand
         var headerOption = new Option<string[]>("--header") { Description = "A header 'Name: value' sent with every request; repeat for more." };
         var bodyOption = new Option<string?>("--body-file") { Description = "A file whose bytes are the body of every request." };
         var maxConcurrencyOption = NumberOption.Create("--max-concurrency", $"The highest concurrency tried, 1-{ProbeSettings.MaxAllowedConcurrency} (default {ProbeSettings.DefaultMaxConcurrency}).", $"use a whole number from 1 to {ProbeSettings.MaxAllowedConcurrency}, e.g. 64");
-        var maxRequestsOption = NumberOption.Create("--max-requests", "Hard stop: never send more requests than this (default: no limit).", "use a whole number of at least 1, e.g. 5000");
+        var maxRequestsOption = NumberOption.Create("--max-requests", $"Hard stop: never send more requests than this (default {ProbeSettings.DefaultMaxRequests:N0}).", "use a whole number of at least 1, e.g. 5000");
+        var maxRateOption = NumberOption.Create("--max-rate", "Hard pace: never start more requests per second than this (default: no pace).", "use a positive number of requests per second, e.g. 200");
+        var insecureOption = new Option<bool>("--insecure") { Description = "Accept any TLS certificate (a self-signed development endpoint)." };
+        var caFileOption = new Option<string?>("--ca-file") { Description = "A PEM file of CA certificates to trust for TLS (a development CA); the host name must still match." };
         var durationOption = NumberOption.Create("--duration", "Hard stop: stop sending after this many seconds (default: no limit).", "use a positive number of seconds, e.g. 60");
         var timeoutOption = NumberOption.Create("--timeout", $"Seconds one request may take before it counts as a timeout (default {ProbeSettings.DefaultTimeoutSeconds}).", "use a positive number of seconds, e.g. 5");
         var sloOption = NumberOption.Create("--slo-p99", "Latency objective in ms: a level whose p99 is above it is never recommended (default: none).", "use a positive number of milliseconds, e.g. 200");
@@ -28,7 +31,7 @@ public static class ProbeCommand
         var jsonOption = new Option<bool>("--json") { Description = "Print probe.json to stdout and nothing else." };
         var command = new Command("probe", "Measure how many calls at once an HTTP endpoint affords, and print the limit to write.")
         {
-            urlArgument, methodOption, headerOption, bodyOption, maxConcurrencyOption, maxRequestsOption, durationOption, timeoutOption, sloOption, outOption, jsonOption,
+            urlArgument, methodOption, headerOption, bodyOption, maxConcurrencyOption, maxRequestsOption, maxRateOption, durationOption, timeoutOption, sloOption, insecureOption, caFileOption, outOption, jsonOption,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -44,7 +47,10 @@ public static class ProbeCommand
                     parse.GetValue(timeoutOption),
                     parse.GetValue(sloOption),
                     parse.GetValue(outOption),
-                    parse.GetValue(jsonOption)),
+                    parse.GetValue(jsonOption),
+                    parse.GetValue(maxRateOption),
+                    parse.GetValue(insecureOption),
+                    parse.GetValue(caFileOption)),
                 context.Clock.GetUtcNow(),
                 out var error);
             if (settings is null)
@@ -63,6 +69,11 @@ public static class ProbeCommand
         var console = context.Console;
         var probe = settings.Probe;
         var view = new ProbeProgressView(console, context.Interactive && !settings.Json, quiet: settings.Json);
+        if (!ProbeCommandSettings.IsLoopback(probe.Url))
+        {
+            context.Error.WriteLine($"fanout: warning: {probe.Url.Host} is not this machine: the probe pushes it until it rejects or queues; probe only endpoints you own or may load-test.");
+        }
+
         if (!settings.Json)
         {
             console.WriteLine($"Probing {probe.Method} {probe.Url}, up to {probe.MaxConcurrency} at once{Limits(probe)}. Ctrl+C stops and keeps what was measured.");
@@ -107,15 +118,27 @@ public static class ProbeCommand
             return ExitCodes.Canceled;
         }
 
-        return ExitCodes.Success;
+        return report.Recommendation.Status switch
+        {
+            RecommendationStatus.Final => ExitCodes.Success,
+            RecommendationStatus.AtLeast => ExitCodes.ProbeAtLeast,
+            RecommendationStatus.Unconfirmed => ExitCodes.ProbeUnconfirmed,
+            _ => ExitCodes.ProbeNoRecommendation,
+        };
     }
 
     private static string Limits(ProbeSettings probe)
     {
         var limits = new List<string>();
-        if (probe.MaxRequests is { } max)
+        limits.Add(probe.MaxRequests is { } max ? $"at most {max:N0} requests (--max-requests)" : "no request budget");
+        if (probe.MaxRatePerSecond is { } rate)
         {
-            limits.Add($"at most {max:N0} requests");
+            limits.Add($"at most {rate:0.##} requests/s (--max-rate)");
+        }
+
+        if (probe.Insecure)
+        {
+            limits.Add("any TLS certificate accepted (--insecure)");
         }
 
         if (probe.Duration is { } duration)

@@ -10,6 +10,9 @@ namespace FanOut.Cli.Commands;
 /// <param name="Duration"><c>--duration</c>, seconds.</param>
 /// <param name="Timeout"><c>--timeout</c>, seconds.</param>
 /// <param name="SloP99"><c>--slo-p99</c>, milliseconds.</param>
+/// <param name="MaxRate"><c>--max-rate</c>, requests per second.</param>
+/// <param name="Insecure"><c>--insecure</c>.</param>
+/// <param name="CaFile"><c>--ca-file</c>.</param>
 /// <param name="Out"><c>--out</c>.</param>
 /// <param name="Json"><c>--json</c>.</param>
 public sealed record ProbeCommandInput(
@@ -23,4 +26,7 @@ public sealed record ProbeCommandInput(
     double? Timeout,
     double? SloP99,
     string? Out,
-    bool Json);
+    bool Json,
+    double? MaxRate = null,
+    bool Insecure = false,
+    string? CaFile = null);

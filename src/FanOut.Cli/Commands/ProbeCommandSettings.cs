@@ -1,4 +1,6 @@
 using System.Globalization;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 
 using FanOut.Lab.Probing;
 using FanOut.Lab.Results;
@@ -11,6 +13,13 @@ namespace FanOut.Cli.Commands;
 /// <param name="Json">Print the document to stdout and nothing else.</param>
 public sealed record ProbeCommandSettings(ProbeSettings Probe, string OutPath, bool Json)
 {
+    /// <summary>True when <paramref name="url"/> names this machine (localhost, 127.0.0.0/8, ::1).</summary>
+    public static bool IsLoopback(Uri url)
+    {
+        ArgumentNullException.ThrowIfNull(url);
+        return url.IsLoopback || (System.Net.IPAddress.TryParse(url.DnsSafeHost, out var address) && System.Net.IPAddress.IsLoopback(address));
+    }
+
     /// <summary>The methods <c>--method</c> accepts.</summary>
     public static IReadOnlyList<string> Methods { get; } = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 
@@ -49,7 +58,8 @@ public sealed record ProbeCommandSettings(ProbeSettings Probe, string OutPath, b
             ?? WholeNumber("--max-requests", input.MaxRequests, 1, long.MaxValue)
             ?? Positive("--duration", input.Duration, "seconds")
             ?? Positive("--timeout", input.Timeout, "seconds")
-            ?? Positive("--slo-p99", input.SloP99, "milliseconds");
+            ?? Positive("--slo-p99", input.SloP99, "milliseconds")
+            ?? Positive("--max-rate", input.MaxRate, "requests per second");
         if (error is not null)
         {
             return null;
@@ -69,6 +79,33 @@ public sealed record ProbeCommandSettings(ProbeSettings Probe, string OutPath, b
             }
         }
 
+        X509Certificate2Collection? roots = null;
+        if (input.CaFile is { } caFile)
+        {
+            if (input.Insecure)
+            {
+                error = $"--ca-file '{caFile}' and --insecure exclude each other: give one (--ca-file trusts that CA; --insecure trusts any certificate).";
+                return null;
+            }
+
+            try
+            {
+                roots = [];
+                roots.ImportFromPemFile(caFile);
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or ArgumentException or CryptographicException or NotSupportedException)
+            {
+                error = $"--ca-file '{caFile}' cannot be read ({ex.Message.TrimEnd('.')}): give a readable PEM file of CA certificates (-----BEGIN CERTIFICATE-----).";
+                return null;
+            }
+
+            if (roots.Count == 0)
+            {
+                error = $"--ca-file '{caFile}' holds no certificate: give a PEM file of CA certificates (-----BEGIN CERTIFICATE-----).";
+                return null;
+            }
+        }
+
         var outPath = input.Out ?? ResultsDirectory.DefaultPath(now);
         if (File.Exists(outPath))
         {
@@ -83,7 +120,10 @@ public sealed record ProbeCommandSettings(ProbeSettings Probe, string OutPath, b
             Headers = headers,
             Body = body,
             MaxConcurrency = (int)(input.MaxConcurrency ?? ProbeSettings.DefaultMaxConcurrency),
-            MaxRequests = input.MaxRequests is { } max ? (long)max : null,
+            MaxRequests = input.MaxRequests is { } max ? (long)max : ProbeSettings.DefaultMaxRequests,
+            MaxRatePerSecond = input.MaxRate,
+            Insecure = input.Insecure,
+            TrustedRoots = roots,
             Duration = input.Duration is { } duration ? TimeSpan.FromSeconds(duration) : null,
             Timeout = TimeSpan.FromSeconds(input.Timeout ?? ProbeSettings.DefaultTimeoutSeconds),
             SloP99Ms = input.SloP99,

@@ -12,6 +12,9 @@ public static class LevelEnd
     /// <summary><c>--duration</c> ran out during the level.</summary>
     public const string Duration = "duration";
 
+    /// <summary><c>--max-rate</c> held the level's offered load down: the level measured the pace, not the server.</summary>
+    public const string MaxRate = "max-rate";
+
     /// <summary>Ctrl+C or SIGTERM during the level.</summary>
     public const string Interrupted = "interrupted";
 }

@@ -16,6 +16,9 @@ internal sealed class LevelRecorder
     /// <summary>Sum of the latencies of every answered or failed request, milliseconds.</summary>
     public double LatencySumMs { get; private set; }
 
+    /// <summary>When this worker's last request ended (timestamp of the level's <see cref="TimeProvider"/>); null when none.</summary>
+    public long? LastTimestamp { get; private set; }
+
     /// <summary>Requests answered or failed.</summary>
     public long Requests { get; private set; }
 
@@ -33,6 +36,7 @@ internal sealed class LevelRecorder
     {
         Requests++;
         LatencySumMs += latencyMs;
+        LastTimestamp = timestamp;
         if (outcome.Ok)
         {
             OkLatencies.Add(latencyMs);
@@ -54,6 +58,9 @@ internal sealed class LevelRecorder
     }
 
     /// <summary>Merges every worker's record into the level's result.</summary>
+    /// <remarks>Ok/s is the sum of each worker's own rate, its ok answers over the time to its last answer: the level
+    /// waits for its slowest worker's last answer, and dividing every worker's answers by that tail (up to one latency,
+    /// a large share of a short level of a slow endpoint) would understate the rate.</remarks>
     public static LevelResult Merge(int concurrency, IReadOnlyList<LevelRecorder> workers, long startTimestamp, double seconds, TimeProvider time, string endedBy)
     {
         var latencies = workers.SelectMany(w => w.OkLatencies).ToArray();
@@ -75,17 +82,26 @@ internal sealed class LevelRecorder
             whileRejecting = span > 0 ? okAfter / span : null;
         }
         var latencySum = workers.Sum(w => w.LatencySumMs);
+        double? mean = ok > 0 ? latencies.Average() : null;
+        double? deviation = ok > 1 ? Math.Sqrt(latencies.Sum(l => (l - mean!.Value) * (l - mean.Value)) / (ok - 1)) : null;
+        var okPerSecond = workers.Where(w => w.LastTimestamp is not null).Sum(w =>
+        {
+            var busy = time.GetElapsedTime(startTimestamp, w.LastTimestamp!.Value).TotalSeconds;
+            return busy > 0 ? w.OkLatencies.Count / busy : 0;
+        });
         return new LevelResult
         {
             Concurrency = concurrency,
             Requests = requests,
             Ok = ok,
             Failures = failures,
-            OkPerSecond = seconds > 0 ? ok / seconds : 0,
+            OkPerSecond = okPerSecond,
             LatencyP50Ms = ItemOutcomes.Percentile(latencies, 0.50),
             LatencyP95Ms = ItemOutcomes.Percentile(latencies, 0.95),
             LatencyP99Ms = ItemOutcomes.Percentile(latencies, 0.99),
-            LatencyMeanMs = ok > 0 ? latencies.Average() : null,
+            LatencyMeanMs = mean,
+            LatencyStdDevMs = deviation,
+            OkLittleConcurrency = okPerSecond * (mean ?? 0) / 1000.0,
             LittleConcurrency = seconds > 0 ? latencySum / 1000.0 / seconds : 0,
             Seconds = seconds,
             EndedBy = endedBy,

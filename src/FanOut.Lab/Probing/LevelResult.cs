@@ -17,7 +17,7 @@ public sealed record LevelResult
     /// <summary>Failures by kind: the HTTP status code (<c>"429"</c>, <c>"503"</c>, ...), <c>"timeout"</c> or <c>"socket"</c>.</summary>
     public required IReadOnlyDictionary<string, long> Failures { get; init; }
 
-    /// <summary>Ok answers per second of the level.</summary>
+    /// <summary>Ok answers per second of the level: the sum of each worker's ok answers over its own time to its last answer.</summary>
     public required double OkPerSecond { get; init; }
 
     /// <summary>Median latency of the ok answers, client side; null when none.</summary>
@@ -32,10 +32,17 @@ public sealed record LevelResult
     /// <summary>Mean latency of the ok answers; null when none.</summary>
     public double? LatencyMeanMs { get; init; }
 
+    /// <summary>Standard deviation of the ok answers' latencies; null when fewer than two.</summary>
+    public double? LatencyStdDevMs { get; init; }
+
     /// <summary>Little's law: requests per second times their mean latency, the concurrency the server really saw.</summary>
     /// <remarks>Near <see cref="Concurrency"/> when the client kept every worker busy; well below it when the client
     /// itself was the bottleneck.</remarks>
     public required double LittleConcurrency { get; init; }
+
+    /// <summary>Little's law on the ok answers alone: ok/s times their mean latency, the requests the server was serving
+    /// at once. At a level above a capacity that rejects the rest, it is the capacity.</summary>
+    public double OkLittleConcurrency { get; init; }
 
     /// <summary>Seconds the level took, from its first send to its last answer.</summary>
     public required double Seconds { get; init; }

@@ -15,8 +15,11 @@ internal sealed class LevelRunner(ProbeTarget target, RequestBudget budget, Time
     /// request then occupies its worker as long as an answer would have, so the level offers the same N/R requests per
     /// second whether the server rejects or not, instead of hammering it with instant retries.</param>
     /// <param name="cancellationToken">Stops the level at once.</param>
+    /// <param name="maxAnswers">Once it has <see cref="LevelPlan.MinRequests"/>, the level also ends at this many answers,
+    /// even before <see cref="LevelPlan.MinDuration"/>: a share of the request budget, so a fast endpoint's level 1 does
+    /// not spend all of it.</param>
     /// <returns>The level; <see cref="LevelResult.EndedBy"/> says whether it ran its plan, ran out of budget or was cancelled.</returns>
-    public async Task<LevelResult> RunAsync(int concurrency, LevelPlan plan, TimeSpan rejectionPause, CancellationToken cancellationToken)
+    public async Task<LevelResult> RunAsync(int concurrency, LevelPlan plan, TimeSpan rejectionPause, CancellationToken cancellationToken, long maxAnswers = long.MaxValue)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(concurrency, 1);
         ArgumentNullException.ThrowIfNull(plan);
@@ -24,7 +27,7 @@ internal sealed class LevelRunner(ProbeTarget target, RequestBudget budget, Time
         var recorders = Enumerable.Range(0, concurrency).Select(_ => new LevelRecorder()).ToArray();
         var completed = new StrongBox<long>();
         var start = time.GetTimestamp();
-        var workers = recorders.Select(r => Task.Run(() => WorkAsync(client, r, plan, rejectionPause, start, completed, cancellationToken), CancellationToken.None)).ToArray();
+        var workers = recorders.Select(r => Task.Run(() => WorkAsync(client, r, plan, maxAnswers, rejectionPause, start, completed, cancellationToken), CancellationToken.None)).ToArray();
         await Task.WhenAll(workers).ConfigureAwait(false);
         var seconds = time.GetElapsedTime(start).TotalSeconds;
         var endedBy = cancellationToken.IsCancellationRequested ? LevelEnd.Interrupted
@@ -34,19 +37,20 @@ internal sealed class LevelRunner(ProbeTarget target, RequestBudget budget, Time
     }
 
     /// <summary>One worker's loop; returns true when it stopped because the budget was spent.</summary>
-    private async Task<bool> WorkAsync(HttpClient client, LevelRecorder recorder, LevelPlan plan, TimeSpan rejectionPause, long start, StrongBox<long> completed, CancellationToken cancellationToken)
+    private async Task<bool> WorkAsync(HttpClient client, LevelRecorder recorder, LevelPlan plan, long maxAnswers, TimeSpan rejectionPause, long start, StrongBox<long> completed, CancellationToken cancellationToken)
     {
         while (!cancellationToken.IsCancellationRequested)
         {
             var elapsed = time.GetElapsedTime(start);
-            if (elapsed >= plan.MaxDuration || (elapsed >= plan.MinDuration && Interlocked.Read(ref completed.Value) >= plan.MinRequests))
+            var answers = Interlocked.Read(ref completed.Value);
+            if (elapsed >= plan.MaxDuration || (answers >= plan.MinRequests && (elapsed >= plan.MinDuration || answers >= maxAnswers)))
             {
                 return false;
             }
 
-            if (!budget.TryTake())
+            if (!await budget.TakeAsync(cancellationToken).ConfigureAwait(false))
             {
-                return true;
+                return !cancellationToken.IsCancellationRequested;
             }
 
             var sent = time.GetTimestamp();

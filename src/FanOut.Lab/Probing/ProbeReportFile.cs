@@ -24,4 +24,39 @@ public static class ProbeReportFile
         File.Move(temp, target, overwrite: true);
         return target;
     }
+
+    /// <summary>Reads probe.json at <paramref name="path"/> (the file, or a folder holding it); null when there is none,
+    /// with <paramref name="error"/> set when a file was there but is not a probe report.</summary>
+    public static ProbeReport? Read(string path, out string? error)
+    {
+        ArgumentNullException.ThrowIfNull(path);
+        error = null;
+        var file = Directory.Exists(path) ? Path.Combine(path, FileName) : path;
+        if (!File.Exists(file))
+        {
+            return null;
+        }
+
+        try
+        {
+            var report = ResultsJson.Deserialize<ProbeReport>(File.ReadAllText(file));
+            if (report.Levels is null || report.Recommendation is null || report.Url is null)
+            {
+                error = $"'{file}' is not a FanOut probe.json (no url, levels or recommendation).";
+                return null;
+            }
+
+            return report;
+        }
+        catch (System.Text.Json.JsonException ex)
+        {
+            error = $"'{file}' is not a FanOut probe.json ({ex.Message.Split('\n')[0].TrimEnd('.')}).";
+            return null;
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            error = $"'{file}' could not be read ({ex.Message.TrimEnd('.')}).";
+            return null;
+        }
+    }
 }

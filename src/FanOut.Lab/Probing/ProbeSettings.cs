@@ -1,3 +1,5 @@
+using System.Security.Cryptography.X509Certificates;
+
 namespace FanOut.Lab.Probing;
 
 /// <summary>What <c>fanout probe</c> sends, and the hard stops it must respect.</summary>
@@ -8,6 +10,10 @@ public sealed record ProbeSettings
 
     /// <summary>The largest <see cref="MaxConcurrency"/> accepted.</summary>
     public const int MaxAllowedConcurrency = 10_000;
+
+    /// <summary>The default for <see cref="MaxRequests"/>: enough for a probe of an endpoint of a few thousand requests
+    /// per second, and a hard stop for a fast one (which would otherwise take tens of thousands a second).</summary>
+    public const long DefaultMaxRequests = 20_000;
 
     /// <summary>The default per-request timeout, in seconds.</summary>
     public const double DefaultTimeoutSeconds = 10;
@@ -32,8 +38,20 @@ public sealed record ProbeSettings
     public int MaxConcurrency { get; init; } = DefaultMaxConcurrency;
 
     /// <summary>Hard stop: the probe never sends more requests than this (the first, reachability, request included).</summary>
-    /// <value>Default null (no limit); at least 1.</value>
-    public long? MaxRequests { get; init; }
+    /// <value>Default <see cref="DefaultMaxRequests"/>; at least 1; null for no limit.</value>
+    public long? MaxRequests { get; init; } = DefaultMaxRequests;
+
+    /// <summary>Hard pace: the probe never starts more requests per second than this, at any level.</summary>
+    /// <value>Default null (no pace); positive. A level the pace held down ends the ramp with "at least N".</value>
+    public double? MaxRatePerSecond { get; init; }
+
+    /// <summary>Accept any TLS certificate (a self-signed development endpoint).</summary>
+    /// <value>Default false.</value>
+    public bool Insecure { get; init; }
+
+    /// <summary>Extra roots to trust for TLS (the CA of a development endpoint); the host name must still match.</summary>
+    /// <value>Default null (the system's roots only).</value>
+    public X509Certificate2Collection? TrustedRoots { get; init; }
 
     /// <summary>Hard stop: the probe stops sending, and cancels what is in flight, after this long.</summary>
     /// <value>Default null (no limit); positive.</value>

@@ -7,17 +7,18 @@ using FanOut.Lab.Results;
 namespace FanOut.Lab.Probing;
 
 /// <summary>Runs <c>fanout probe</c>: checks the target answers, steps the concurrency up until the level-stopping rule
-/// says stop, measures the Little's-law knee between the levels, checks whether rejections follow the rate, fits the
-/// USL and recommends a limit.</summary>
+/// says stop, checks whether rejections follow the rate, searches the exact capacity between the last level within it and
+/// the first beyond it, confirms the limit under open-loop load, fits the USL and recommends a limit.</summary>
 /// <remarks>Cancelling the token (Ctrl+C, SIGTERM) stops sending at once; the report then holds the levels measured so
 /// far. <see cref="ProbeSettings.Duration"/> and <see cref="ProbeSettings.MaxRequests"/> end it the same way.</remarks>
 public sealed class Prober
 {
-    /// <summary>The share of a level's requests that must be rejected before a burst may tell a rate limit from a concurrency limit.</summary>
-    private const double BurstEvidenceFraction = 0.10;
+    /// <summary>A level ends at most at this share of the request budget (once it has its minimum answers), so a fast
+    /// endpoint's first levels do not spend it all.</summary>
+    private const int LevelBudgetShare = 20;
 
-    /// <summary>A level scaled almost linearly when its ok/s grew by at least this share of its concurrency's growth.</summary>
-    private const double LinearShare = 0.8;
+    /// <summary>The open-loop check offers this share of the throughput found at the recommended limit.</summary>
+    private const double OpenLoopShare = 0.9;
 
     /// <summary>Requests sent one by one after the reachability check and not measured: they pay the cold start (JIT,
     /// connection set-up, the server's own first-request costs) that would otherwise land in level 1.</summary>
@@ -30,8 +31,8 @@ public sealed class Prober
     private readonly RequestBudget _budget;
     private readonly LevelRunner _runner;
     private readonly OverloadRule _rule;
+    private readonly OpenLoopRunner _openLoop;
     private TimeSpan _reachableLatency;
-    private int? _knee;
 
     /// <summary>A probe of <paramref name="settings"/>, reporting to <paramref name="progress"/>.</summary>
     public Prober(ProbeSettings settings, IProbeProgress progress, TimeProvider time)
@@ -44,8 +45,9 @@ public sealed class Prober
         _progress = progress;
         _time = time;
         _target = new ProbeTarget(settings);
-        _budget = new RequestBudget(settings.MaxRequests);
+        _budget = new RequestBudget(settings.MaxRequests, settings.MaxRatePerSecond, time);
         _runner = new LevelRunner(_target, _budget, time);
+        _openLoop = new OpenLoopRunner(_target, _budget, time);
         _rule = new OverloadRule(settings.SloP99Ms);
     }
 
@@ -58,6 +60,7 @@ public sealed class Prober
         using var deadline = _settings.Duration is { } duration ? new CancellationTokenSource(duration, _time) : new CancellationTokenSource();
         using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, deadline.Token);
         await CheckReachableAsync(deadline.Token, stop.Token).ConfigureAwait(false);
+        _progress.Note(ProbeEstimate.For(_settings, _reachableLatency).Text);
         await WarmUpAsync(stop.Token).ConfigureAwait(false);
 
         var levels = new List<LevelResult>();
@@ -67,20 +70,42 @@ public sealed class Prober
         if (endedBy == LevelEnd.Measured)
         {
             rate = await CheckRateAsync(levels, stop.Token).ConfigureAwait(false);
-            if (!rate.IsRate)
-            {
-                endedBy = await RefineAsync(levels, verdicts, deadline.Token, stop.Token).ConfigureAwait(false);
-            }
         }
 
-        var usl = UslFit.Fit(levels.Select(l => ((double)l.Concurrency, l.OkPerSecond)).ToArray());
-        var recommendation = Recommender.Recommend(levels, verdicts, rate, usl, _knee);
+        CapacityFinding? capacity = null;
+        Recommendation recommendation;
+        if (rate.IsRate)
+        {
+            // The concurrency must carry the rate at the latency the calls really had: the slowest clean level's mean.
+            var clean = levels.Where(l => l.FailureCount == 0 && l.LatencyMeanMs is not null).ToArray();
+            var latency = clean.Length > 0 ? clean.Max(l => l.LatencyMeanMs!.Value) : _reachableLatency.TotalMilliseconds;
+            recommendation = Recommender.ForRate(rate, latency, clean.LastOrDefault()?.LatencyP99Ms);
+        }
+        else
+        {
+            (capacity, endedBy) = await SearchAsync(levels, verdicts, endedBy, deadline.Token, stop.Token).ConfigureAwait(false);
+            recommendation = Decide(levels, capacity, endedBy);
+        }
+
+        OpenLoopResult? openLoop = null;
+        if (recommendation.IsFinal)
+        {
+            (openLoop, recommendation, endedBy) = await ConfirmAsync(recommendation, levels, endedBy, deadline.Token, stop.Token).ConfigureAwait(false);
+        }
+
+        var points = levels.Select(l => ((double)l.Concurrency, l.OkPerSecond)).ToArray();
+        var usl = UslFit.Fit(points);
+        var band = usl is null ? null : UslBand.Bootstrap(points, usl);
         return new ProbeReport(
             _settings.Url.ToString(),
             MachineInfo.Current(),
             levels,
             usl,
+            band,
+            capacity,
+            openLoop,
             recommendation,
+            _settings.MaxRequests,
             _budget.Sent,
             _time.GetElapsedTime(start).TotalSeconds,
             endedBy);
@@ -105,6 +130,11 @@ public sealed class Prober
                 return Ended(deadline, stop);
             }
 
+            if (level.EndedBy == LevelEnd.Measured && PacedByMaxRate(level))
+            {
+                level = level with { EndedBy = LevelEnd.MaxRate };
+            }
+
             levels.Add(verdict.Stop ? level with { StopReason = verdict.Reason } : level);
             verdicts.Add(verdict);
             if (level.EndedBy != LevelEnd.Measured)
@@ -119,72 +149,171 @@ public sealed class Prober
         }
     }
 
-    /// <summary>Measures the Little's-law knee when it lies between two measured levels: N* = X_max x R0, the best clean
-    /// ok/s times the unqueued cycle time, the fewest requests in flight that can carry the best throughput.</summary>
-    /// <remarks>A closed-loop worker's cycle is N / X (Little's law: the request's latency plus the client's own time).
-    /// Below the knee it stays flat; past it, it grows as N / X_max. R0 is the median cycle of the clean levels up to the
-    /// best one: most of them lie below the knee, and a median ignores the one or two a busy machine slowed down. The knee
-    /// is never put below a level that still scaled almost linearly (<see cref="StillLinear"/>).</remarks>
-    private async Task<string> RefineAsync(List<LevelResult> levels, List<LevelVerdict> verdicts, CancellationToken deadline, CancellationToken stop)
+    /// <summary>True when <c>--max-rate</c> held <paramref name="level"/> down: it started at least 90% of the pace.</summary>
+    private bool PacedByMaxRate(LevelResult level) =>
+        _settings.MaxRatePerSecond is { } pace && level.Seconds > 0 && level.Requests / level.Seconds >= 0.9 * pace;
+
+    /// <summary>Finds the capacity between the highest level within it and the lowest beyond it (see <see cref="CapacitySearch"/>).</summary>
+    private async Task<(CapacityFinding? Finding, string EndedBy)> SearchAsync(List<LevelResult> levels, List<LevelVerdict> verdicts, string endedBy, CancellationToken deadline, CancellationToken stop)
     {
-        var clean = levels.Where((_, i) => verdicts[i].Clean && levels[i].OkPerSecond > 0).ToArray();
-        if (clean.Length == 0)
+        var (unqueued, deviation, answers) = Unqueued(levels);
+        if (unqueued is not { } r0)
         {
-            return LevelEnd.Measured;
+            return (null, endedBy);
         }
 
-        var best = clean.MaxBy(l => l.OkPerSecond)!;
-        var cycles = clean.Where(l => l.Concurrency <= best.Concurrency).Select(l => 1000.0 * l.Concurrency / l.OkPerSecond).Order().ToArray();
-        var uncontendedMs = cycles.Length % 2 == 1 ? cycles[cycles.Length / 2] : (cycles[(cycles.Length / 2) - 1] + cycles[cycles.Length / 2]) / 2;
-        var knee = Math.Max(StillLinear(levels, verdicts), (int)Math.Round(best.OkPerSecond * uncontendedMs / 1000));
-        _knee = knee;
-        var firstUnclean = levels.Where((_, i) => !verdicts[i].Clean).Select(l => l.Concurrency).DefaultIfEmpty(int.MaxValue).Min();
-        if (knee <= 1 || knee >= _settings.MaxConcurrency || knee >= firstUnclean || levels.Any(l => l.Concurrency == knee))
+        var stopLevel = levels.Where((_, i) => verdicts[i].Stop).FirstOrDefault();
+        var byRejections = stopLevel is not null && stopLevel.Rejections > CapacitySearch.MaxFailureFraction * Math.Max(1, stopLevel.Requests);
+        var search = new CapacitySearch(byRejections, r0, deviation, answers, _settings.SloP99Ms);
+        var searched = new List<int>();
+        var rechecked = new HashSet<int>();
+        var guided = 0;
+        while (true)
         {
-            return LevelEnd.Measured;
-        }
-
-        _progress.Note($"Little's law knee: best {ProbeText.Rate(best.OkPerSecond)} ok/s x {ProbeText.Ms(uncontendedMs)} unqueued cycle = {knee} in flight; measuring {knee}");
-        var below = levels.Where(l => l.Concurrency < knee).ToArray();
-        var (level, verdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
-        if (level is { EndedBy: LevelEnd.Measured } && verdict.Clean && level.OkPerSecond < Recommender.NearBest * best.OkPerSecond)
-        {
-            // A stall of a busy machine only ever lowers throughput: measure again and keep the better of the two.
-            _progress.Note($"Confirming {knee}: {ProbeText.Rate(level.OkPerSecond)} ok/s is under {Recommender.NearBest * 100:0}% of the best");
-            var (again, againVerdict) = await MeasureAsync(knee, below, deadline, stop).ConfigureAwait(false);
-            if (again is not null && (again.OkPerSecond > level.OkPerSecond || again.EndedBy != LevelEnd.Measured))
+            // A level cut short (interrupted, out of budget or time) is evidence of neither.
+            var judged = levels.Where(l => l.EndedBy is LevelEnd.Measured or LevelEnd.MaxRate).ToArray();
+            var beyond = judged.Where(l => search.Failure(l) is not null).Select(l => (int?)l.Concurrency).Min();
+            var within = judged.Where(l => search.Failure(l) is null && l.Concurrency < (beyond ?? int.MaxValue)).Select(l => (int?)l.Concurrency).Max();
+            var estimate = beyond is null ? null : search.Estimate(judged.Where(l => l.Concurrency >= beyond && search.Failure(l) is not null));
+            var finding = new CapacityFinding(byRejections ? CapacityFinding.Rejections : CapacityFinding.Latency, r0, within, beyond, estimate, searched.ToArray(), within + 1 == beyond);
+            if (within is not { } low || beyond is not { } high || endedBy != LevelEnd.Measured)
             {
-                (level, verdict) = (again, againVerdict);
+                return (finding, endedBy);
+            }
+
+            if (!byRejections && estimate is { } little && high < little - 1 && rechecked.Add(high))
+            {
+                // Little's law says this level is well within capacity, yet its latency says queued: a stall of a busy
+                // machine looks the same. Measure it once more and keep the lower mean (a stall only ever raises it).
+                _progress.Note($"Confirming {high}: Little's law puts the capacity at {little.ToString("0.0", CultureInfo.InvariantCulture)}, above it");
+                var (again, _) = await MeasureAsync(high, levels.Where(l => l.Concurrency < high).ToArray(), deadline, stop).ConfigureAwait(false);
+                if (again is null || again.EndedBy != LevelEnd.Measured)
+                {
+                    return (finding, again?.EndedBy ?? Ended(deadline, stop));
+                }
+
+                var at = levels.FindIndex(l => l.Concurrency == high);
+                if (again.LatencyMeanMs < levels[at].LatencyMeanMs)
+                {
+                    var why = search.Failure(again);
+                    levels[at] = again with { StopReason = why is null ? null : $"beyond capacity: {why}" };
+                }
+
+                continue;
+            }
+
+            if (CapacitySearch.Next(low, high, estimate, guided) is not { } next)
+            {
+                return (finding, endedBy);
+            }
+
+            _progress.Note(guided < CapacitySearch.GuidedSteps && estimate is { } e
+                ? $"Capacity between {low} and {high}: Little's law at the levels beyond puts it at {e.ToString("0.0", CultureInfo.InvariantCulture)}; measuring {next}"
+                : $"Capacity between {low} and {high}: measuring {next} (bisection)");
+            guided++;
+            var (level, verdict) = await MeasureAsync(next, levels.Where(l => l.Concurrency < next).ToArray(), deadline, stop).ConfigureAwait(false);
+            if (level is null)
+            {
+                return (finding, Ended(deadline, stop));
+            }
+
+            var failure = level.EndedBy == LevelEnd.Measured ? search.Failure(level) : null;
+            var index = levels.FindIndex(l => l.Concurrency > next);
+            index = index < 0 ? levels.Count : index;
+            levels.Insert(index, level with { StopReason = failure is null ? null : $"beyond capacity: {failure}" });
+            verdicts.Insert(index, verdict with { Stop = false, Reason = failure });
+            searched.Add(next);
+            _progress.Note(failure is null ? $"  {next} is within capacity" : $"  {next} is beyond capacity: {failure}");
+            if (level.EndedBy != LevelEnd.Measured)
+            {
+                // An incomplete level proves nothing either way: it stays in the table, not in the finding.
+                return (finding with { SearchLevels = searched.ToArray() }, level.EndedBy);
             }
         }
-
-        if (level is null)
-        {
-            return Ended(deadline, stop);
-        }
-
-        var index = levels.FindIndex(l => l.Concurrency > knee);
-        levels.Insert(index, level);
-        verdicts.Insert(index, verdict with { Stop = false, Reason = null });
-        return level.EndedBy;
     }
 
-    /// <summary>The highest clean level that still scaled almost linearly from the level before it (ok/s grew by at
-    /// least <see cref="LinearShare"/> of the concurrency's growth): the knee is not below it. 1 when none did.</summary>
-    private static int StillLinear(List<LevelResult> levels, List<LevelVerdict> verdicts)
+    /// <summary>R0, the unqueued mean latency, its spread and its answers: the lowest mean of the levels measured in full
+    /// without a failure. Queueing only ever raises a level's mean, and a stall of a busy client too (level 1 often pays a
+    /// late cold start), so the lowest is the one nearest the service time; the higher levels also have the most answers,
+    /// which makes the latency test sharper.</summary>
+    private static (double? Mean, double StdDev, long Answers) Unqueued(IReadOnlyList<LevelResult> levels)
     {
-        var linear = 1;
-        for (var i = 1; i < levels.Count; i++)
+        var best = levels.Where(l => l.EndedBy is LevelEnd.Measured or LevelEnd.MaxRate && l.FailureCount == 0 && l.LatencyMeanMs is not null).MinBy(l => l.LatencyMeanMs);
+        return best is null ? (null, 0, 0) : (best.LatencyMeanMs, best.LatencyStdDevMs ?? 0, best.Ok);
+    }
+
+    /// <summary>The recommendation the levels and the search support, and how sure it is.</summary>
+    private Recommendation Decide(IReadOnlyList<LevelResult> levels, CapacityFinding? capacity, string endedBy)
+    {
+        var within = capacity?.Within is { } w ? levels.First(l => l.Concurrency == w) : null;
+        if (capacity is { Exact: true } && within is not null && endedBy == LevelEnd.Measured)
         {
-            var (previous, level) = (levels[i - 1], levels[i]);
-            if (verdicts[i].Clean && verdicts[i - 1].Clean && previous.OkPerSecond > 0
-                && level.OkPerSecond / previous.OkPerSecond >= LinearShare * level.Concurrency / previous.Concurrency)
-            {
-                linear = level.Concurrency;
-            }
+            var beyond = levels.First(l => l.Concurrency == capacity.Beyond);
+            var why = beyond.StopReason is { } reason && reason.StartsWith("beyond capacity: ", StringComparison.Ordinal) ? reason["beyond capacity: ".Length..] : null;
+            var test = new CapacitySearch(capacity.Signal == CapacityFinding.Rejections, capacity.UnqueuedLatencyMs, 0, 1, _settings.SloP99Ms);
+            return Recommender.AtCapacity(within, beyond, "was beyond it: " + (why ?? test.Failure(beyond) ?? "it stopped the ramp"), capacity.Estimate);
         }
 
-        return linear;
+        if (within is null)
+        {
+            var first = levels.FirstOrDefault();
+            return Recommender.None(first is null
+                ? $"nothing was measured ({EndedText(endedBy)})"
+                : endedBy == LevelEnd.Measured
+                    ? $"every level failed; even {first.Concurrency} at a time: {first.FailureCount.ToString("N0", CultureInfo.InvariantCulture)} of {first.Requests.ToString("N0", CultureInfo.InvariantCulture)} requests failed ({string.Join(", ", first.Failures.Select(f => $"{f.Value.ToString("N0", CultureInfo.InvariantCulture)} {f.Key}"))}); fix the endpoint before choosing a limit"
+                    : $"no level finished within capacity before {EndedText(endedBy)}");
+        }
+
+        var cause = endedBy != LevelEnd.Measured ? EndedText(endedBy)
+            : capacity?.Beyond is { } b ? $"the search between {within.Concurrency} and {b} did not finish"
+            : $"--max-concurrency {_settings.MaxConcurrency} was reached without rejections, added latency or flat throughput";
+        return Recommender.AtLeast(within, cause);
+    }
+
+    private string EndedText(string endedBy) => endedBy switch
+    {
+        LevelEnd.Interrupted => "the probe was interrupted",
+        LevelEnd.MaxRequests => $"--max-requests {_settings.MaxRequests?.ToString("N0", CultureInfo.InvariantCulture)} was spent",
+        LevelEnd.Duration => "--duration ran out",
+        LevelEnd.MaxRate => $"--max-rate {_settings.MaxRatePerSecond?.ToString("0.##", CultureInfo.InvariantCulture)}/s held the offered load down",
+        _ => "the probe stopped",
+    };
+
+    /// <summary>Open-loop check of a final recommendation: constant arrivals at its rate, or at 0.9x the throughput found at its limit.</summary>
+    private async Task<(OpenLoopResult? Result, Recommendation Recommendation, string EndedBy)> ConfirmAsync(Recommendation recommendation, IReadOnlyList<LevelResult> levels, string endedBy, CancellationToken deadline, CancellationToken stop)
+    {
+        var limit = recommendation.Limit!.Value;
+        var atLimit = levels.FirstOrDefault(l => l.Concurrency == limit);
+        var perSecond = recommendation.RatePerSecond ?? (OpenLoopShare * (atLimit?.OkPerSecond ?? 0));
+        if (perSecond <= 0)
+        {
+            return (null, recommendation, endedBy);
+        }
+
+        var plan = _settings.Plan;
+        _progress.Note($"Open-loop check: {ProbeText.Rate(perSecond)} arrivals/s for up to {plan.OpenLoopDuration.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture)} s, at most {limit} in flight");
+        var closedP99 = atLimit?.LatencyP99Ms ?? recommendation.LatencyP99Ms;
+        var result = await _openLoop.RunAsync(perSecond, limit, plan.OpenLoopDuration, plan.OpenLoopMaxRequests, closedP99, stop).ConfigureAwait(false);
+        if (!result.Holds && result.Sent == result.Scheduled && result.Failures.Count == 0)
+        {
+            // A queue that grew with nothing rejected may be a stall of a busy client machine: check once more. A
+            // rejection is never re-sent.
+            _progress.Note($"Open loop {result.Verdict}; checking once more");
+            result = await _openLoop.RunAsync(perSecond, limit, plan.OpenLoopDuration, plan.OpenLoopMaxRequests, closedP99, stop).ConfigureAwait(false);
+        }
+        _progress.Note($"Open loop {result.Verdict}; p99 {ProbeText.Ms(result.LatencyP99Ms)} from the intended start, {ProbeText.Ms(result.ServiceP99Ms)} from the send (closed loop: {ProbeText.Ms(closedP99)})");
+        if (result.Holds)
+        {
+            return (result, recommendation, endedBy);
+        }
+
+        if (result.Sent < result.Scheduled)
+        {
+            var ended = Ended(deadline, stop);
+            return (result, Recommender.Unconfirmed(recommendation, $"the open-loop check was cut short ({EndedText(ended)})"), ended);
+        }
+
+        return (result, Recommender.Unconfirmed(recommendation, $"under open-loop load {result.Verdict}"), endedBy);
     }
 
     /// <summary>Rejections under load: do they follow the rate? Yes when the rejections name a rate (Retry-After, RateLimit
@@ -204,7 +333,9 @@ public sealed class Prober
             evidence.Add($"its rejections at {rejected.Concurrency} carried Retry-After/RateLimit headers");
         }
 
-        if (rejected.Rejections >= BurstEvidenceFraction * rejected.Requests && !_budget.Exhausted)
+        // Any rejected level (over 1%) gets the burst: a short level against a bucket with a large burst may be rejected
+        // only a few percent of the time, and a concurrency limit rejects the burst again whatever the share was.
+        if (!_budget.Exhausted)
         {
             var pause = _settings.Plan.BurstPause;
             _progress.Note($"Rate check: {rejected.Concurrency} requests at once after a {pause.TotalSeconds.ToString("0.##", CultureInfo.InvariantCulture)} s pause");
@@ -227,12 +358,16 @@ public sealed class Prober
         var sustained = rejected.OkPerSecondWhileRejecting ?? rejected.OkPerSecond;
         if (evidence.Count > 0 && !_budget.Exhausted)
         {
-            // The rate comes from one short level; a stall of a busy machine only ever lowers it, so measure it again
-            // at the same concurrency, twice as long, and keep the higher.
+            // The first figure comes from a short level whose first rejection may come late (few answers after it) and
+            // whose bucket may still hold part of its burst: measure again at the same concurrency, twice as long, right
+            // after the burst drained the bucket, so rejections start at once; that longer measurement is the rate.
             _progress.Note($"Measuring the rate again at {rejected.Concurrency} at once");
-            var longer = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
-            var again = await _runner.RunAsync(rejected.Concurrency, longer, RejectionPause(levels), stop).ConfigureAwait(false);
-            sustained = Math.Max(sustained, again.OkPerSecondWhileRejecting ?? 0);
+            var twice = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
+            var again = await _runner.RunAsync(rejected.Concurrency, twice, RejectionPause(levels), stop).ConfigureAwait(false);
+            if (again.OkPerSecondWhileRejecting is { } longer && longer > 0)
+            {
+                sustained = longer;
+            }
         }
         return evidence.Count == 0
             ? RateVerdict.None
@@ -262,7 +397,7 @@ public sealed class Prober
     private async Task<(LevelResult? Level, LevelVerdict Verdict)> MeasureAsync(int concurrency, IReadOnlyList<LevelResult> earlier, CancellationToken deadline, CancellationToken stop)
     {
         _progress.LevelStarted(concurrency);
-        var level = await _runner.RunAsync(concurrency, _settings.Plan, RejectionPause(earlier), stop).ConfigureAwait(false);
+        var level = await _runner.RunAsync(concurrency, _settings.Plan, RejectionPause(earlier), stop, LevelAnswers).ConfigureAwait(false);
         if (level.EndedBy == LevelEnd.Interrupted && deadline.IsCancellationRequested)
         {
             level = level with { EndedBy = LevelEnd.Duration };
@@ -277,6 +412,9 @@ public sealed class Prober
         _progress.LevelFinished(verdict.Stop ? level with { StopReason = verdict.Reason } : level, verdict);
         return (level, verdict);
     }
+
+    /// <summary>The most answers one level collects once it has its minimum: a twentieth of the request budget.</summary>
+    private long LevelAnswers => _settings.MaxRequests is { } max ? Math.Max(_settings.Plan.MinRequests, max / LevelBudgetShare) : long.MaxValue;
 
     /// <summary>How long a rejected worker waits: the uncontended latency (level 1's mean, else the first request's).</summary>
     private TimeSpan RejectionPause(IReadOnlyList<LevelResult> earlier) =>

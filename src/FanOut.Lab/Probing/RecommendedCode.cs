@@ -3,9 +3,9 @@ using System.Globalization;
 namespace FanOut.Lab.Probing;
 
 /// <summary>The recommendation as code to paste, one snippet per API: <c>recommendation.code</c> in probe.json.</summary>
-/// <param name="FanOut">FanOut's <c>ConcurrencyLimit.Fixed(n)</c>.</param>
-/// <param name="ParallelForEachAsync"><c>Parallel.ForEachAsync</c> with <c>MaxDegreeOfParallelism = n</c>.</param>
-/// <param name="SemaphoreSlim">A <c>SemaphoreSlim(n)</c> gate around each call.</param>
+/// <param name="FanOut">FanOut's <c>ConcurrencyLimit.Fixed(n)</c>, and the rate as <c>FanOutOptions.RateLimiter</c>.</param>
+/// <param name="ParallelForEachAsync"><c>Parallel.ForEachAsync</c> with <c>MaxDegreeOfParallelism = n</c> (a rate lease taken by hand).</param>
+/// <param name="SemaphoreSlim">A <c>SemaphoreSlim(n)</c> gate around each call (a rate lease taken by hand).</param>
 public sealed record RecommendedCode(string FanOut, string ParallelForEachAsync, string SemaphoreSlim)
 {
     /// <summary>How often the suggested token bucket refills.</summary>
@@ -19,8 +19,9 @@ public sealed record RecommendedCode(string FanOut, string ParallelForEachAsync,
         var limiter = ratePerSecond is { } rate ? RateLimiterLine(rate) + "\n" : string.Empty;
         var acquire = ratePerSecond is null ? string.Empty : "using var lease = await rate.AcquireAsync(1, ct); ";
         var call = $"{{ {acquire}await CallAsync(item, ct); }}";
+        var fanOutRate = ratePerSecond is null ? string.Empty : ", RateLimiter = rate";
         return new RecommendedCode(
-            $"{limiter}await items.FanOutAsync(async (item, ct) => {call}, new FanOutOptions {{ Limit = ConcurrencyLimit.Fixed({n}) }}, cancellationToken);",
+            $"{limiter}await items.FanOutAsync(async (item, ct) => await CallAsync(item, ct), new FanOutOptions {{ Limit = ConcurrencyLimit.Fixed({n}){fanOutRate} }}, cancellationToken);",
             $"{limiter}await Parallel.ForEachAsync(items, new ParallelOptions {{ MaxDegreeOfParallelism = {n}, CancellationToken = cancellationToken }}, async (item, ct) => {call});",
             $"{limiter}using var gate = new SemaphoreSlim({n});\nvar ct = cancellationToken;\nawait Task.WhenAll(items.Select(async item => {{ await gate.WaitAsync(ct); try {call} finally {{ gate.Release(); }} }}));");
     }

@@ -63,4 +63,47 @@ public sealed class ReportCommandTests
             File.Delete(file);
         }
     }
+
+    [Fact]
+    public async Task Report_ProbeFolder_WritesReportHtmlWithTheProbeSection()
+    {
+        await using var server = await FanOut.Downstream.DownstreamServer.StartAsync(new FanOut.Downstream.DownstreamOptions { Capacity = 2, Queue = 0, Latency = FanOut.Downstream.Latency.LatencySpec.Parse("fixed:20") });
+        var folder = Directory.CreateTempSubdirectory("fanout-report-probe-cli-");
+        try
+        {
+            var probe = new CliHarness();
+            Assert.Equal(0, await probe.RunAsync("probe", new Uri(server.BaseAddress, "item/1").ToString(), "--json", "--out", folder.FullName));
+            var cli = new CliHarness();
+
+            var exit = await cli.RunAsync("report", folder.FullName);
+
+            Assert.Equal(0, exit);
+            var html = await File.ReadAllTextAsync(Path.Combine(folder.FullName, "report.html"));
+            Assert.Contains("<section id=\"probe\">", html, StringComparison.Ordinal);
+            Assert.Contains("<b>Recommendation: 2 at once.</b>", html, StringComparison.Ordinal);
+            Assert.Contains("data-open-loop-holds=", html, StringComparison.Ordinal);
+            Assert.Contains("the probe of", cli.Output, StringComparison.Ordinal);
+        }
+        finally
+        {
+            folder.Delete(recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task Report_BrokenProbeJson_IsAUsageErrorNamingTheFile()
+    {
+        var folder = Directory.CreateTempSubdirectory("fanout-report-probe-cli-");
+        try
+        {
+            var file = Path.Combine(folder.FullName, "probe.json");
+            await File.WriteAllTextAsync(file, "{ not json");
+            var cli = new CliHarness();
+            cli.AssertUsageError(await cli.RunAsync("report", folder.FullName), file, "not a FanOut probe.json");
+        }
+        finally
+        {
+            folder.Delete(recursive: true);
+        }
+    }
 }

@@ -28,6 +28,10 @@ public sealed class SigtermTests
             await child.TerminateAsync();
             Assert.Equal(130, await child.WaitForExitAsync());
             Assert.Contains("interrupted", child.Output, StringComparison.Ordinal);
+
+            // Interrupted before the endpoint showed its limit: never a final recommendation with code to paste.
+            Assert.DoesNotContain("Recommendation:", child.Output, StringComparison.Ordinal);
+            Assert.DoesNotContain("ConcurrencyLimit.Fixed", child.Output, StringComparison.Ordinal);
             var json = File.ReadAllText(Path.Combine(outDir, "probe.json"));
             Assert.Contains("\"endedBy\": \"interrupted\"", json, StringComparison.Ordinal);
             Assert.Contains("\"concurrency\": 1,", json, StringComparison.Ordinal);

@@ -6,51 +6,83 @@ namespace FanOut.Lab.Tests.Probing;
 
 public sealed class RecommenderTests
 {
-    private static LevelVerdict Clean => new(true, false, null);
-
-    private static LevelVerdict Overloaded => new(false, true, "overloaded");
-
     [Fact]
-    public void Recommend_FlatAfterKnee_PicksTheSmallestLevelNearTheBest()
+    public void AtCapacity_ExactCapacity_IsFinalWithCodeForThatLimit()
     {
-        LevelResult[] levels = [Level(1, 45), Level(8, 350), Level(16, 700), Level(24, 1_040), Level(32, 1_050, p99Ms: 27), Level(64, 1_045, p99Ms: 55)];
-        var recommendation = Recommender.Recommend(levels, [Clean, Clean, Clean, Clean, Clean, Clean], RateVerdict.None, null);
-        Assert.Equal(24, recommendation.Limit);
+        var recommendation = Recommender.AtCapacity(Level(12, 290, p99Ms: 45), Level(13, 291, rejected: 25), "was beyond it: 7.7% rejected (429/503)", 12.0);
+        Assert.Equal(RecommendationStatus.Final, recommendation.Status);
+        Assert.True(recommendation.IsFinal);
+        Assert.Equal(12, recommendation.Limit);
         Assert.Null(recommendation.RatePerSecond);
-        Assert.Equal(1_040, recommendation.OkPerSecond);
-        Assert.Contains("ConcurrencyLimit.Fixed(24)", recommendation.Code.FanOut, StringComparison.Ordinal);
-        Assert.Contains("MaxDegreeOfParallelism = 24", recommendation.Code.ParallelForEachAsync, StringComparison.Ordinal);
-        Assert.Contains("new SemaphoreSlim(24)", recommendation.Code.SemaphoreSlim, StringComparison.Ordinal);
+        Assert.Equal(290, recommendation.OkPerSecond);
+        Assert.Contains("ConcurrencyLimit.Fixed(12)", recommendation.Code!.FanOut, StringComparison.Ordinal);
+        Assert.DoesNotContain("RateLimiter", recommendation.Code.FanOut, StringComparison.Ordinal);
+        Assert.Contains("MaxDegreeOfParallelism = 12", recommendation.Code.ParallelForEachAsync, StringComparison.Ordinal);
+        Assert.Contains("new SemaphoreSlim(12)", recommendation.Code.SemaphoreSlim, StringComparison.Ordinal);
+        Assert.Contains("the capacity is 12 at once", recommendation.Reason, StringComparison.Ordinal);
+        Assert.Contains("13 was beyond it", recommendation.Reason, StringComparison.Ordinal);
         Assert.DoesNotContain('\n', recommendation.Reason);
     }
 
-    [Fact]
-    public void Recommend_RejectedLevelHasMoreThroughput_NeverPicksIt()
+    [Theory]
+    [InlineData(100, 51, 90, 6)]
+    [InlineData(300, 10, 270, 4)]
+    [InlineData(10, 5, 9, 1)]
+    public void ForRate_RateLimit_ConcurrencyCarriesTheRateWithHeadroom(double sustained, double latencyMs, double expectedRate, int expectedLimit)
     {
-        LevelResult[] levels = [Level(1, 33), Level(4, 130), Level(8, 262), Level(16, 270, rejected: 500)];
-        var recommendation = Recommender.Recommend(levels, [Clean, Clean, Clean, Overloaded], RateVerdict.None, null);
-        Assert.Equal(8, recommendation.Limit);
-        Assert.Contains("16 was rejected", recommendation.Reason, StringComparison.Ordinal);
-    }
+        var recommendation = Recommender.ForRate(new RateVerdict(true, sustained, "a burst passed"), latencyMs, 60);
+        Assert.Equal(RecommendationStatus.Final, recommendation.Status);
+        Assert.Equal(expectedRate, recommendation.RatePerSecond);
+        Assert.Equal(expectedLimit, recommendation.Limit);
 
-    [Fact]
-    public void Recommend_RateLimit_GivesARateWithHeadroomAndATokenBucket()
-    {
-        LevelResult[] levels = [Level(1, 95), Level(2, 190), Level(4, 300, rejected: 800)];
-        var rate = new RateVerdict(true, 300, "a burst passed");
-        var recommendation = Recommender.Recommend(levels, [Clean, Clean, Overloaded], rate, null);
-        Assert.Equal(2, recommendation.Limit);
-        Assert.Equal(270, recommendation.RatePerSecond);
+        // Little's law: rate x latency must fit in the limit, or the advised concurrency cannot deliver the advised rate.
+        Assert.True(recommendation.Limit >= expectedRate * latencyMs / 1000, $"{recommendation.Limit} < {expectedRate} x {latencyMs} ms");
         Assert.Contains("limits the rate", recommendation.Reason, StringComparison.Ordinal);
-        Assert.Contains("TokenBucketRateLimiter", recommendation.Code.FanOut, StringComparison.Ordinal);
-        Assert.Contains("TokensPerPeriod = 27", recommendation.Code.FanOut, StringComparison.Ordinal);
+        Assert.Contains("1.25 headroom", recommendation.Reason, StringComparison.Ordinal);
     }
 
     [Fact]
-    public void Recommend_NothingClean_RecommendsOneAndSaysWhy()
+    public void ForRate_FanOutSnippet_UsesFanOutOptionsRateLimiter()
     {
-        var recommendation = Recommender.Recommend([Level(1, 10, rejected: 500)], [Overloaded], RateVerdict.None, null);
-        Assert.Equal(1, recommendation.Limit);
-        Assert.Contains("no level was clean", recommendation.Reason, StringComparison.Ordinal);
+        var code = Recommender.ForRate(new RateVerdict(true, 300, "a burst passed"), 10, 20).Code!;
+        Assert.Contains("RateLimiter = rate", code.FanOut, StringComparison.Ordinal);
+        Assert.Contains("new FanOutOptions { Limit = ConcurrencyLimit.Fixed(4), RateLimiter = rate }", code.FanOut, StringComparison.Ordinal);
+        Assert.DoesNotContain("AcquireAsync", code.FanOut, StringComparison.Ordinal);
+        Assert.Contains("TokensPerPeriod = 27", code.FanOut, StringComparison.Ordinal);
+        Assert.Contains("rate.AcquireAsync", code.ParallelForEachAsync, StringComparison.Ordinal);
+        Assert.Contains("rate.AcquireAsync", code.SemaphoreSlim, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void AtLeast_NotSaturated_SaysAtLeastAndGivesNoCode()
+    {
+        var recommendation = Recommender.AtLeast(Level(4, 160), "--max-requests 150 was spent");
+        Assert.Equal(RecommendationStatus.AtLeast, recommendation.Status);
+        Assert.False(recommendation.IsFinal);
+        Assert.Equal(4, recommendation.Limit);
+        Assert.Null(recommendation.Code);
+        Assert.StartsWith("at least 4 at once", recommendation.Reason, StringComparison.Ordinal);
+        Assert.Contains("--max-requests 150 was spent", recommendation.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void None_EverythingFailed_HasNoLimitAndNoCode()
+    {
+        var recommendation = Recommender.None("every level failed");
+        Assert.Equal(RecommendationStatus.None, recommendation.Status);
+        Assert.Null(recommendation.Limit);
+        Assert.Null(recommendation.Code);
+        Assert.Equal("no recommendation: every level failed", recommendation.Reason);
+    }
+
+    [Fact]
+    public void Unconfirmed_OpenLoopFailed_KeepsTheLimitDropsTheCode()
+    {
+        var found = Recommender.AtCapacity(Level(12, 290), Level(13, 291, rejected: 25), "was beyond it", null);
+        var recommendation = Recommender.Unconfirmed(found, "the queue grew");
+        Assert.Equal(RecommendationStatus.Unconfirmed, recommendation.Status);
+        Assert.Equal(12, recommendation.Limit);
+        Assert.Null(recommendation.Code);
+        Assert.EndsWith("but not confirmed: the queue grew", recommendation.Reason, StringComparison.Ordinal);
     }
 }

@@ -45,6 +45,44 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
         }
     }
 
+    [ChromiumFact]
+    public async Task Open_ReportWithAProbe_ProbeChartsHaveDataAndNoConsoleError()
+    {
+        var folder = Directory.CreateTempSubdirectory("fanout-report-probe-");
+        try
+        {
+            var page = Path.Combine(folder.FullName, "report.html");
+            var html = HtmlReport.Write(GoldenFileTests.Fixture(), ScenarioCatalog.Default.Scenarios.Select(s => s.Id).ToArray(), [new ProbeSection(ProbeSectionTests.Report())]);
+            await File.WriteAllTextAsync(page, html);
+            var charts = ChartTag().Count(html);
+
+            var (dom, log, exit) = await HeadlessChromium.RunAsync(page, "--dump-dom");
+
+            Assert.Equal(0, exit);
+            var consoleLines = log.Split('\n').Where(l => l.Contains("CONSOLE", StringComparison.Ordinal) || l.Contains("Uncaught", StringComparison.Ordinal)).ToArray();
+            Assert.True(consoleLines.Length == 0, "console errors:\n" + string.Join('\n', consoleLines));
+            Assert.Contains("<section id=\"probe\">", dom, StringComparison.Ordinal);
+            Assert.Contains("<a href=\"#probe\">Probe of http://127.0.0.1:5391/item/1</a>", dom, StringComparison.Ordinal);
+            var check = ChartCheck().Match(dom);
+            Assert.True(check.Success, "the page's chart check did not run (script error?)");
+            Assert.Equal($"ok {charts}", check.Groups["result"].Value);
+
+            var screenshot = Path.Combine(AppContext.BaseDirectory, "report-probe-screenshot.png");
+            File.Delete(screenshot);
+            // The page `fanout report` writes for a probe folder alone, as a person sees it.
+            var alone = Path.Combine(folder.FullName, "probe-report.html");
+            await File.WriteAllTextAsync(alone, HtmlReport.Page("FanOut probe report", [new ProbeSection(ProbeSectionTests.Report())]));
+            (_, _, exit) = await HeadlessChromium.RunAsync(alone, $"--screenshot={screenshot}", "--window-size=1280,1600", "--hide-scrollbars");
+            Assert.Equal(0, exit);
+            Assert.True(new FileInfo(screenshot).Length > 10_000, "the screenshot is empty");
+            output.WriteLine($"screenshot: {screenshot}");
+        }
+        finally
+        {
+            folder.Delete(recursive: true);
+        }
+    }
+
     [GeneratedRegex("<svg class=\"chart\"")]
     private static partial Regex ChartTag();
 

@@ -1,0 +1,62 @@
+using FanOut.Downstream;
+using FanOut.Downstream.Latency;
+using FanOut.Lab.Probing;
+using FanOut.Lab.Tests.Strategies;
+
+namespace FanOut.Lab.Tests.Probing;
+
+/// <summary>The open-loop check: constant arrivals, latency from the intended start, and the queue's trend.</summary>
+[Collection(SequentialCollection.Name)]
+public sealed class OpenLoopRunnerTests
+{
+    [Theory]
+    [InlineData(0, 0, 12, false)]
+    [InlineData(1, 3, 12, false)]
+    [InlineData(1, 5, 12, true)]
+    [InlineData(0, 2, 2, false)]
+    [InlineData(0, 2.5, 2, true)]
+    public void QueueGrew_LateBacklogOverEarlyByMoreThanAQuarterOfTheLimit(double early, double late, int limit, bool grew) =>
+        Assert.Equal(grew, OpenLoopRunner.QueueGrew(early, late, limit));
+
+    [Fact]
+    public void Thirds_RisingBacklog_LateAboveEarly()
+    {
+        var (early, late) = OpenLoopRunner.Thirds([0, 0, 1, 2, 3, 4, 5, 6, 7]);
+        Assert.Equal(1.0 / 3, early, 9);
+        Assert.Equal(6, late, 9);
+    }
+
+    [Fact]
+    public async Task RunAsync_UnderCapacity_HoldsAndMeasuresFromTheIntendedStart()
+    {
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 4, Queue = 0, Latency = LatencySpec.Parse("fixed:20") });
+        var result = await Run(server, perSecond: 50, limit: 4);
+        Assert.True(result.Holds, result.Verdict);
+        Assert.Equal(25, result.Scheduled);
+        Assert.Equal(25, result.Ok);
+        Assert.InRange(result.LatencyP50Ms!.Value, 20, 1_000);
+        Assert.True(result.LatencyP99Ms >= result.ServiceP99Ms);
+        Assert.StartsWith("held: 25 arrivals at 50/s", result.Verdict, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task RunAsync_OverCapacity_TheQueueGrowsAndTheCorrectedLatencyShowsIt()
+    {
+        // Two slots of 20 ms carry at most 100/s; 300/s arrive. Measured from the send, each call still takes ~20 ms
+        // (what a closed loop would report); from the intended start, the wait behind the queue counts.
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 2, Queue = 0, Latency = LatencySpec.Parse("fixed:20") });
+        var result = await Run(server, perSecond: 300, limit: 2);
+        Assert.False(result.Holds);
+        Assert.Equal(0, result.Failures.Values.Sum());
+        Assert.StartsWith("the queue grew", result.Verdict, StringComparison.Ordinal);
+        Assert.True(result.BacklogLate > result.BacklogEarly + 2, $"{result.BacklogEarly} -> {result.BacklogLate}");
+        Assert.True(result.LatencyP99Ms > 3 * result.ServiceP99Ms, $"p99 {result.LatencyP99Ms} from the intended start, {result.ServiceP99Ms} from the send");
+    }
+
+    private static Task<OpenLoopResult> Run(DownstreamServer server, double perSecond, int limit)
+    {
+        var target = new ProbeTarget(new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1") });
+        var runner = new OpenLoopRunner(target, new RequestBudget(null), TimeProvider.System);
+        return runner.RunAsync(perSecond, limit, TimeSpan.FromMilliseconds(500), 1_000, null, CancellationToken.None);
+    }
+}
