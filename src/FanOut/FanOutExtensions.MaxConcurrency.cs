@@ -23,19 +23,6 @@ public static partial class FanOutExtensions
         CancellationToken cancellationToken = default) =>
         source.FanOutAsync(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
 
-    /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static Task<TResult[]> FanOutAsync<T, TResult>(
-        this IEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task<TResult>> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
-
     /// <inheritdoc cref="FanOutAsync{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
     /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
@@ -49,19 +36,6 @@ public static partial class FanOutExtensions
         Func<T, CancellationToken, ValueTask<TResult>> body,
         CancellationToken cancellationToken = default) =>
         source.FanOutAsync(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
-
-    /// <inheritdoc cref="FanOutAsync{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static Task<TResult[]> FanOutAsync<T, TResult>(
-        this IAsyncEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task<TResult>> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
 
     /// <inheritdoc cref="FanOutAsync{T}(IEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
@@ -77,19 +51,6 @@ public static partial class FanOutExtensions
         CancellationToken cancellationToken = default) =>
         source.FanOutAsync(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
 
-    /// <inheritdoc cref="FanOutAsync{T}(IEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static Task FanOutAsync<T>(
-        this IEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
-
     /// <inheritdoc cref="FanOutAsync{T}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
     /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
@@ -104,19 +65,6 @@ public static partial class FanOutExtensions
         CancellationToken cancellationToken = default) =>
         source.FanOutAsync(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
 
-    /// <inheritdoc cref="FanOutAsync{T}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static Task FanOutAsync<T>(
-        this IAsyncEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
-
     /// <inheritdoc cref="FanOutStream{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
     /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
@@ -130,19 +78,6 @@ public static partial class FanOutExtensions
         Func<T, CancellationToken, ValueTask<TResult>> body,
         CancellationToken cancellationToken = default) =>
         source.FanOutStream(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
-
-    /// <inheritdoc cref="FanOutStream{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
-        this IEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task<TResult>> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutStream(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
 
     /// <inheritdoc cref="FanOutStream{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
@@ -158,19 +93,6 @@ public static partial class FanOutExtensions
         CancellationToken cancellationToken = default) =>
         source.FanOutStream(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
 
-    /// <inheritdoc cref="FanOutStream{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
-        this IAsyncEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task<TResult>> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutStream(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
-
     /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
     /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
@@ -185,19 +107,6 @@ public static partial class FanOutExtensions
         CancellationToken cancellationToken = default) =>
         source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
 
-    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
-        this IEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task<TResult>> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
-
     /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
     /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
@@ -211,19 +120,6 @@ public static partial class FanOutExtensions
         Func<T, CancellationToken, ValueTask<TResult>> body,
         CancellationToken cancellationToken = default) =>
         source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
-
-    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
-    /// <param name="source">The items.</param>
-    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
-    /// <param name="body">The work for one item; it should observe the token it is given.</param>
-    /// <param name="cancellationToken">Cancels the run.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
-    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
-        this IAsyncEnumerable<T> source,
-        int maxConcurrency,
-        Func<T, CancellationToken, Task<TResult>> body,
-        CancellationToken cancellationToken = default) =>
-        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
 
     /// <summary>Options for a fixed limit of <paramref name="maxConcurrency"/>, after checking the source as the primary overloads do.</summary>
     private static FanOutOptions Bounded(object source, int maxConcurrency)

@@ -1,6 +1,12 @@
+#if NET9_0_OR_GREATER
 namespace FanOut;
 
 /// <summary>The overloads whose bodies return <see cref="Task"/>: the natural first attempt, <c>(u, ct) =&gt; http.GetStringAsync(u, ct)</c>.</summary>
+/// <remarks>
+/// net10.0 only. An <see langword="async"/> lambda fits both a Task and a ValueTask body; C# 13 and later pick the ValueTask
+/// overload (its <see cref="System.Runtime.CompilerServices.OverloadResolutionPriorityAttribute"/>), but C# 12, the default
+/// for net8.0 projects, reports the call as ambiguous. The net8.0 assembly therefore has the ValueTask overloads only.
+/// </remarks>
 public static partial class FanOutExtensions
 {
     /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
@@ -67,6 +73,110 @@ public static partial class FanOutExtensions
         CancellationToken cancellationToken = default) =>
         source.FanOutOutcomes(AsValueTask(source, body), options, cancellationToken);
 
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static Task FanOutAsync<T>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static Task FanOutAsync<T>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item; it should observe the token it is given.</param>
+    /// <param name="cancellationToken">Cancels the run.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, CancellationToken, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: AsValueTask(source, body), cancellationToken: cancellationToken);
+
     /// <summary>Wraps a Task body once per call; each item's Task is awaited through a ValueTask, with no allocation of its own.</summary>
     /// <param name="source">Checked first, as the primary overloads do.</param>
     /// <param name="body">The body to wrap.</param>
@@ -85,3 +195,4 @@ public static partial class FanOutExtensions
         return (item, cancellationToken) => new ValueTask(body(item, cancellationToken));
     }
 }
+#endif
