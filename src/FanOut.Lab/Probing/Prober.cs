@@ -181,11 +181,11 @@ public sealed class Prober
                 return (finding, endedBy);
             }
 
-            if (!byRejections && estimate is { } little && high < little - 1 && rechecked.Add(high))
+            if (!byRejections && Suspect(search, judged.First(l => l.Concurrency == high), low, estimate) is { } doubt && rechecked.Add(high))
             {
-                // Little's law says this level is well within capacity, yet its latency says queued: a stall of a busy
-                // machine looks the same. Measure it once more and keep the lower mean (a stall only ever raises it).
-                _progress.Note($"Confirming {high}: Little's law puts the capacity at {little.ToString("0.0", CultureInfo.InvariantCulture)}, above it");
+                // Its latency says queued, but Little's law disagrees: a stall of a busy machine looks the same.
+                // Measure it once more and keep the lower mean (a stall only ever raises it).
+                _progress.Note($"Confirming {high}: {doubt}");
                 var (again, _) = await MeasureAsync(high, levels.Where(l => l.Concurrency < high).ToArray(), deadline, stop).ConfigureAwait(false);
                 if (again is null || again.EndedBy != LevelEnd.Measured)
                 {
@@ -230,6 +230,21 @@ public sealed class Prober
                 return (finding with { SearchLevels = searched.ToArray() }, level.EndedBy);
             }
         }
+    }
+
+    /// <summary>Why a level that looks queued may be a stall instead, or null when nothing says so: Little's law puts
+    /// the capacity above it, or its ok/s fell below what the level within capacity under it carried (past a queueing
+    /// server's capacity the throughput stays at the capacity's; only a stall makes it fall).</summary>
+    private static string? Suspect(CapacitySearch search, LevelResult level, int within, double? estimate)
+    {
+        if (estimate is { } little && level.Concurrency < little - 1)
+        {
+            return $"Little's law puts the capacity at {little.ToString("0.0", CultureInfo.InvariantCulture)}, above it";
+        }
+
+        return search.Evidence(level) is { } shown && shown < 0.8 * within
+            ? $"its ok/s shows {shown.ToString("0.0", CultureInfo.InvariantCulture)} served at once, fewer than the {within} within capacity below it"
+            : null;
     }
 
     /// <summary>R0, the unqueued mean latency, its spread and its answers: the lowest mean of the levels measured in full

@@ -7,7 +7,7 @@ namespace FanOut.Lab.Tests.Probing;
 
 /// <summary>The open-loop check: constant arrivals, latency from the intended start, and the queue's trend.</summary>
 [Collection(SequentialCollection.Name)]
-public sealed class OpenLoopRunnerTests
+public sealed class OpenLoopRunnerTests(Xunit.Abstractions.ITestOutputHelper output)
 {
     [Theory]
     [InlineData(0, 0, 12, false)]
@@ -42,15 +42,17 @@ public sealed class OpenLoopRunnerTests
     [Fact]
     public async Task RunAsync_OverCapacity_TheQueueGrowsAndTheCorrectedLatencyShowsIt()
     {
-        // Two slots of 20 ms carry at most 100/s; 300/s arrive. Measured from the send, each call still takes ~20 ms
+        // Two slots of 20 ms carry at most 100/s; 300/s arrive. Measured from the send, a call still takes ~20 ms
         // (what a closed loop would report); from the intended start, the wait behind the queue counts.
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 2, Queue = 0, Latency = LatencySpec.Parse("fixed:20") });
         var result = await Run(server, perSecond: 300, limit: 2);
+        output.WriteLine(result.ToString());
         Assert.False(result.Holds);
         Assert.Equal(0, result.Failures.Values.Sum());
         Assert.StartsWith("the queue grew", result.Verdict, StringComparison.Ordinal);
         Assert.True(result.BacklogLate > result.BacklogEarly + 2, $"{result.BacklogEarly} -> {result.BacklogLate}");
-        Assert.True(result.LatencyP99Ms > 3 * result.ServiceP99Ms, $"p99 {result.LatencyP99Ms} from the intended start, {result.ServiceP99Ms} from the send");
+        // Medians: in a fresh test process the first calls pay JIT and connection set-up, which moves a p99 of 150.
+        Assert.True(result.LatencyP50Ms > 10 * result.ServiceP50Ms, $"median {result.LatencyP50Ms} from the intended start, {result.ServiceP50Ms} from the send");
     }
 
     private static Task<OpenLoopResult> Run(DownstreamServer server, double perSecond, int limit)
