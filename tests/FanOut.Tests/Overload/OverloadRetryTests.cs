@@ -61,6 +61,11 @@ public sealed class OverloadRetryTests
         }, new FanOutOptions { Limit = limit });
 
         await Wait.UntilAsync(() => attempts.Count == 1, "the first attempt ran");
+
+        // The worker gives its permit back just before it starts the hint's delay on the fake clock: advancing the clock
+        // earlier would start the delay late (a race that made this test flaky on a loaded machine).
+        await Wait.UntilAsync(() => limit.InFlight == 0, "the overloaded item gave its permit back");
+        await Task.Delay(50);
         time.Advance(TimeSpan.FromSeconds(4));
         await Task.Delay(50);
         Assert.Single(attempts);
