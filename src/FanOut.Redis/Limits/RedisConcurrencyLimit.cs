@@ -131,24 +131,24 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
     /// <summary>
     /// Always: other processes cannot be seen waiting from here, so a worker gives its permit back after every item and
-    /// <see cref="Release"/> decides whether the lease stays idle here, goes to a local waiter, or back to the fleet.
+    /// <see cref="ReleaseCore"/> decides whether the lease stays idle here, goes to a local waiter, or back to the fleet.
     /// </summary>
-    internal override bool ShouldReturnPermit => true;
+    protected override bool ShouldReturnPermit => true;
 
     /// <summary>
     /// Always: the budget is the fleet's. A call waits for a lease here instead of retiring a worker when none is idle
     /// (leases come from Redis, not only from this call's finished items), and never holds one while its source is quiet.
     /// </summary>
-    internal override bool IsShared => true;
+    protected override bool IsShared => true;
 
     /// <summary>Takes an idle lease held here; never touches the network. Fails while local workers wait, so they are served first.</summary>
-    internal override bool TryAcquire() => _leases.WaiterCount == 0 && _leases.TryTakeIdle();
+    protected override bool TryAcquireCore() => _leases.WaiterCount == 0 && _leases.TryTakeIdle();
 
     /// <summary>Waits for a lease: from a finished local item, or from Redis through the acquire loop.</summary>
     /// <returns>False when <paramref name="cancellationToken"/> was canceled first.</returns>
     /// <exception cref="RedisLimitUnavailableException">Redis could not be reached and the policy is <see cref="RedisUnavailablePolicy.Fail"/> (the task faults).</exception>
     /// <exception cref="ObjectDisposedException">The limit was disposed.</exception>
-    internal override Task<bool> WaitAsync(CancellationToken cancellationToken)
+    protected override Task<bool> WaitAsyncCore(CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -174,9 +174,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     }
 
     /// <summary>Gives a permit back: to a local waiter, to the idle stock, or to Redis when this process holds more than its fair share while others wait.</summary>
-    internal override void Release()
+    protected override void ReleaseCore()
     {
-        base.Release();
+        base.ReleaseCore();
         if (_leases.TryEndUnbacked())
         {
             // A permit without a lease ends here; the room it frees is fallback room, which only the acquire loop hands out.
@@ -201,7 +201,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     internal bool TryRemove(LeaseWaiter waiter) => _leases.TryRemove(waiter);
 
     /// <summary>Counts a permit in <see cref="ConcurrencyLimit.InFlight"/> (the budget is the ceiling): the local leases' half of a grant.</summary>
-    internal bool CountPermit() => base.TryAcquire();
+    internal bool CountPermit() => base.TryAcquireCore();
 
     /// <summary>Stops the loops, fails any waiter with <see cref="ObjectDisposedException"/>, returns every lease to Redis and leaves the fleet.</summary>
     /// <remarks>

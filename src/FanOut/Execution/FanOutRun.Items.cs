@@ -31,7 +31,7 @@ internal abstract partial class FanOutRun<T>
             FanOutMetrics.InFlight.Add(1, _kindTag);
         }
 
-        return samples ? _limit.OnItemStarting() : timed ? _limit.GetTimestamp() : 0;
+        return samples ? _limit.RecordStart() : timed ? _limit.GetTimestamp() : 0;
     }
 
     /// <summary>Calls the body for one attempt; a body that throws synchronously comes back as a completed, faulted attempt.</summary>
@@ -95,7 +95,7 @@ internal abstract partial class FanOutRun<T>
         {
             if (_wantsSamples)
             {
-                _limit.OnItemCompleted(start, outcome);
+                _limit.RecordCompletion(start, outcome);
             }
         }
         catch (Exception e)
@@ -106,7 +106,7 @@ internal abstract partial class FanOutRun<T>
         {
             if (timed && FanOutMetrics.Duration.Enabled)
             {
-                var seconds = (double)(_limit.GetTimestamp() - start) / _limit.TimestampFrequency;
+                var seconds = (double)(_limit.GetTimestamp() - start) / _limit.TimeProvider.TimestampFrequency;
                 FanOutMetrics.Duration.Record(seconds, _kindTag);
             }
 
@@ -132,7 +132,7 @@ internal abstract partial class FanOutRun<T>
         }
 
         if (mayRunAgain && callbackFailure is null && !_stopped && slot.Attempt < _overloadRetries
-            && OverloadRule.DelayBeforeAttempt(slot.Attempt + 1, failure, _limit.Clock.GetUtcNow()) is { } delay)
+            && OverloadRule.DelayBeforeAttempt(slot.Attempt + 1, failure, _limit.TimeProvider.GetUtcNow()) is { } delay)
         {
             slot.Attempt++;
             slot.RetryDelay = delay;

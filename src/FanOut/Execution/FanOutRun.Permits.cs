@@ -278,7 +278,7 @@ internal abstract partial class FanOutRun<T>
     {
         try
         {
-            await Task.Delay(slot.RetryDelay, _limit.Clock, Token).ConfigureAwait(false);
+            await Task.Delay(slot.RetryDelay, _limit.TimeProvider, Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (Token.IsCancellationRequested)
         {
@@ -334,7 +334,7 @@ internal abstract partial class FanOutRun<T>
                 // Refused (the limiter's queue is full): ask again when it says, or after a short pause.
                 var wait = lease.TryGetMetadata(MetadataName.RetryAfter, out var retryAfter) ? retryAfter : OverloadBackoff.LeaseRetryDelay;
                 lease.Dispose();
-                await Task.Delay(wait, _limit.Clock, Token).ConfigureAwait(false);
+                await Task.Delay(wait, _limit.TimeProvider, Token).ConfigureAwait(false);
             }
         }
         catch (OperationCanceledException) when (Token.IsCancellationRequested)

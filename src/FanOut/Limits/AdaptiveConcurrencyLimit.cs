@@ -127,41 +127,36 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     internal bool RampTimerRunning => _rampState == RampRunning;
 
     /// <summary>Slow start's ramp runs, or will once a worker waits, and nothing has completed yet: only the timer can make room.</summary>
-    internal override bool MayRiseUnprompted => _rampState != RampFinished && !_anyCompleted;
+    protected internal override bool MayRiseUnprompted => _rampState != RampFinished && !_anyCompleted;
 
-    internal override bool WantsSamples => true;
+    protected internal override bool WantsSamples => true;
 
-    internal override int MaxCurrent => _options.MaxLimit;
+    public override int MaxCurrent => _options.MaxLimit;
 
     /// <summary>Synchronous bodies gain nothing from more workers than cores, whatever the limit allows asynchronous ones.</summary>
-    internal override int WorkerHint => Math.Min(_limit, Environment.ProcessorCount);
+    protected internal override int WorkerHint => Math.Min(_limit, Environment.ProcessorCount);
 
-    internal override TimeProvider Clock => _time;
+    public override TimeProvider TimeProvider => _time;
 
     /// <summary>The user's overload test as it is (it may throw): the run decides on a re-run with it and records what it throws.</summary>
-    internal override bool IsOverload(Exception failure) => _isOverload(failure);
-
-    internal override long TimestampFrequency => _time.TimestampFrequency;
+    public override bool IsOverload(Exception failure) => _isOverload(failure);
 
     /// <summary>Waits for a permit; the wait starts the slow-start ramp's timer (a run that never waits never creates one).</summary>
-    internal override Task<bool> WaitAsync(CancellationToken cancellationToken)
+    protected override Task<bool> WaitAsyncCore(CancellationToken cancellationToken)
     {
         if (_rampState == RampIdle)
         {
             StartRamp();
         }
 
-        return base.WaitAsync(cancellationToken);
+        return base.WaitAsyncCore(cancellationToken);
     }
-
-    /// <summary>The limit's clock, read without side effects (a listened-to duration histogram reads it too).</summary>
-    internal override long GetTimestamp() => _time.GetTimestamp();
 
     /// <summary>
     /// Called as each item starts (its permit taken): the start that fills the limit starts the slow-start ramp's timer, so a
     /// run that never fills it (one item, a trickle) never creates one; and the first window's starts are counted.
     /// </summary>
-    internal override long OnItemStarting()
+    protected override long OnItemStarting()
     {
         if (_rampState == RampIdle && InFlight >= _limit)
         {
@@ -209,7 +204,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         Announce(before, after);
     }
 
-    internal override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
     {
         if (outcome == ItemOutcome.Canceled)
         {

@@ -8,9 +8,21 @@ namespace FanOut;
 /// loops call it).
 /// </summary>
 /// <remarks>
+/// <para>
 /// The budget is a permit pool. A worker takes a permit with a compare-and-swap while nobody waits (no lock, no allocation),
 /// keeps it from one item to the next while nobody else wants it, and hands it to the oldest waiter (FIFO, so calls sharing
 /// a limit take turns) when someone does. Only a worker that finds the pool empty allocates: one waiter object.
+/// </para>
+/// <para>
+/// Write a limit of your own by deriving from this class, as <see cref="System.Threading.RateLimiting.RateLimiter"/> is
+/// extended: the public members (<see cref="TryAcquire"/>, <see cref="WaitAsync"/>, <see cref="Release"/>,
+/// <see cref="RecordStart"/>, <see cref="RecordCompletion"/>) call protected virtual ones. A limit whose room is a number
+/// overrides <see cref="Current"/> only (and calls <see cref="OnCurrentIncreased"/> when it rises); the permit pool does
+/// the rest. A limit whose permits live elsewhere (another process, a server) overrides <see cref="TryAcquireCore"/>,
+/// <see cref="WaitAsyncCore"/> and <see cref="ReleaseCore"/>, and calls the base versions to keep <see cref="InFlight"/>
+/// counted. One that learns from the work overrides <see cref="WantsSamples"/>, <see cref="OnItemStarting"/> and
+/// <see cref="OnItemCompleted"/>. docs/limits.md shows both; every limit in this repository passes one contract suite.
+/// </para>
 /// </remarks>
 public abstract class ConcurrencyLimit
 {
@@ -32,8 +44,8 @@ public abstract class ConcurrencyLimit
     /// <summary>Cancellation callbacks that ran for waiters already granted (under <see cref="_lock"/>); stays 0 unless a registration leaked.</summary>
     private long _staleCancellations;
 
-    /// <summary>Only this assembly defines kinds of limit: the permit protocol is internal.</summary>
-    private protected ConcurrencyLimit()
+    /// <summary>Creates a limit with an empty permit pool.</summary>
+    protected ConcurrencyLimit()
     {
     }
 
@@ -69,16 +81,18 @@ public abstract class ConcurrencyLimit
     public abstract string Kind { get; }
 
     /// <summary>How many workers a call starts for bodies that complete synchronously (more would only time-slice the cores).</summary>
-    internal virtual int WorkerHint => Current;
+    /// <value>By default <see cref="Current"/>; an unbounded or adaptive limit says <see cref="Environment.ProcessorCount"/> or less.</value>
+    protected internal virtual int WorkerHint => Current;
 
     /// <summary>The highest <see cref="Current"/> can ever be; sizes stream buffers.</summary>
-    internal virtual int MaxCurrent => Current;
+    /// <value>By default <see cref="Current"/>: override it in a limit whose <see cref="Current"/> can rise.</value>
+    public virtual int MaxCurrent => Current;
 
     /// <summary>
     /// True while <see cref="Current"/> may rise with nothing completing (an adaptive limit's blind ramp): a call then keeps
     /// a worker waiting for the new room. Once items complete, the workers that finish them find any new room themselves.
     /// </summary>
-    internal virtual bool MayRiseUnprompted => false;
+    protected internal virtual bool MayRiseUnprompted => false;
 
     /// <summary>
     /// True when someone besides the asking call may want this limit's permits: another call running on the same instance
@@ -86,7 +100,7 @@ public abstract class ConcurrencyLimit
     /// item (exactly as many items pulled as permits held, as Parallel.ForEachAsync); a call on a shared limit pulls first
     /// so that it never holds a permit others could use while its source is quiet.
     /// </summary>
-    internal virtual bool IsShared => Volatile.Read(ref _activeCalls) > 1;
+    protected internal virtual bool IsShared => Volatile.Read(ref _activeCalls) > 1;
 
     /// <summary>Counts a call that starts running on this limit (see <see cref="IsShared"/>).</summary>
     internal void EnterCall() => Interlocked.Increment(ref _activeCalls);
@@ -95,7 +109,8 @@ public abstract class ConcurrencyLimit
     internal void LeaveCall() => Interlocked.Decrement(ref _activeCalls);
 
     /// <summary>Whether <see cref="OnItemCompleted"/> needs a start timestamp for every item; constant for an instance (a call reads it once).</summary>
-    internal virtual bool WantsSamples => false;
+    /// <value>False by default: a run then skips <see cref="RecordStart"/> and <see cref="RecordCompletion"/> when no metrics listen.</value>
+    protected internal virtual bool WantsSamples => false;
 
     /// <summary>True when a permit could be taken right now.</summary>
     internal bool HasRoom => Volatile.Read(ref _inFlight) < Current;
@@ -104,32 +119,45 @@ public abstract class ConcurrencyLimit
     /// True when a worker should give its permit back between items rather than keep it: someone waits for one, or
     /// the limit dropped below the permits taken.
     /// </summary>
-    internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiterCount) != 0 || Volatile.Read(ref _inFlight) > Current;
+    protected internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiterCount) != 0 || Volatile.Read(ref _inFlight) > Current;
 
-    /// <summary>The clock item durations are measured with; reading it has no effect on the limit.</summary>
-    internal virtual long GetTimestamp() => Stopwatch.GetTimestamp();
+    /// <summary>
+    /// The clock item durations are measured with (<see cref="RecordStart"/>'s timestamps) and the run waits with between
+    /// attempts of an overloaded item. An adaptive limit uses the one in its options.
+    /// </summary>
+    public virtual TimeProvider TimeProvider => TimeProvider.System;
 
-    /// <summary>Called once as each attempt of an item starts (its permit taken); returns its start timestamp.</summary>
-    /// <remarks>Only where <see cref="WantsSamples"/>; an adaptive limit counts the starts of its first window here.</remarks>
-    internal virtual long OnItemStarting() => GetTimestamp();
-
-    /// <summary>Ticks per second of <see cref="GetTimestamp"/>.</summary>
-    internal virtual long TimestampFrequency => Stopwatch.Frequency;
-
-    /// <summary>The clock the run waits with between attempts of an overloaded item (adaptive limits share their own).</summary>
-    internal virtual TimeProvider Clock => TimeProvider.System;
+    /// <summary>Reads <see cref="TimeProvider"/>'s clock; has no effect on the limit.</summary>
+    internal long GetTimestamp() => TimeProvider.GetTimestamp();
 
     /// <summary>
     /// True when <paramref name="failure"/> means the downstream was overloaded and did not process the item, so the run may
-    /// run it again. Only adaptive limits say so (their <see cref="AdaptiveLimitOptions.IsOverload"/>): with a fixed limit the
-    /// caller chose the concurrency, and a failure is a failure. May run user code, and throw.
+    /// run it again. Only adaptive limits say so by default (their <see cref="AdaptiveLimitOptions.IsOverload"/>): with a
+    /// fixed limit the caller chose the concurrency, and a failure is a failure. May run user code, and throw.
     /// </summary>
-    internal virtual bool IsOverload(Exception failure) => false;
+    /// <param name="failure">What the item's body threw.</param>
+    public virtual bool IsOverload(Exception failure) => false;
 
-    /// <summary>Feeds one finished attempt to the limit (adaptive limits learn from it). Runs no user code.</summary>
-    /// <param name="startTimestamp">When the item started, from <see cref="GetTimestamp"/>.</param>
-    /// <param name="outcome">How it ended, judged once by the run (the overload test is user code, and may throw).</param>
-    internal virtual void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
+    /// <summary>
+    /// Tells the limit that an attempt of an item starts (its permit taken) and returns the timestamp to pass to
+    /// <see cref="RecordCompletion"/>. A fan-out call does this for every attempt when <see cref="WantsSamples"/>; code that
+    /// takes permits itself (an HTTP handler, a <see cref="System.Threading.RateLimiting.RateLimiter"/> lease) does the same.
+    /// </summary>
+    public long RecordStart() => OnItemStarting();
+
+    /// <summary>Tells the limit how an attempt that <see cref="RecordStart"/> saw start has ended (adaptive limits learn from it).</summary>
+    /// <param name="startTimestamp">What <see cref="RecordStart"/> returned for this attempt.</param>
+    /// <param name="outcome">How it ended.</param>
+    public void RecordCompletion(long startTimestamp, ItemOutcome outcome) => OnItemCompleted(startTimestamp, outcome);
+
+    /// <summary>Called once as each attempt of an item starts (its permit taken); returns its start timestamp.</summary>
+    /// <remarks>An adaptive limit counts the starts of its first window here. The default reads <see cref="TimeProvider"/>.</remarks>
+    protected virtual long OnItemStarting() => TimeProvider.GetTimestamp();
+
+    /// <summary>Feeds one finished attempt to the limit (adaptive limits learn from it). Must not block or throw.</summary>
+    /// <param name="startTimestamp">When the attempt started, from <see cref="OnItemStarting"/> (ticks of <see cref="TimeProvider"/>).</param>
+    /// <param name="outcome">How it ended, judged once by the caller (the overload test is user code, and may throw).</param>
+    protected virtual void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
     {
     }
 
@@ -146,10 +174,23 @@ public abstract class ConcurrencyLimit
     }
 
     /// <summary>Takes a permit without waiting. Fails while others wait, so that waiters are served first.</summary>
-    internal virtual bool TryAcquire() => Volatile.Read(ref _waiterCount) == 0 && TryAcquireCore();
+    /// <returns>True when a permit was taken: give it back with <see cref="Release"/>.</returns>
+    public bool TryAcquire() => TryAcquireCore();
 
-    /// <summary>Waits for a permit; the task's result is false if <paramref name="cancellationToken"/> was canceled first.</summary>
-    internal virtual Task<bool> WaitAsync(CancellationToken cancellationToken)
+    /// <summary>Waits for a permit, oldest waiter first.</summary>
+    /// <param name="cancellationToken">Stops the wait; the task then returns false (it does not throw: waits are canceled on the hot path).</param>
+    /// <returns>True when a permit was taken (give it back with <see cref="Release"/>); false when <paramref name="cancellationToken"/> was canceled first.</returns>
+    public Task<bool> WaitAsync(CancellationToken cancellationToken = default) => WaitAsyncCore(cancellationToken);
+
+    /// <summary>Gives back a permit that <see cref="TryAcquire"/> or <see cref="WaitAsync"/> took, handing it to the oldest waiter if there is one.</summary>
+    public void Release() => ReleaseCore();
+
+    /// <summary>Takes a permit from the pool without waiting. Fails while others wait, so that waiters are served first.</summary>
+    protected virtual bool TryAcquireCore() => Volatile.Read(ref _waiterCount) == 0 && TryTakePermit();
+
+    /// <summary>Waits for a permit from the pool; the task's result is false if <paramref name="cancellationToken"/> was canceled first.</summary>
+    /// <param name="cancellationToken">Stops the wait.</param>
+    protected virtual Task<bool> WaitAsyncCore(CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -164,7 +205,7 @@ public abstract class ConcurrencyLimit
             // Announce the waiter before the last look at the count: a Release that decrements after our look
             // then sees _waiterCount != 0 and drains; one that decremented before it lets our look succeed.
             Interlocked.Increment(ref _waiterCount);
-            if (TryAcquireCore())
+            if (TryTakePermit())
             {
                 Interlocked.Decrement(ref _waiterCount);
                 return PermitWaiter.s_true;
@@ -177,8 +218,8 @@ public abstract class ConcurrencyLimit
         return waiter.Task;
     }
 
-    /// <summary>Gives a permit back, handing it to the oldest waiter if there is one.</summary>
-    internal virtual void Release()
+    /// <summary>Gives a permit back to the pool, handing it to the oldest waiter if there is one.</summary>
+    protected virtual void ReleaseCore()
     {
         Interlocked.Decrement(ref _inFlight);
 
@@ -190,7 +231,7 @@ public abstract class ConcurrencyLimit
     }
 
     /// <summary>Called by a limit whose <see cref="Current"/> rose: wakes the waiters the new room admits.</summary>
-    private protected void OnCurrentIncreased()
+    protected void OnCurrentIncreased()
     {
         if (Volatile.Read(ref _waiterCount) != 0)
         {
@@ -217,7 +258,7 @@ public abstract class ConcurrencyLimit
         }
     }
 
-    private bool TryAcquireCore()
+    private bool TryTakePermit()
     {
         var current = Current;
         var seen = Volatile.Read(ref _inFlight);
@@ -241,7 +282,7 @@ public abstract class ConcurrencyLimit
         lock (_lock)
         {
             AssertInvariants();
-            while (_waiters.First is { } node && TryAcquireCore())
+            while (_waiters.First is { } node && TryTakePermit())
             {
                 _waiters.RemoveFirst();
                 Interlocked.Decrement(ref _waiterCount);

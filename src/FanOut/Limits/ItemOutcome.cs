@@ -1,7 +1,7 @@
 namespace FanOut;
 
-/// <summary>How an item's attempt ended, as the run judged it once and tells its limit.</summary>
-internal enum ItemOutcome
+/// <summary>How an item's attempt ended, as the run judged it once and tells its limit (<see cref="ConcurrencyLimit.RecordCompletion"/>).</summary>
+public enum ItemOutcome
 {
     /// <summary>The body completed.</summary>
     Succeeded,
@@ -9,7 +9,7 @@ internal enum ItemOutcome
     /// <summary>The body threw something that is not an overload signal.</summary>
     Failed,
 
-    /// <summary>The body threw an overload signal (the limit's <see cref="ConcurrencyLimit.IsOverload"/> said so).</summary>
+    /// <summary>The downstream said it was overloaded (the limit's <see cref="ConcurrencyLimit.IsOverload"/> said so), or the attempt timed out.</summary>
     Overloaded,
 
     /// <summary>The run was being canceled: the latency and the failure say nothing about the downstream.</summary>

@@ -4,7 +4,7 @@ namespace System.Threading;
 /// <summary>net8.0 stand-in for .NET 9's <c>System.Threading.Lock</c>: the same members FanOut uses, over <see cref="Monitor"/>.</summary>
 /// <remarks>
 /// The C# compiler lowers <c>lock (x)</c> on a type named <c>System.Threading.Lock</c> to <c>using (x.EnterScope())</c>, so this
-/// type supplies <see cref="EnterScope"/> and its <see cref="Scope"/>. Internal, and visible to FanOut.Redis (InternalsVisibleTo),
+/// type supplies <see cref="EnterScope"/> and its <see cref="Scope"/>. Internal; FanOut.Redis compiles this same file (linked)
 /// so one source builds for net8.0 and net10.0; on net9.0 and later the runtime's type is used.
 /// </remarks>
 internal sealed class Lock

@@ -77,7 +77,7 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
         {
             while ((started < items || retries > 0) && limit.TryAcquire())
             {
-                var timestamp = timers ? limit.OnItemStarting() : Clock.GetTimestamp();
+                var timestamp = timers ? limit.RecordStart() : Clock.GetTimestamp();
                 Start(new Request(timestamp, ServiceTicks()));
                 if (retries > 0)
                 {
@@ -98,7 +98,7 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
             }
 
             // A rejection answers fast, as a TimeoutException would, which the default overload test reads as overload.
-            limit.OnItemCompleted(done.StartTimestamp, done.Rejected ? ItemOutcome.Overloaded : ItemOutcome.Succeeded);
+            limit.RecordCompletion(done.StartTimestamp, done.Rejected ? ItemOutcome.Overloaded : ItemOutcome.Succeeded);
             limit.Release();
             if (done.Rejected && retryRejected)
             {

@@ -53,9 +53,9 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 400; i++)
         {
             Assert.True(limit.TryAcquire());
-            var start = limit.OnItemStarting();
+            var start = limit.RecordStart();
             clock.Advance(TimeSpan.FromMilliseconds(1));
-            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+            limit.RecordCompletion(start, ItemOutcome.Succeeded);
             limit.Release();
             clock.Advance(TimeSpan.FromMilliseconds(4));
         }
@@ -165,13 +165,13 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 16; i++)
         {
             Assert.True(limit.TryAcquire());
-            starts[i] = limit.OnItemStarting();
+            starts[i] = limit.RecordStart();
         }
 
         clock.Advance(TimeSpan.FromMilliseconds(0.2));
         for (var i = 8; i < 16; i++)
         {
-            limit.OnItemCompleted(starts[i], ItemOutcome.Overloaded);
+            limit.RecordCompletion(starts[i], ItemOutcome.Overloaded);
             limit.Release();
         }
 
@@ -190,17 +190,17 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 2; i++)
         {
             Assert.True(limit.TryAcquire());
-            starts.Add(limit.OnItemStarting());
+            starts.Add(limit.RecordStart());
         }
 
         clock.Advance(TimeSpan.FromMilliseconds(4)); // a late tick: eight intervals of 0.5 ms have passed
         Assert.Equal(4, limit.Current);
 
         Assert.True(limit.TryAcquire());
-        starts.Add(limit.OnItemStarting());
+        starts.Add(limit.RecordStart());
         Assert.Equal(4, limit.Current);
         Assert.True(limit.TryAcquire());
-        starts.Add(limit.OnItemStarting());
+        starts.Add(limit.RecordStart());
         Assert.Equal(AdaptiveControlLaw.BlindRampLimit, limit.Current);
     }
 
@@ -215,23 +215,23 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 4; i++)
         {
             Assert.True(limit.TryAcquire());
-            first[i] = limit.OnItemStarting();
+            first[i] = limit.RecordStart();
         }
 
         clock.Advance(TimeSpan.FromMilliseconds(1));
         for (var i = 0; i < 40; i++)
         {
             Assert.True(limit.TryAcquire());
-            var start = limit.OnItemStarting();
+            var start = limit.RecordStart();
             clock.Advance(s_serviceTime);
-            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+            limit.RecordCompletion(start, ItemOutcome.Succeeded);
             limit.Release();
         }
 
         Assert.Equal(TimeSpan.Zero, limit.Baseline); // the first window is still open
         foreach (var start in first)
         {
-            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+            limit.RecordCompletion(start, ItemOutcome.Succeeded);
             limit.Release();
         }
 
@@ -239,9 +239,9 @@ public sealed class AdaptiveFastStartTests
         for (var i = 0; i < 100; i++)
         {
             Assert.True(limit.TryAcquire());
-            var start = limit.OnItemStarting();
+            var start = limit.RecordStart();
             clock.Advance(s_serviceTime);
-            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+            limit.RecordCompletion(start, ItemOutcome.Succeeded);
             limit.Release();
         }
 
@@ -260,11 +260,11 @@ public sealed class AdaptiveFastStartTests
         Assert.True(limit.MayRiseUnprompted); // slow start, nothing completed: the ramp will raise it once the limit fills
 
         Assert.True(limit.TryAcquire());
-        var start = limit.OnItemStarting();
+        var start = limit.RecordStart();
         Assert.True(limit.MayRiseUnprompted);
 
         clock.Advance(s_serviceTime);
-        limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+        limit.RecordCompletion(start, ItemOutcome.Succeeded);
         limit.Release();
         Assert.False(limit.MayRiseUnprompted);
         Assert.False(ConcurrencyLimit.Fixed(4).MayRiseUnprompted);
@@ -280,7 +280,7 @@ public sealed class AdaptiveFastStartTests
         {
             while (limit.TryAcquire())
             {
-                limit.OnItemStarting();
+                limit.RecordStart();
             }
 
             clock.Advance(AdaptiveConcurrencyLimit.RampTickPeriod);
@@ -313,15 +313,15 @@ public sealed class AdaptiveFastStartTests
         Assert.Equal(0, clock.ActiveTimers); // a limit nobody uses starts no timer
 
         Assert.True(limit.TryAcquire());
-        var first = limit.OnItemStarting();
+        var first = limit.RecordStart();
         Assert.Equal(0, clock.ActiveTimers); // one item of two: nothing waits for the ramp (a one-item run creates no timer)
         Assert.True(limit.TryAcquire());
-        var second = limit.OnItemStarting();
+        var second = limit.RecordStart();
         Assert.Equal(1, clock.ActiveTimers); // the start that fills the limit starts the ramp
         clock.Advance(s_serviceTime);
         foreach (var start in new[] { first, second })
         {
-            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+            limit.RecordCompletion(start, ItemOutcome.Succeeded);
             limit.Release();
         }
 

@@ -208,7 +208,7 @@ public sealed class AdaptiveLimitTests
             Assert.True(limit.TryAcquire());
             var start = clock.GetTimestamp();
             clock.Advance(TimeSpan.FromMilliseconds(10));
-            limit.OnItemCompleted(start, ItemOutcome.Succeeded);
+            limit.RecordCompletion(start, ItemOutcome.Succeeded);
             limit.Release();
         }
 
