@@ -28,6 +28,15 @@ public static class FanOutInstruments
     /// <summary>Histogram of item durations in seconds.</summary>
     public const string ItemDuration = "fanout.item.duration";
 
-    /// <summary>Tag naming the kind of limit: <c>fixed</c>, <c>unbounded</c> or <c>adaptive</c>.</summary>
+    /// <summary>Tag naming the kind of limit: <c>fixed</c>, <c>unbounded</c>, <c>adaptive</c>, <c>settable</c>, <c>partitioned</c> (or a custom limit's <see cref="ConcurrencyLimit.Kind"/>).</summary>
     public const string LimitKindTag = "fanout.limit.kind";
+
+    /// <summary>
+    /// Observable gauge of items in flight per key of every live <see cref="PartitionedConcurrencyLimit{TKey}"/>, tagged
+    /// <see cref="PartitionTag"/>: the first <see cref="PartitionedLimitOptions.MetricKeys"/> keys by name, the rest summed as <c>other</c>.
+    /// </summary>
+    public const string PartitionInFlight = "fanout.partition.in_flight";
+
+    /// <summary>Tag naming a partition key (bounded cardinality: see <see cref="PartitionInFlight"/>).</summary>
+    public const string PartitionTag = "fanout.partition.key";
 }

@@ -10,7 +10,7 @@ internal static class FanOutMetrics
 {
     internal const string KindTag = "fanout.limit.kind";
 
-    private static readonly Meter s_meter = new(FanOutInstruments.MeterName, typeof(FanOutMetrics).Assembly.GetName().Version?.ToString());
+    internal static readonly Meter s_meter = new(FanOutInstruments.MeterName, typeof(FanOutMetrics).Assembly.GetName().Version?.ToString());
 
     internal static readonly UpDownCounter<long> InFlight = s_meter.CreateUpDownCounter<long>(
         FanOutInstruments.ItemsInFlight, "{item}", "Items whose body is running.");

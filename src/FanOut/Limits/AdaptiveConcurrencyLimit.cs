@@ -488,11 +488,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             return;
         }
 
-        FanOutMetrics.RecordLimit(after, Kind);
-        if (after > before)
-        {
-            OnCurrentIncreased();
-        }
+        OnCurrentChanged();
     }
 
     [Conditional("DEBUG")]

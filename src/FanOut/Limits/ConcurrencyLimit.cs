@@ -1,5 +1,7 @@
 using System.Diagnostics;
 
+using FanOut.Diagnostics;
+
 namespace FanOut;
 
 /// <summary>
@@ -17,7 +19,7 @@ namespace FanOut;
 /// Write a limit of your own by deriving from this class, as <see cref="System.Threading.RateLimiting.RateLimiter"/> is
 /// extended: the public members (<see cref="TryAcquire"/>, <see cref="WaitAsync"/>, <see cref="Release"/>,
 /// <see cref="RecordStart"/>, <see cref="RecordCompletion"/>) call protected virtual ones. A limit whose room is a number
-/// overrides <see cref="Current"/> only (and calls <see cref="OnCurrentIncreased"/> when it rises); the permit pool does
+/// overrides <see cref="Current"/> only (and calls <see cref="OnCurrentChanged"/> when it changes); the permit pool does
 /// the rest. A limit whose permits live elsewhere (another process, a server) overrides <see cref="TryAcquireCore"/>,
 /// <see cref="WaitAsyncCore"/> and <see cref="ReleaseCore"/>, and calls the base versions to keep <see cref="InFlight"/>
 /// counted. One that learns from the work overrides <see cref="WantsSamples"/>, <see cref="OnItemStarting"/> and
@@ -62,6 +64,22 @@ public abstract class ConcurrencyLimit
     /// <remarks>Bodies that complete synchronously still run on at most <see cref="Environment.ProcessorCount"/> workers.</remarks>
     public static ConcurrencyLimit Unbounded { get; } = new UnboundedConcurrencyLimit();
 
+    /// <summary>A limit you change while calls run on it: <see cref="SettableConcurrencyLimit.Set"/>.</summary>
+    /// <param name="limit">The limit to start with, at least 1.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="limit"/> is less than 1.</exception>
+    public static SettableConcurrencyLimit Settable(int limit) => new(limit);
+
+    /// <summary>Limits per key (host, tenant, entity) under one global cap that racing acquires never exceed.</summary>
+    /// <typeparam name="TKey">The partition key.</typeparam>
+    /// <param name="globalLimit">Permits all keys hold together, at least 1.</param>
+    /// <param name="limitPerKey">Creates a key's limit the first time the key is used (e.g. <c>_ =&gt; ConcurrencyLimit.Adaptive()</c>); called again for a key dropped while idle.</param>
+    /// <param name="options">How many idle keys are kept and named in metrics; <see langword="null"/> for the defaults.</param>
+    /// <returns>The partitioned limit: take a key's limit with <see cref="PartitionedConcurrencyLimit{TKey}.ForKey"/>.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="globalLimit"/> is less than 1, or an option is out of range.</exception>
+    public static PartitionedConcurrencyLimit<TKey> Partitioned<TKey>(int globalLimit, Func<TKey, ConcurrencyLimit> limitPerKey, PartitionedLimitOptions? options = null)
+        where TKey : notnull =>
+        new(globalLimit, limitPerKey, options ?? new PartitionedLimitOptions());
+
     /// <summary>A limit that finds, while the work runs, the concurrency the work can afford.</summary>
     /// <param name="options">Its bounds and signals; <see langword="null"/> for the documented defaults.</param>
     /// <exception cref="ArgumentOutOfRangeException">An option is out of its documented range.</exception>
@@ -75,7 +93,8 @@ public abstract class ConcurrencyLimit
     public virtual int Peak => Current;
 
     /// <summary>Permits taken right now, by every call that shares this limit. Never above <see cref="Current"/> once a decrease has drained.</summary>
-    public int InFlight => Volatile.Read(ref _inFlight);
+    /// <remarks>A limit whose permits are another limit's (a view) reports that limit's count.</remarks>
+    public virtual int InFlight => Volatile.Read(ref _inFlight);
 
     /// <summary>The kind of limit, as the <c>fanout.limit.kind</c> metric tag shows it: <c>fixed</c>, <c>unbounded</c> or <c>adaptive</c>.</summary>
     public abstract string Kind { get; }
@@ -113,7 +132,7 @@ public abstract class ConcurrencyLimit
     protected internal virtual bool WantsSamples => false;
 
     /// <summary>True when a permit could be taken right now.</summary>
-    internal bool HasRoom => Volatile.Read(ref _inFlight) < Current;
+    internal bool HasRoom => InFlight < Current;
 
     /// <summary>
     /// True when a worker should give its permit back between items rather than keep it: someone waits for one, or
@@ -230,9 +249,14 @@ public abstract class ConcurrencyLimit
         }
     }
 
-    /// <summary>Called by a limit whose <see cref="Current"/> rose: wakes the waiters the new room admits.</summary>
-    protected void OnCurrentIncreased()
+    /// <summary>
+    /// Called by a limit whose <see cref="Current"/> changed: records it on the <c>fanout.limit.current</c> gauge and wakes the
+    /// waiters any new room admits. A decrease needs nothing more: workers give back permits above the new limit as their
+    /// items finish, and no permit is granted until <see cref="InFlight"/> is below it.
+    /// </summary>
+    protected void OnCurrentChanged()
     {
+        FanOutMetrics.RecordLimit(Current, Kind);
         if (Volatile.Read(ref _waiterCount) != 0)
         {
             Drain();

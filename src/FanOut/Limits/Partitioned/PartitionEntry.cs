@@ -1,0 +1,38 @@
+namespace FanOut;
+
+/// <summary>One key's limit inside a <see cref="PartitionedConcurrencyLimit{TKey}"/>, pinned while in use so it is never dropped and recreated under a holder.</summary>
+/// <remarks>
+/// <see cref="_pins"/> counts acquisitions in progress and permits held through this entry; -1 means dropped. Pinning and
+/// dropping are one compare-and-swap each, so an entry is dropped only with nothing pinned, and a pin never lands on a dropped
+/// entry (the caller then looks the key up again and finds, or creates, the live one).
+/// </remarks>
+internal sealed class PartitionEntry(ConcurrencyLimit limit)
+{
+    private const int Dropped = -1;
+
+    private int _pins;
+
+    internal ConcurrencyLimit Limit => limit;
+
+    internal bool TryPin()
+    {
+        var pins = Volatile.Read(ref _pins);
+        while (pins != Dropped)
+        {
+            var seen = Interlocked.CompareExchange(ref _pins, pins + 1, pins);
+            if (seen == pins)
+            {
+                return true;
+            }
+
+            pins = seen;
+        }
+
+        return false;
+    }
+
+    internal void Unpin() => Interlocked.Decrement(ref _pins);
+
+    /// <summary>Drops the entry if nothing pins it and its limit holds nothing; true when dropped (then remove it from the map).</summary>
+    internal bool TryDrop() => limit.InFlight == 0 && Interlocked.CompareExchange(ref _pins, Dropped, 0) == 0;
+}
