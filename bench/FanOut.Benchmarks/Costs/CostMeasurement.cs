@@ -99,8 +99,8 @@ public static class CostMeasurement
         report.AppendLine();
         report.AppendLine(CultureInfo.InvariantCulture, $"{count:N0} items over an array, body `await Task.Yield()`, {dop} in flight (`FanOutAsync({dop}, body)`, `MaxDegreeOfParallelism = {dop}`). Target: time <= 0.9x, bytes <= 1.0x of Parallel.ForEachAsync.");
         report.AppendLine();
-        report.AppendLine("| FanOut vs Parallel.ForEachAsync | FanOut ns/item | PFEA ns/item | time ratio | FanOut B/item | PFEA B/item | bytes ratio |");
-        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|");
+        report.AppendLine("| FanOut vs Parallel.ForEachAsync | FanOut ns/item | PFEA ns/item | time ratio | FanOut B/item | PFEA B/item | bytes ratio | FanOut pool items/item | PFEA pool items/item |");
+        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         var measured = await AlternatingRounds.RunAsync(
         [
             new Contender("PFEA", () => Parallel.ForEachAsync(items, new ParallelOptions { MaxDegreeOfParallelism = dop }, static async (_, _) => await Task.Yield())),
@@ -139,15 +139,17 @@ public static class CostMeasurement
         ], rounds);
         report.AppendLine(CultureInfo.InvariantCulture, $"Synchronous body (`ValueTask.CompletedTask`), {syncCount:N0} items over an array, {dop} in flight (item 2's bound: <= 0.2x of Parallel.ForEachAsync per item):");
         report.AppendLine();
-        report.AppendLine("| FanOut vs Parallel.ForEachAsync | FanOut ns/item | PFEA ns/item | time ratio | FanOut B/item | PFEA B/item | bytes ratio |");
-        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|");
+        report.AppendLine("| FanOut vs Parallel.ForEachAsync | FanOut ns/item | PFEA ns/item | time ratio | FanOut B/item | PFEA B/item | bytes ratio | FanOut pool items/item | PFEA pool items/item |");
+        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         AppendAsyncRow(report, sync[1], sync[0], syncCount);
+        report.AppendLine();
+        report.AppendLine(CultureInfo.InvariantCulture, $"Thread pool after this section: {ThreadPool.ThreadCount} threads, {ThreadPool.PendingWorkItemCount} work items pending; load average {LoadAverage()}.");
         report.AppendLine();
     }
 
     private static void AppendAsyncRow(StringBuilder report, Measured fanOut, Measured pfea, int count) =>
         report.AppendLine(CultureInfo.InvariantCulture,
-            $"| {fanOut.Name} vs {pfea.Name} | {fanOut.MedianMilliseconds * 1e6 / count:F0} | {pfea.MedianMilliseconds * 1e6 / count:F0} | **{fanOut.MedianMilliseconds / pfea.MedianMilliseconds:F2}x** | {fanOut.MedianBytes / count:F0} | {pfea.MedianBytes / count:F0} | **{fanOut.MedianBytes / pfea.MedianBytes:F2}x** |");
+            $"| {fanOut.Name} vs {pfea.Name} | {fanOut.MedianMilliseconds * 1e6 / count:F0} | {pfea.MedianMilliseconds * 1e6 / count:F0} | **{fanOut.MedianMilliseconds / pfea.MedianMilliseconds:F2}x** | {fanOut.MedianBytes / count:F0} | {pfea.MedianBytes / count:F0} | **{fanOut.MedianBytes / pfea.MedianBytes:F2}x** | {fanOut.MedianWorkItems / count:F3} | {pfea.MedianWorkItems / count:F3} |");
 
     /// <summary>Item 11: FanOutStream per result against a bounded Channel fed by N workers and Dataflow's TransformBlock.</summary>
     private static async Task StreamsAsync(StringBuilder report, int rounds)
