@@ -83,9 +83,30 @@ internal abstract partial class FanOutRun<T>
             {
                 if (!_limit.TryAcquire())
                 {
-                    if ((!_limit.MayRiseUnprompted && !_limit.IsShared) || Interlocked.CompareExchange(ref _waitingWorkers, 1, 0) != 0)
+                    // No room. Where only this call's finishing items can make room, retire, unless this is the call's last
+                    // worker: then whoever holds the room is outside the call (a lease, code taking permits itself), and the
+                    // last worker waits for it rather than end the call with items never run.
+                    if (!_limit.MayRiseUnprompted && !_limit.IsShared)
                     {
-                        return GiveUp(holdsPermit: false, _hasWindow); // retire
+                        if (_hasWindow)
+                        {
+                            ClaimAbandoned(); // before counting out: nothing of a retired worker runs after the call completes
+                        }
+
+                        if (TryRetire(slot))
+                        {
+                            return false; // retired, holding nothing
+                        }
+
+                        if (_hasWindow && !await BeforeClaimAsync(Token).ConfigureAwait(false))
+                        {
+                            return false; // the run stopped while the last worker took its window slot back
+                        }
+                    }
+
+                    if (Interlocked.CompareExchange(ref _waitingWorkers, 1, 0) != 0)
+                    {
+                        return GiveUp(holdsPermit: false, _hasWindow); // retire: another worker of the call waits for room
                     }
 
                     try
@@ -350,6 +371,28 @@ internal abstract partial class FanOutRun<T>
     }
 
     /// <summary>Undoes a turn that will not run an item; always false.</summary>
+    /// <summary>
+    /// Counts a retiring worker out of the call's active workers, unless it is the last one (one compare-and-swap, so two
+    /// workers that find no room at once cannot both leave the call without a worker). False: this is the last worker.
+    /// </summary>
+    private bool TryRetire(WorkerSlot<T> slot)
+    {
+        var active = Volatile.Read(ref _activeWorkers);
+        while (active > 1)
+        {
+            var seen = Interlocked.CompareExchange(ref _activeWorkers, active - 1, active);
+            if (seen == active)
+            {
+                slot.Retired = true;
+                return true;
+            }
+
+            active = seen;
+        }
+
+        return false;
+    }
+
     private bool GiveUp(bool holdsPermit, bool inWindow)
     {
         if (inWindow)

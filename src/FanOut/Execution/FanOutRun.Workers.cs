@@ -181,7 +181,8 @@ internal abstract partial class FanOutRun<T>
                 _limit.Release();
             }
 
-            if (Interlocked.Decrement(ref _activeWorkers) == 0)
+            // A worker that retired counted itself out already (TryRetire), while another worker was still active.
+            if (!slot.Retired && Interlocked.Decrement(ref _activeWorkers) == 0)
             {
                 await CompleteAsync().ConfigureAwait(false);
             }

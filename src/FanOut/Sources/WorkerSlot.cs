@@ -28,6 +28,9 @@ internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : IThreadPoolWorkItem
     /// <summary>Per-worker state of the run's subclass (a stream's result holder).</summary>
     public object? State;
 
+    /// <summary>Set when the worker counted itself out of the call's active workers as it retired (see FanOutRun's TryRetire).</summary>
+    public bool Retired;
+
     /// <summary>Starts the worker on the pool thread that dequeued it.</summary>
     public void Execute() => Owner.RunWorker(this);
 }
