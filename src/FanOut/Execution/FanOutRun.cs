@@ -30,6 +30,9 @@ internal abstract partial class FanOutRun<T>
     private readonly RateLimiter? _rateLimiter;
     private readonly FailureLog _failures;
 
+    /// <summary><see cref="FanOutOptions.ItemTimeout"/>; <see cref="Timeout.InfiniteTimeSpan"/> when there is none.</summary>
+    private readonly TimeSpan _itemTimeout;
+
     /// <summary>The limit's <see cref="ConcurrencyLimit.WantsSamples"/>, read once: whether it learns from every attempt.</summary>
     private readonly bool _wantsSamples;
 
@@ -58,6 +61,7 @@ internal abstract partial class FanOutRun<T>
         _overloadRetries = options.OverloadRetries;
         _rateLimiter = options.RateLimiter;
         _failures = new FailureLog(options.Errors, maxRetainedFailures);
+        _itemTimeout = options.ResolvedItemTimeout;
         _hasWindow = hasWindow;
         _wantsSamples = _limit.WantsSamples;
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
