@@ -88,6 +88,14 @@ public sealed record FanOutOptions
     /// <summary>The highest <see cref="OverloadRetries"/> accepts.</summary>
     internal const int MaxOverloadRetries = 100;
 
+    /// <summary>Where an ordered stream reports how far every item succeeded and was consumed (for committing offsets).</summary>
+    /// <value>
+    /// Default <see langword="null"/>. Needs <see cref="Ordered"/> (<see cref="ArgumentException"/> otherwise); read by
+    /// <c>FanOutStream</c> and <c>FanOutOutcomes</c>, ignored by <c>FanOutAsync</c>. The stream resets it when its
+    /// enumeration starts and advances it as the consumer moves past each item: see <see cref="FanOut.CommittedPrefix"/>.
+    /// </value>
+    public CommittedPrefix? CommittedPrefix { get; init; }
+
     /// <summary><see cref="ItemTimeout"/> as a run uses it: <see cref="Timeout.InfiniteTimeSpan"/> when there is none.</summary>
     internal TimeSpan ResolvedItemTimeout => ItemTimeout ?? Timeout.InfiniteTimeSpan;
 
@@ -103,6 +111,11 @@ public sealed record FanOutOptions
         if (OverloadRetries is < 0 or > MaxOverloadRetries)
         {
             throw new ArgumentOutOfRangeException(nameof(OverloadRetries), OverloadRetries, $"OverloadRetries must be 0 (off) to {MaxOverloadRetries}.");
+        }
+
+        if (CommittedPrefix is not null && !Ordered)
+        {
+            throw new ArgumentException("CommittedPrefix needs Ordered = true: a prefix of successes is counted in source order.", nameof(CommittedPrefix));
         }
 
         if (ItemTimeout is { } timeout && timeout != Timeout.InfiniteTimeSpan && (timeout <= TimeSpan.Zero || timeout > MaxItemTimeout))
