@@ -116,6 +116,7 @@ internal abstract partial class FanOutRun<T>
                 {
                     var start = BeginAttempt(out var timed);
                     var attemptDeadline = DeadlineFor(ref deadline);
+                    var activity = StartAttemptActivity(index, slot.Attempt);
                     var pending = InvokeAttempt(slot, index, attemptDeadline, out var failure);
                     if (failure is null)
                     {
@@ -134,7 +135,7 @@ internal abstract partial class FanOutRun<T>
                         }
                     }
 
-                    disposition = Settle(slot, index, start, timed, failure, attemptDeadline);
+                    disposition = Settle(slot, index, start, timed, failure, attemptDeadline, activity);
                     if (disposition != Disposition.Retry)
                     {
                         break;
