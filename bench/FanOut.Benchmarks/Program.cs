@@ -4,6 +4,7 @@ using FanOut.Benchmarks.Adaptive;
 using FanOut.Benchmarks.Costs;
 using FanOut.Benchmarks.Overload;
 using FanOut.Benchmarks.Soak;
+using FanOut.Benchmarks.Tracing;
 
 namespace FanOut.Benchmarks;
 
@@ -13,7 +14,8 @@ namespace FanOut.Benchmarks;
 /// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
 /// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
-/// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs.
+/// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
+/// <c>-- tracing [rounds]</c> the tracing overhead per item, with and without listeners, in alternating rounds.
 /// </summary>
 public static class Program
 {
@@ -50,6 +52,12 @@ public static class Program
         {
             var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : CostMeasurement.DefaultRounds;
             await CostMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds, args.Length > 3 ? args[3] : null);
+            return 0;
+        }
+
+        if (args is ["tracing", ..])
+        {
+            await TracingCostMeasurement.RunAsync(args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : TracingCostMeasurement.DefaultRounds);
             return 0;
         }
 

@@ -53,11 +53,51 @@ public sealed record FanOutOptions
     /// </value>
     public RateLimiter? RateLimiter { get; init; }
 
+    /// <summary>
+    /// A deadline for each attempt of an item: the body's token is canceled once it has run this long, and the item fails
+    /// with a <see cref="TimeoutException"/> naming its index (its inner exception is what the body threw, typically the
+    /// <see cref="OperationCanceledException"/>).
+    /// </summary>
+    /// <value>
+    /// Default <see langword="null"/> (no deadline); <see cref="Timeout.InfiniteTimeSpan"/> also means none. Otherwise greater
+    /// than zero and at most 4,294,967,294 ms (about 49.7 days, the longest a timer takes). The clock is the
+    /// limit's <see cref="ConcurrencyLimit.TimeProvider"/> (an adaptive limit's <see cref="AdaptiveLimitOptions.TimeProvider"/>).
+    /// </value>
+    /// <remarks>
+    /// <para>
+    /// Cooperative, like <see cref="CancellationTokenSource.CancelAfter(TimeSpan)"/>: the body is never abandoned. A body
+    /// that ignores its token runs on, and its item fails with the <see cref="TimeoutException"/> only when the body
+    /// returns (a result that arrives after the deadline is discarded). Each attempt of an item re-run after an overload
+    /// gets a fresh deadline; a rate limiter's wait and the wait before a re-run are not counted.
+    /// </para>
+    /// <para>
+    /// A timed-out item is never run again, whatever <see cref="AdaptiveLimitOptions.IsOverload"/> says: the downstream may
+    /// have done the work. An adaptive limit takes the timeout as an overload signal and backs off. The run's own
+    /// cancellation (the caller's token, a FailFast failure, a stream's consumer leaving) still surfaces as an
+    /// <see cref="OperationCanceledException"/>, not a timeout.
+    /// </para>
+    /// </remarks>
+    public TimeSpan? ItemTimeout { get; init; }
+
+    /// <summary>The longest <see cref="ItemTimeout"/> accepted: 4,294,967,294 ms, the longest a timer takes.</summary>
+    internal static readonly TimeSpan MaxItemTimeout = TimeSpan.FromMilliseconds(uint.MaxValue - 1.0);
+
     /// <summary>The default of <see cref="OverloadRetries"/>.</summary>
     internal const int DefaultOverloadRetries = 8;
 
     /// <summary>The highest <see cref="OverloadRetries"/> accepts.</summary>
     internal const int MaxOverloadRetries = 100;
+
+    /// <summary>Where an ordered stream reports how far every item succeeded and was consumed (for committing offsets).</summary>
+    /// <value>
+    /// Default <see langword="null"/>. Needs <see cref="Ordered"/> (<see cref="ArgumentException"/> otherwise); read by
+    /// <c>FanOutStream</c> and <c>FanOutOutcomes</c>, ignored by <c>FanOutAsync</c>. The stream resets it when its
+    /// enumeration starts and advances it as the consumer moves past each item: see <see cref="FanOut.CommittedPrefix"/>.
+    /// </value>
+    public CommittedPrefix? CommittedPrefix { get; init; }
+
+    /// <summary><see cref="ItemTimeout"/> as a run uses it: <see cref="Timeout.InfiniteTimeSpan"/> when there is none.</summary>
+    internal TimeSpan ResolvedItemTimeout => ItemTimeout ?? Timeout.InfiniteTimeSpan;
 
     internal ConcurrencyLimit ResolveLimit() => Limit ?? ConcurrencyLimit.Adaptive();
 
@@ -71,6 +111,19 @@ public sealed record FanOutOptions
         if (OverloadRetries is < 0 or > MaxOverloadRetries)
         {
             throw new ArgumentOutOfRangeException(nameof(OverloadRetries), OverloadRetries, $"OverloadRetries must be 0 (off) to {MaxOverloadRetries}.");
+        }
+
+        if (CommittedPrefix is not null && !Ordered)
+        {
+            throw new ArgumentException("CommittedPrefix needs Ordered = true: a prefix of successes is counted in source order.", nameof(CommittedPrefix));
+        }
+
+        if (ItemTimeout is { } timeout && timeout != Timeout.InfiniteTimeSpan && (timeout <= TimeSpan.Zero || timeout > MaxItemTimeout))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(ItemTimeout),
+                timeout,
+                $"ItemTimeout must be greater than zero and at most {MaxItemTimeout}, or null or Timeout.InfiniteTimeSpan for none.");
         }
     }
 }

@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 using FanOut.Diagnostics;
 using FanOut.Sources;
 
@@ -34,13 +36,21 @@ internal abstract partial class FanOutRun<T>
         return samples ? _limit.RecordStart() : timed ? _limit.GetTimestamp() : 0;
     }
 
+    /// <summary>The worker's deadline for its attempts, made by its first attempt; null when the run has no <see cref="FanOutOptions.ItemTimeout"/>.</summary>
+    private ItemDeadline? DeadlineFor(ref ItemDeadline? deadline) =>
+        _itemTimeout == Timeout.InfiniteTimeSpan ? null : deadline ??= new ItemDeadline(Token, _itemTimeout, _limit.TimeProvider);
+
+    /// <summary>Starts one attempt's activity when the call is traced (a listener was there when it started); null otherwise, at the cost of one branch.</summary>
+    private Activity? StartAttemptActivity(long index, int attempt) =>
+        _tracing ? FanOutTracing.StartItem(_runActivity, _limit, index, attempt) : null;
+
     /// <summary>Calls the body for one attempt; a body that throws synchronously comes back as a completed, faulted attempt.</summary>
-    private ValueTask InvokeAttempt(WorkerSlot<T> slot, long index, out Exception? failure)
+    private ValueTask InvokeAttempt(WorkerSlot<T> slot, long index, ItemDeadline? deadline, out Exception? failure)
     {
         try
         {
             failure = null;
-            return InvokeAsync(slot.Item, index, slot, Token);
+            return InvokeAsync(slot.Item, index, slot, deadline is null ? Token : deadline.Start());
         }
         catch (Exception e)
         {
@@ -68,10 +78,23 @@ internal abstract partial class FanOutRun<T>
     }
 
     /// <summary>Ends an attempt: gives the lease back, settles the outcome, and lets go of the item unless it runs again.</summary>
-    private Disposition Settle(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
+    private Disposition Settle(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure, ItemDeadline? deadline, Activity? activity)
     {
         ReleaseLease(slot);
-        var disposition = OnItemDone(slot, index, start, timed, failure);
+
+        // A deadline that passed first fails the attempt whatever the body did (it may have ignored its token and returned).
+        var timedOut = deadline is not null && deadline.End();
+        if (timedOut)
+        {
+            failure = deadline!.Expired(index, failure);
+        }
+
+        var disposition = OnItemDone(slot, index, start, timed, failure, timedOut, out var outcome);
+        if (activity is not null)
+        {
+            FanOutTracing.StopItem(activity, failure, outcome == ItemOutcome.Overloaded, disposition == Disposition.Retry, slot.Attempt, slot.RetryDelay);
+        }
+
         if (disposition != Disposition.Retry)
         {
             slot.Item = default!; // the worker must not keep the item alive while it waits for its next one
@@ -80,7 +103,7 @@ internal abstract partial class FanOutRun<T>
         return disposition;
     }
 
-    private Disposition OnItemDone(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure)
+    private Disposition OnItemDone(WorkerSlot<T> slot, long index, long start, bool timed, Exception? failure, bool timedOut, out ItemOutcome outcome)
     {
         var canceled = _cts.IsCancellationRequested;
 
@@ -88,8 +111,9 @@ internal abstract partial class FanOutRun<T>
         // is user code; a throwing one means "not an overload", and its exception goes with the item's failure.
         Exception? callbackFailure = null;
         var mayRunAgain = false;
-        var outcome = canceled ? ItemOutcome.Canceled
+        outcome = canceled ? ItemOutcome.Canceled
             : failure is null ? ItemOutcome.Succeeded
+            : timedOut ? OverloadRule.JudgeItemTimeout(out mayRunAgain)
             : OverloadRule.Judge(_limit, failure, ref callbackFailure, out mayRunAgain);
         try
         {

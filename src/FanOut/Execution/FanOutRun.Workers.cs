@@ -62,6 +62,7 @@ internal abstract partial class FanOutRun<T>
     {
         Interlocked.Decrement(ref _startingWorkers);
         var holdsPermit = false;
+        ItemDeadline? deadline = null;
         try
         {
             while (!_stopped)
@@ -114,7 +115,9 @@ internal abstract partial class FanOutRun<T>
                 while (true)
                 {
                     var start = BeginAttempt(out var timed);
-                    var pending = InvokeAttempt(slot, index, out var failure);
+                    var attemptDeadline = DeadlineFor(ref deadline);
+                    var activity = StartAttemptActivity(index, slot.Attempt);
+                    var pending = InvokeAttempt(slot, index, attemptDeadline, out var failure);
                     if (failure is null)
                     {
                         if (!pending.IsCompleted)
@@ -132,7 +135,7 @@ internal abstract partial class FanOutRun<T>
                         }
                     }
 
-                    disposition = Settle(slot, index, start, timed, failure);
+                    disposition = Settle(slot, index, start, timed, failure, attemptDeadline, activity);
                     if (disposition != Disposition.Retry)
                     {
                         break;
@@ -175,6 +178,7 @@ internal abstract partial class FanOutRun<T>
         }
         finally
         {
+            deadline?.Dispose();
             ReleaseLease(slot);
             if (holdsPermit)
             {

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Threading.RateLimiting;
 
 using FanOut.Diagnostics;
@@ -30,6 +31,9 @@ internal abstract partial class FanOutRun<T>
     private readonly RateLimiter? _rateLimiter;
     private readonly FailureLog _failures;
 
+    /// <summary><see cref="FanOutOptions.ItemTimeout"/>; <see cref="Timeout.InfiniteTimeSpan"/> when there is none.</summary>
+    private readonly TimeSpan _itemTimeout;
+
     /// <summary>The limit's <see cref="ConcurrencyLimit.WantsSamples"/>, read once: whether it learns from every attempt.</summary>
     private readonly bool _wantsSamples;
 
@@ -40,6 +44,12 @@ internal abstract partial class FanOutRun<T>
     private readonly bool _claimsInline;
 
     private CancellationTokenRegistration _callerRegistration;
+
+    /// <summary>Whether the "FanOut" activity source had a listener when the call started: read once per call, branched on per attempt.</summary>
+    private bool _tracing;
+
+    /// <summary>The call's activity, when a listener sampled it; each attempt's activity is its child.</summary>
+    private Activity? _runActivity;
 
     /// <summary>The caller's ExecutionContext, which every worker runs in; null when its flow is suppressed.</summary>
     private ExecutionContext? _executionContext;
@@ -58,6 +68,7 @@ internal abstract partial class FanOutRun<T>
         _overloadRetries = options.OverloadRetries;
         _rateLimiter = options.RateLimiter;
         _failures = new FailureLog(options.Errors, maxRetainedFailures);
+        _itemTimeout = options.ResolvedItemTimeout;
         _hasWindow = hasWindow;
         _wantsSamples = _limit.WantsSamples;
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
@@ -82,8 +93,22 @@ internal abstract partial class FanOutRun<T>
         Interlocked.Increment(ref s_workersStarted);
         _callerRegistration = _callerToken.UnsafeRegister(static run => ((FanOutRun<T>)run!).Stop(), this);
 
+        // The call's activity is current in the context the workers capture, and only there: the caller's stays its own.
+        var callerActivity = (Activity?)null;
+        if (FanOutTracing.Source.HasListeners())
+        {
+            _tracing = true;
+            callerActivity = Activity.Current;
+            _runActivity = FanOutTracing.StartRun(_limit);
+        }
+
         // Every worker runs in the caller's ExecutionContext (AsyncLocal values), captured once here.
         _executionContext = ExecutionContext.Capture();
+        if (_runActivity is not null)
+        {
+            Activity.Current = callerActivity;
+        }
+
         QueueWorker();
     }
 
@@ -181,6 +206,13 @@ internal abstract partial class FanOutRun<T>
         // Unregister without waiting: a callback already running only cancels _cts, which stays valid.
         _callerRegistration.Unregister();
         _limit.LeaveCall();
-        Complete(_callerToken.IsCancellationRequested, _callerToken, _failures.Collect(CreateRunAllException));
+        var canceled = _callerToken.IsCancellationRequested;
+        var exceptions = _failures.Collect(CreateRunAllException);
+        if (_runActivity is not null)
+        {
+            FanOutTracing.StopRun(_runActivity, ItemCount, canceled, exceptions); // before the task completes: its awaiter sees it stopped
+        }
+
+        Complete(canceled, _callerToken, exceptions);
     }
 }

@@ -38,6 +38,17 @@ internal static class OverloadRule
     }
 
     /// <summary>
+    /// What the limit learns from an attempt whose <see cref="FanOutOptions.ItemTimeout"/> passed: an overload (the downstream
+    /// was too slow, so an adaptive limit backs off), and never a re-run, whatever the overload test says of a
+    /// <see cref="TimeoutException"/>: the downstream may have done the work. The overload test is not consulted.
+    /// </summary>
+    public static ItemOutcome JudgeItemTimeout(out bool mayRunAgain)
+    {
+        mayRunAgain = false;
+        return ItemOutcome.Overloaded;
+    }
+
+    /// <summary>
     /// True for a timeout the client declared: the downstream was too slow, which backs an adaptive limit off, but it may
     /// have done the work.
     /// </summary>

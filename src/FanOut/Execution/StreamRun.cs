@@ -46,7 +46,7 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
         var capacity = options.Ordered ? window : Math.Max(window, MinChannelCapacity);
         if (options.Ordered)
         {
-            _ordered = new OrderedBuffer<FanOutOutcome<TResult>>(capacity, source.FirstIndex);
+            _ordered = new OrderedBuffer<FanOutOutcome<TResult>>(capacity, source.FirstIndex, options.CommittedPrefix);
         }
         else
         {
@@ -72,7 +72,18 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
 
     protected override void ClaimAbandoned() => _ordered?.LeaveWindow();
 
-    protected override void ItemFailed(long index) => _ordered?.Skip(index);
+    protected override void ItemFailed(long index)
+    {
+        if (Errors == ErrorMode.FailFast)
+        {
+            // Nothing from the failed index on is yielded, though later items may have finished: the failure comes next.
+            _ordered?.StopAt(index);
+        }
+        else
+        {
+            _ordered?.Skip(index);
+        }
+    }
 
     protected override ValueTask InvokeAsync(T item, long index, WorkerSlot<T> worker, CancellationToken cancellationToken)
     {
@@ -103,7 +114,16 @@ internal sealed class StreamRun<T, TResult> : FanOutRun<T>
         var outcome = ((OutcomeHolder<TResult>)worker.State!).Take(index);
         if (_ordered is not null)
         {
-            _ordered.Set(index, outcome); // never waits: the window reserved this index's slot before the claim
+            // Never waits: the window reserved this index's slot before the claim.
+            if (outcome.Exception is null)
+            {
+                _ordered.Set(index, outcome);
+            }
+            else
+            {
+                _ordered.SetFailed(index, outcome); // FanOutOutcomes: yielded, and the end of the committed prefix
+            }
+
             return true;
         }
 
