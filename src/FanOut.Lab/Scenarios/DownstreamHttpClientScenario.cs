@@ -61,6 +61,9 @@ public sealed class DownstreamHttpClientScenario : Scenario
         ];
     }
 
+    /// <summary>The throughput ratio as the verdict prints it: rounded down to hundredths, so that 0.899 never reads "0.90x, below 0.9x".</summary>
+    internal static double ShownRatio(double ratio) => Math.Floor(ratio * 100) / 100;
+
     /// <summary>Lognormal latency, median 10 ms and p99 40 ms (scaled): 2,000 calls at 16 take ~1.5 s a run.</summary>
     private static DownstreamOptions Server(ScenarioSize size) => DownstreamCases.Server(size, Capacity, Queue, 10, 40);
 
@@ -75,7 +78,7 @@ public sealed class DownstreamHttpClientScenario : Scenario
             return "Not enough cases finished to compare the handler's limit with a hand-picked one.";
         }
 
-        var ratio = adaptive.Io.SuccessesPerSecond / hand.Io.SuccessesPerSecond;
+        var ratio = ShownRatio(adaptive.Io.SuccessesPerSecond / hand.Io.SuccessesPerSecond);
         var calls = adaptive.Io.Successes + adaptive.Io.Failures;
         var every = adaptive.Io.Failures == 0 ? $"every one of {calls:N0} calls succeeded" : $"{adaptive.Io.Failures:N0} of {calls:N0} calls failed";
         var goal = ratio >= ThroughputGoal ? $"at least the {ThroughputGoal:0.0}x goal" : $"BELOW the {ThroughputGoal:0.0}x goal";
