@@ -29,6 +29,7 @@ public sealed class ScenarioCatalog
         new DownstreamCapacityScenario(),
         new DownstreamRateLimitScenario(),
         new DownstreamCrashScenario(),
+        new DownstreamHttpClientScenario(),
         new PriceSyncScenario(),
         new HashFilesScenario(),
         new DownstreamFleetScenario(),

@@ -10,7 +10,7 @@ public sealed class ScenarioCatalogTests
         Assert.Equal(
             [
                 "seed000-fanout500", "seed000-errors", "seed000-cancel", "seed001-io", "seed001-cpu", "seed002-channels", "seed003-sync-async", "seed004-mixed",
-                "downstream-capacity", "downstream-rate-limit", "downstream-crash", "price-sync", "hash-files",
+                "downstream-capacity", "downstream-rate-limit", "downstream-crash", "downstream-http-client", "price-sync", "hash-files",
                 "downstream-fleet",
             ],
             ScenarioCatalog.Default.Scenarios.Select(s => s.Id));
@@ -28,7 +28,7 @@ public sealed class ScenarioCatalogTests
     [Fact]
     public void Select_All_ReturnsEveryScenarioInOrder()
     {
-        Assert.Equal(14, ScenarioCatalog.Default.Select("all", out _)!.Count);
+        Assert.Equal(15, ScenarioCatalog.Default.Select("all", out _)!.Count);
     }
 
     [Theory]

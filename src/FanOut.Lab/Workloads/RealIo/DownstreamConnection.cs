@@ -13,6 +13,14 @@ namespace FanOut.Lab.Workloads.RealIo;
 /// </remarks>
 internal sealed class DownstreamConnection(DownstreamOptions options, TimeSpan callTimeout) : IAsyncDisposable
 {
+    /// <summary>
+    /// Makes the client from the server's base address and the call timeout, with what to dispose after it (a service
+    /// provider whose IHttpClientFactory made it); null for the plain client over a <see cref="SocketsHttpHandler"/>.
+    /// </summary>
+    public Func<Uri, TimeSpan, (HttpClient Client, IDisposable? Owner)>? CreateClient { get; init; }
+
+    private IDisposable? _clientOwner;
+
     /// <summary>How long <see cref="ServerMetrics"/> waits for the server to finish counting requests the client has already seen end.</summary>
     private static readonly TimeSpan s_settleTime = TimeSpan.FromSeconds(1);
 
@@ -53,6 +61,12 @@ internal sealed class DownstreamConnection(DownstreamOptions options, TimeSpan c
     public async Task StartAsync(CancellationToken cancellationToken)
     {
         _server = await DownstreamServer.StartAsync(options, cancellationToken).ConfigureAwait(false);
+        if (CreateClient is not null)
+        {
+            (_client, _clientOwner) = CreateClient(_server.BaseAddress, callTimeout);
+            return;
+        }
+
         _client = new HttpClient(new SocketsHttpHandler(), disposeHandler: true)
         {
             BaseAddress = _server.BaseAddress,
@@ -99,6 +113,8 @@ internal sealed class DownstreamConnection(DownstreamOptions options, TimeSpan c
     {
         _client?.Dispose();
         _client = null;
+        _clientOwner?.Dispose();
+        _clientOwner = null;
         if (_server is not null)
         {
             await _server.DisposeAsync().ConfigureAwait(false);

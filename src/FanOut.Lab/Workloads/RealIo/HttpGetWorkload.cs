@@ -55,6 +55,16 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle, ILiveCounters
     /// </summary>
     public bool ThrowOnOverload { get; init; }
 
+    /// <summary>
+    /// Makes the case's client (from the server's base address and the call timeout) with what to dispose after it, for a
+    /// scenario that calls through a handler pipeline of its own (IHttpClientFactory with FanOut.Http's limit); null for the
+    /// plain client.
+    /// </summary>
+    internal Func<Uri, TimeSpan, (HttpClient Client, IDisposable? Owner)>? CreateClient { get; init; }
+
+    /// <summary>The server's address (after set-up): what a per-host limit is keyed by.</summary>
+    internal Uri BaseAddress => Server.BaseAddress;
+
     public override string Name => $"GET /item ({_options.Latency})";
 
     /// <inheritdoc/>
@@ -120,7 +130,7 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle, ILiveCounters
     public async Task SetUpAsync(CancellationToken cancellationToken)
     {
         _outcomes = new ItemOutcomes(_itemCount);
-        _downstream = new DownstreamConnection(_options, _callTimeout);
+        _downstream = new DownstreamConnection(_options, _callTimeout) { CreateClient = CreateClient };
         await _downstream.StartAsync(cancellationToken).ConfigureAwait(false);
     }
 

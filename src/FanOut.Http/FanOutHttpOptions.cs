@@ -1,0 +1,64 @@
+namespace FanOut.Http;
+
+/// <summary>How <see cref="FanOutLimitHandler"/> limits, judges and re-sends requests.</summary>
+public sealed record FanOutHttpOptions
+{
+    /// <summary>The default of <see cref="MaxResends"/>: FanOut's default <c>FanOutOptions.OverloadRetries</c>.</summary>
+    public const int DefaultMaxResends = 8;
+
+    /// <summary>Makes the limit of one destination, given its key <c>host:port</c> (<c>api.example.com:443</c>).</summary>
+    /// <value>Default <see langword="null"/>: <see cref="ConcurrencyLimit.Adaptive"/> with its defaults, one per host.</value>
+    public Func<string, ConcurrencyLimit>? LimitFactory { get; init; }
+
+    /// <summary>How many times one request may be re-sent after the server said it did not process it (429, 503).</summary>
+    /// <value>Default <see cref="DefaultMaxResends"/> (8), range 0 (never re-send) to 100.</value>
+    public int MaxResends { get; init; } = DefaultMaxResends;
+
+    /// <summary>Whether a request whose method is not idempotent (POST, PATCH, CONNECT) may be re-sent after a 429 or 503.</summary>
+    /// <value>
+    /// Default false: only GET, HEAD, OPTIONS, PUT, DELETE and TRACE are re-sent. A 429 or 503 says the server did not
+    /// process the request, but a proxy or a server that answers 503 after doing part of the work makes that a promise
+    /// only an idempotent method can rely on.
+    /// </value>
+    public bool ResendNonIdempotent { get; init; }
+
+    /// <summary>The longest Retry-After the handler waits out before re-sending; a longer one returns the 429 or 503 as it came.</summary>
+    /// <value>Default 1 minute (FanOut's own cap on a hint), range zero to 1 hour.</value>
+    public TimeSpan MaxRetryAfter { get; init; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>How long one attempt may take before it is abandoned as a timeout (which backs the limit off and is never re-sent).</summary>
+    /// <value>
+    /// Default <see langword="null"/>: no timeout of the handler's own. <see cref="HttpClient.Timeout"/> reaches a handler as
+    /// a plain cancellation, which it cannot tell from the caller's and reports as canceled; set this (below
+    /// <see cref="HttpClient.Timeout"/>) for timeouts to back the limit off. Measured on the limit's
+    /// <see cref="ConcurrencyLimit.TimeProvider"/>.
+    /// </value>
+    public TimeSpan? AttemptTimeout { get; init; }
+
+    /// <summary>How many destinations get a limit of their own; requests to further hosts share one more limit.</summary>
+    /// <value>Default 256, range 1 to 65,536: the map of limits stays bounded however many hosts a client calls.</value>
+    public int MaxHosts { get; init; } = 256;
+
+    internal void Validate()
+    {
+        if (MaxResends is < 0 or > 100)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxResends), MaxResends, "MaxResends must be 0 (never re-send) to 100.");
+        }
+
+        if (MaxRetryAfter < TimeSpan.Zero || MaxRetryAfter > TimeSpan.FromHours(1))
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxRetryAfter), MaxRetryAfter, "MaxRetryAfter must be zero to 1 hour.");
+        }
+
+        if (AttemptTimeout is { } timeout && (timeout <= TimeSpan.Zero || timeout == Timeout.InfiniteTimeSpan))
+        {
+            throw new ArgumentOutOfRangeException(nameof(AttemptTimeout), timeout, "AttemptTimeout must be positive and finite, or null for none.");
+        }
+
+        if (MaxHosts is < 1 or > 65_536)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxHosts), MaxHosts, "MaxHosts must be 1 to 65,536.");
+        }
+    }
+}

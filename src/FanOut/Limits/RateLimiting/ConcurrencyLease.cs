@@ -1,0 +1,91 @@
+using System.Threading.RateLimiting;
+
+using FanOut.Limits.RateLimiting;
+
+namespace FanOut;
+
+/// <summary>
+/// A permit of a <see cref="ConcurrencyLimit"/> taken through <see cref="ConcurrencyLimitRateLimiterExtensions.AsRateLimiter"/>.
+/// Disposing it gives the permit back exactly once and tells the limit how long the work took and how it ended.
+/// </summary>
+/// <remarks>
+/// Mark the outcome before disposing: <c>if (lease is ConcurrencyLease l) l.MarkOverloaded();</c> after a 429 or 503, so an
+/// adaptive limit backs off. A mark after disposal changes nothing. Not thread-safe: one owner marks and disposes it.
+/// </remarks>
+public sealed class ConcurrencyLease : RateLimitLease
+{
+    private readonly ConcurrencyLimit _limit;
+    private readonly ConcurrencyLimitRateLimiter _owner;
+    private readonly long _startTimestamp;
+    private readonly bool _recordsSamples;
+
+    /// <summary>1 once disposed: the permit went back.</summary>
+    private int _disposed;
+
+    internal ConcurrencyLease(ConcurrencyLimitRateLimiter owner, ConcurrencyLimit limit, bool recordsSamples)
+    {
+        _owner = owner;
+        _limit = limit;
+        _recordsSamples = recordsSamples;
+        _startTimestamp = recordsSamples ? limit.RecordStart() : 0;
+    }
+
+    /// <summary>Always true: a <see cref="ConcurrencyLease"/> holds a permit until disposed.</summary>
+    public override bool IsAcquired => true;
+
+    /// <summary>How the work under this lease ended, as the limit will be told on disposal.</summary>
+    /// <value>Default <see cref="ItemOutcome.Succeeded"/>.</value>
+    public ItemOutcome Outcome { get; set; } = ItemOutcome.Succeeded;
+
+    /// <summary>True once the lease was disposed and its permit given back.</summary>
+    public bool IsReleased => Volatile.Read(ref _disposed) != 0;
+
+    /// <summary>No metadata: a concurrency permit has no retry-after.</summary>
+    public override IEnumerable<string> MetadataNames => [];
+
+    /// <summary>Says the downstream was overloaded (a 429, a 503, a timeout): an adaptive limit backs off.</summary>
+    public void MarkOverloaded() => Outcome = ItemOutcome.Overloaded;
+
+    /// <summary>Says the work failed for a reason that says nothing about load.</summary>
+    public void MarkFailed() => Outcome = ItemOutcome.Failed;
+
+    /// <summary>Says the work was canceled: its latency says nothing about the downstream.</summary>
+    public void MarkCanceled() => Outcome = ItemOutcome.Canceled;
+
+    /// <summary>No metadata.</summary>
+    /// <param name="metadataName">Ignored.</param>
+    /// <param name="metadata">Always null.</param>
+    /// <returns>False.</returns>
+    public override bool TryGetMetadata(string metadataName, out object? metadata)
+    {
+        metadata = null;
+        return false;
+    }
+
+    /// <summary>Reports the outcome and gives the permit back, once.</summary>
+    /// <param name="disposing">Ignored: the permit goes back either way.</param>
+    protected override void Dispose(bool disposing)
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        try
+        {
+            if (_recordsSamples)
+            {
+                _limit.RecordCompletion(_startTimestamp, Outcome);
+            }
+        }
+        finally
+        {
+            // Always given back, even if a metrics listener the limit notified threw.
+            _limit.Release();
+
+            // After the permit is back: while it was held, a fan-out call on the limit saw the limit shared.
+            _limit.LeaveCall();
+            _owner.OnLeaseReleased();
+        }
+    }
+}
