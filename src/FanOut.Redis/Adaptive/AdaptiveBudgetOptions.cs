@@ -8,7 +8,7 @@ namespace FanOut.Redis;
 /// The control law (docs/redis-limit.md, "The adaptive fleet budget"): an overload signal from any process multiplies the
 /// budget by <see cref="BackoffRatio"/>, at most once per latency window (items that started before the last decrease do
 /// not decrease it again); a retry-after hint pauses the whole fleet until the hinted time by the Redis server's clock; the
-/// budget grows by one per window (doubling before the first overload) only while the fleet holds nearly all of it and a
+/// budget grows by one per window (by half before the first overload) only while the fleet holds nearly all of it and a
 /// process still has workers waiting.
 /// </remarks>
 public sealed record AdaptiveBudgetOptions
@@ -19,12 +19,15 @@ public sealed record AdaptiveBudgetOptions
 
     /// <summary>The highest the fleet budget goes, however healthy the downstream looks.</summary>
     /// <value>Default 256; <see cref="MinBudget"/> to <see cref="RedisLimitOptions.MaxBudget"/>. The worst case of calls the fleet sends at once.</value>
-    public int MaxBudget { get; init; } = 256;
+    public int MaxBudget { get; init; } = DefaultMaxBudget;
+
+    /// <summary>The default <see cref="MaxBudget"/>.</summary>
+    public const int DefaultMaxBudget = 256;
 
     /// <summary>The budget a fleet starts with when Redis holds none (the first process, or after Redis lost its data).</summary>
     /// <value>
-    /// Default 8; <see cref="MinBudget"/> to <see cref="MaxBudget"/>. Until the first overload the budget doubles every window
-    /// in which the fleet used nearly all of it, so a fleet facing a capacity of 64 reaches it in three or four windows.
+    /// Default 8; <see cref="MinBudget"/> to <see cref="MaxBudget"/>. Until the first overload the budget grows by half every
+    /// window in which the fleet used nearly all of it, so a fleet facing a capacity of 64 reaches it in six windows.
     /// </value>
     public int InitialBudget { get; init; } = 8;
 

@@ -19,12 +19,12 @@ internal static class BudgetScripts
     /// <remarks>
     /// <para>An overload decreases the budget once per generation: a second signal about the same generation (another item
     /// or another process that saw the same burst) finds the generation moved on and changes nothing. A decrease also waits
-    /// for one window after the last, whatever the generation. In slow start the first decrease goes to the larger of half
-    /// the budget (the last budget the fleet used without overload) and the backoff ratio times the leases in use; after it,
+    /// for one window after the last, whatever the generation. In slow start the first decrease goes to the larger of two
+    /// thirds of the budget (the last budget the fleet used without overload) and the backoff ratio times the leases in use; after it,
     /// to the ratio times the budget. A decrease is at least one permit and never goes below MIN. It publishes
     /// <c>b:BUDGET:GENERATION</c>.</para>
     /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>.</para>
-    /// <para>Growth evidence grows the budget (doubling in slow start, else by one) when the fleet is not paused, one window
+    /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
     /// has passed since the last decrease and the last growth, and the live leases are at least 7/8 of the budget (the fleet
     /// uses what it has). It publishes <c>b:BUDGET:GENERATION</c>.</para>
     /// </remarks>
@@ -62,7 +62,7 @@ internal static class BudgetScripts
             if slow then
               local used = budget
               if in_use < used then used = in_use end
-              target = math.max(math.floor(budget / 2), math.floor(used * ratio))
+              target = math.max(math.floor(budget * 2 / 3), math.floor(used * ratio))
             end
             if target > budget - 1 then target = budget - 1 end
             if target < min_b then target = min_b end
@@ -74,7 +74,7 @@ internal static class BudgetScripts
           end
         elseif kind == 'g' then
           if until_ms <= now and now - decreased_at >= window and now - grown_at >= window and budget < max_b and in_use * 8 >= budget * 7 then
-            if slow then budget = math.min(max_b, budget * 2) else budget = budget + 1 end
+            if slow then budget = math.min(max_b, math.max(budget + 1, math.floor(budget * 3 / 2))) else budget = budget + 1 end
             redis.call('HSET', KEYS[2], 'b', budget, 'u', now)
             redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
             changed = 1

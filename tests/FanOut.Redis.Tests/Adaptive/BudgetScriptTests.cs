@@ -17,10 +17,10 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
         var first = await store.AdaptAsync(Overload(generation: 0));
         var second = await store.AdaptAsync(Overload(generation: 0));
 
-        // Slow start ends at half the budget (no leases in use to say more); the same burst seen again changes nothing.
-        Assert.Equal(new BudgetReply(8, 1, 0, true), first);
-        Assert.Equal(new BudgetReply(8, 1, 0, false), second);
-        Assert.Equal(new BudgetReply(7, 2, 0, true), await store.AdaptAsync(Overload(generation: 1)));
+        // Slow start ends at two thirds of the budget (no leases in use to say more); the same burst again changes nothing.
+        Assert.Equal(new BudgetReply(10, 1, 0, true), first);
+        Assert.Equal(new BudgetReply(10, 1, 0, false), second);
+        Assert.Equal(new BudgetReply(9, 2, 0, true), await store.AdaptAsync(Overload(generation: 1)));
     }
 
     [Fact]
@@ -31,7 +31,7 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
 
         var reply = await store.AdaptAsync(Overload(generation: 1) with { WindowMs = 60_000 });
 
-        Assert.Equal(new BudgetReply(8, 1, 0, false), reply);
+        Assert.Equal(new BudgetReply(10, 1, 0, false), reply);
     }
 
     [Fact]
@@ -47,8 +47,8 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
         }
 
         Assert.Equal(7, acquired.Granted);
-        Assert.Equal(new BudgetReply(16, 0, 0, true), await store.AdaptAsync(Growth())); // slow start doubles
-        Assert.Equal(new BudgetReply(8, 1, 0, true), await store.AdaptAsync(Overload(generation: 0)));
+        Assert.Equal(new BudgetReply(12, 0, 0, true), await store.AdaptAsync(Growth())); // slow start grows by half
+        Assert.Equal(new BudgetReply(8, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // 2/3 of 12
         Assert.Equal(new BudgetReply(9, 1, 0, true), await store.AdaptAsync(Growth())); // then one at a time
     }
 
