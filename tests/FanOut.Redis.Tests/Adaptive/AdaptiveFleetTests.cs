@@ -63,8 +63,8 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
         var start = seer.RecordStart();
         seer.RecordCompletion(start, ItemOutcome.Overloaded);
 
-        await Eventually.TrueAsync(() => Task.FromResult(other.Current == 10), "the other process learned of the decrease");
-        Assert.Equal(10, seer.Current);
+        await Eventually.TrueAsync(() => Task.FromResult(other.Current == 13), "the other process learned of the decrease"); // slow start ends at 2/3 of 20
+        Assert.Equal(13, seer.Current);
         seer.Release();
         other.Release();
     }
