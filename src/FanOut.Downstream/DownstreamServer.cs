@@ -30,6 +30,7 @@ public sealed class DownstreamServer : IAsyncDisposable
     private readonly CrashSwitch _crash;
     private readonly TokenBucketRateLimiter? _rateLimiter;
     private readonly ConcurrencyLimiter _capacity;
+    private readonly CapacityCeiling _ceiling;
     private readonly ServerCounters _counters;
     private readonly StatsEndpoints _stats;
     private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -67,7 +68,8 @@ public sealed class DownstreamServer : IAsyncDisposable
         }
 
         _stats = new StatsEndpoints(_counters, _capacity);
-        var work = new WorkEndpoint(_crash, _rateLimiter, period, _capacity, new LatencySampler(options.Latency, options.Seed), _counters);
+        _ceiling = new CapacityCeiling(options.Capacity);
+        var work = new WorkEndpoint(_crash, _rateLimiter, period, _capacity, _ceiling, new LatencySampler(options.Latency, options.Seed), _counters);
 
         // The empty builder: no configuration files, no logging providers (no console spam), no
         // IIS/static files/HTTPS; start and stop take milliseconds.
@@ -132,6 +134,22 @@ public sealed class DownstreamServer : IAsyncDisposable
 
     /// <summary>Requests being served right now, read without allocating (for a 1 ms sampler; <see cref="GetStats"/> allocates).</summary>
     public int InFlightNow => _counters.InFlight;
+
+    /// <summary>The capacity in effect: <see cref="DownstreamOptions.Capacity"/>, unless <see cref="SetCapacity"/> changed it.</summary>
+    public int CurrentCapacity => _ceiling.Current;
+
+    /// <summary>Changes the capacity while the server runs (a downstream losing half its instances): at most <paramref name="capacity"/> requests are served at once from now on; those being served finish.</summary>
+    /// <param name="capacity">1 to <see cref="DownstreamOptions.Capacity"/>.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is outside that range; the message names it and the range.</exception>
+    public void SetCapacity(int capacity)
+    {
+        if (capacity < 1 || capacity > Options.Capacity)
+        {
+            throw new ArgumentOutOfRangeException(nameof(capacity), capacity, $"capacity must be in [1, {Options.Capacity}] (the configured Capacity); got {capacity}.");
+        }
+
+        _ceiling.Set(capacity);
+    }
 
     /// <summary>Zeroes the counters (the same as <c>POST /stats/reset</c>).</summary>
     public void ResetStats() => _counters.Reset();

@@ -47,7 +47,8 @@ await using var redis = arguments.Local ? null : await ConnectionMultiplexer.Con
 RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Create(redis, new RedisLimitOptions
 {
     Key = arguments.Key,
-    Budget = arguments.Budget,
+    Budget = arguments.Adaptive ? 0 : arguments.Budget,
+    Adaptive = arguments.Adaptive ? new AdaptiveBudgetOptions() : null,
     LeaseTime = TimeSpan.FromMilliseconds(arguments.LeaseMs),
     WhenUnavailable = arguments.Fallback > 0 ? RedisUnavailablePolicy.FallBackToLocal : RedisUnavailablePolicy.Fail,
     FallbackLimit = arguments.Fallback,
@@ -78,8 +79,19 @@ try
                 try
                 {
                     using var response = await http.GetAsync(new Uri($"item/{i}", UriKind.Relative), token);
+                    if (arguments.Adaptive && (int)response.StatusCode == 429)
+                    {
+                        // The adaptive budget learns from the 429 and the run tries the item again.
+                        Interlocked.Increment(ref status429);
+                        throw new HttpRequestException("429 Too Many Requests", null, System.Net.HttpStatusCode.TooManyRequests);
+                    }
+
                     _ = response.IsSuccessStatusCode ? Interlocked.Increment(ref ok)
                         : (int)response.StatusCode == 429 ? Interlocked.Increment(ref status429) : Interlocked.Increment(ref failed);
+                }
+                catch (HttpRequestException e) when (e.StatusCode == System.Net.HttpStatusCode.TooManyRequests)
+                {
+                    throw;
                 }
                 catch (Exception e) when (e is HttpRequestException or TaskCanceledException && !token.IsCancellationRequested)
                 {
@@ -108,7 +120,7 @@ try
 
             Interlocked.Increment(ref ok);
         },
-        new FanOutOptions { Limit = limit });
+        arguments.Adaptive ? new FanOutOptions { Limit = limit, OverloadRetries = 100 } : new FanOutOptions { Limit = limit });
 }
 catch (Exception e)
 {

@@ -2,10 +2,10 @@ using System.Globalization;
 
 namespace FanOut.Redis.FleetWorker;
 
-/// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--wait-for-go]</c>.</summary>
+/// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--adaptive] [--wait-for-go]</c>.</summary>
 internal sealed record WorkerArguments
 {
-    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--wait-for-go"];
+    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--adaptive", "--wait-for-go"];
 
     /// <summary>Redis's address; unused with <see cref="Local"/>.</summary>
     public string Redis { get; init; } = "127.0.0.1:6379";
@@ -33,6 +33,9 @@ internal sealed record WorkerArguments
 
     /// <summary>When above 0, fall back to a local limit of this size while Redis is unreachable.</summary>
     public int Fallback { get; init; }
+
+    /// <summary>Share an adaptive Redis budget (told nothing: default bounds) instead of <see cref="Budget"/>; a 429 then fails the attempt, which the run retries.</summary>
+    public bool Adaptive { get; init; }
 
     /// <summary>Print <c>ready</c> and wait for a line on standard input before starting, so a fleet starts together.</summary>
     public bool WaitForGo { get; init; }
@@ -66,6 +69,7 @@ internal sealed record WorkerArguments
                     "--local" => parsed with { Local = true },
                     "--fallback" => parsed with { Fallback = Number() },
                     "--wait-for-go" => parsed with { WaitForGo = true },
+                    "--adaptive" => parsed with { Adaptive = true },
                     _ => throw new FormatException($"unknown option '{name}': choose from {string.Join(", ", s_options)}"),
                 };
             }

@@ -20,6 +20,7 @@ internal sealed class WorkEndpoint
     private readonly CrashSwitch _crash;
     private readonly TokenBucketRateLimiter? _rateLimiter;
     private readonly ConcurrencyLimiter _capacity;
+    private readonly CapacityCeiling _ceiling;
     private readonly LatencySampler _sampler;
     private readonly ServerCounters _counters;
     private readonly string _fallbackRetryAfter;
@@ -29,12 +30,14 @@ internal sealed class WorkEndpoint
         TokenBucketRateLimiter? rateLimiter,
         TimeSpan replenishmentPeriod,
         ConcurrencyLimiter capacity,
+        CapacityCeiling ceiling,
         LatencySampler sampler,
         ServerCounters counters)
     {
         _crash = crash;
         _rateLimiter = rateLimiter;
         _capacity = capacity;
+        _ceiling = ceiling;
         _sampler = sampler;
         _counters = counters;
         _fallbackRetryAfter = ToRetryAfter(replenishmentPeriod);
@@ -85,7 +88,7 @@ internal sealed class WorkEndpoint
 
         using (slot)
         {
-            if (!slot.IsAcquired)
+            if (!slot.IsAcquired || !_ceiling.TryEnter())
             {
                 _counters.OnRejectedCapacity();
                 Reject(context, "capacity");
@@ -116,6 +119,7 @@ internal sealed class WorkEndpoint
                 // Before the slot is released (end of the using): see ServerCounters.OnServeEnded.
                 var latencyMicroseconds = (long)Stopwatch.GetElapsedTime(arrived).TotalMicroseconds;
                 _counters.OnServeEnded(served, latencyMicroseconds);
+                _ceiling.Exit();
             }
         }
     }

@@ -4,6 +4,7 @@ using System.Text.Json;
 
 using FanOut.Lab.Strategies;
 using FanOut.Lab.Workloads;
+using FanOut.Redis;
 using FanOut.Redis.FleetWorker;
 
 namespace FanOut.Lab.Fleet;
@@ -17,11 +18,13 @@ public sealed class FleetStrategy : Strategy
 {
     private const string ReportPrefix = "report ";
     private readonly bool _shared;
+    private readonly string? _adaptiveName;
 
-    private FleetStrategy(int limit, bool shared)
+    private FleetStrategy(int limit, bool shared, string? adaptiveName = null)
     {
         Limit = CheckLimit(limit, nameof(limit));
         _shared = shared;
+        _adaptiveName = adaptiveName;
     }
 
     /// <summary>The limit: fleet-wide when shared, per process otherwise.</summary>
@@ -30,11 +33,14 @@ public sealed class FleetStrategy : Strategy
     /// <summary>Every worker shares one Redis limit of <paramref name="limit"/>.</summary>
     public static FleetStrategy SharedRedis(int limit) => new(limit, shared: true);
 
+    /// <summary>Every worker shares one adaptive Redis budget, told nothing (default bounds); <paramref name="name"/> tells rows apart.</summary>
+    public static FleetStrategy SharedAdaptive(string name) => new(AdaptiveBudgetOptions.DefaultMaxBudget, shared: true, name);
+
     /// <summary>Every worker has a local Fixed(<paramref name="limit"/>) of its own.</summary>
     public static FleetStrategy LocalFixed(int limit) => new(limit, shared: false);
 
     /// <inheritdoc/>
-    public override string Name => _shared ? $"FanOut, shared Redis({Limit}) per fleet" : $"FanOut, Fixed({Limit}) per process";
+    public override string Name => _adaptiveName ?? (_shared ? $"FanOut, shared Redis({Limit}) per fleet" : $"FanOut, Fixed({Limit}) per process");
 
     /// <inheritdoc/>
     public override WorkloadForms Needs => WorkloadForms.Asynchronous;
@@ -72,6 +78,11 @@ public sealed class FleetStrategy : Strategy
                 }
             }
 
+            if (_adaptiveName is not null)
+            {
+                await fleet.StartTraceAsync(key, items.Length).ConfigureAwait(false);
+            }
+
             foreach (var process in processes)
             {
                 await process.StandardInput.WriteLineAsync("go").ConfigureAwait(false);
@@ -82,6 +93,8 @@ public sealed class FleetStrategy : Strategy
             {
                 fleet.Add(await ReadReportAsync(process, cancellationToken).ConfigureAwait(false));
             }
+
+            await fleet.StopTraceAsync().ConfigureAwait(false);
         }
         finally
         {
@@ -132,6 +145,11 @@ public sealed class FleetStrategy : Strategy
         foreach (var argument in arguments)
         {
             info.ArgumentList.Add(argument);
+        }
+
+        if (_adaptiveName is not null)
+        {
+            info.ArgumentList.Add("--adaptive");
         }
 
         if (_shared)

@@ -15,6 +15,9 @@ public sealed class FleetWorkload : Workload, ICaseLifecycle
     private readonly DownstreamOptions _options;
     private readonly int _workers;
     private readonly bool _needsRedis;
+    private readonly bool _halveCapacity;
+    private FleetBudgetTrace? _trace;
+    private FleetTraceSummary? _summary;
     private readonly List<WorkerReport> _reports = [];
     private DownstreamServer? _server;
     private LabTempFolder? _folder;
@@ -24,8 +27,10 @@ public sealed class FleetWorkload : Workload, ICaseLifecycle
     /// <param name="options">The server the case starts.</param>
     /// <param name="workers">K, the worker processes.</param>
     /// <param name="needsRedis">True to start a private redis-server for a shared limit.</param>
-    public FleetWorkload(DownstreamOptions options, int workers, bool needsRedis)
+    /// <param name="halveCapacity">True to halve the server's capacity once half the items were served (an adaptive fleet must follow it down).</param>
+    public FleetWorkload(DownstreamOptions options, int workers, bool needsRedis, bool halveCapacity = false)
     {
+        _halveCapacity = halveCapacity;
         ArgumentNullException.ThrowIfNull(options);
         ArgumentOutOfRangeException.ThrowIfLessThan(workers, 1);
         _options = options;
@@ -75,7 +80,24 @@ public sealed class FleetWorkload : Workload, ICaseLifecycle
     public void RunStarting()
     {
         _reports.Clear();
-        _server!.ResetStats();
+        _summary = null;
+        _server!.SetCapacity(_options.Capacity);
+        _server.ResetStats();
+    }
+
+    /// <summary>Starts sampling an adaptive fleet's budget under <paramref name="key"/> (and halving the capacity when asked), just before the workers start.</summary>
+    internal async Task StartTraceAsync(string key, int items) =>
+        _trace = await FleetBudgetTrace.StartAsync(RedisEndpoint ?? throw new InvalidOperationException("An adaptive fleet needs the case's redis-server."), key, _server!, items, _halveCapacity).ConfigureAwait(false);
+
+    /// <summary>Stops sampling once every worker reported.</summary>
+    internal async Task StopTraceAsync()
+    {
+        if (_trace is { } trace)
+        {
+            _trace = null;
+            _summary = await trace.StopAsync().ConfigureAwait(false);
+            await trace.DisposeAsync().ConfigureAwait(false);
+        }
     }
 
     /// <summary>Adds one worker's report (called by <see cref="FleetStrategy"/> as each worker exits).</summary>
@@ -109,12 +131,18 @@ public sealed class FleetWorkload : Workload, ICaseLifecycle
             RequestsServed = stats.RequestsServed,
             PermitWaitMsPerItem = _needsRedis && items > 0 ? _reports.Sum(r => r.PermitWaitMs) / items : null,
             RoundTripsPerItem = _needsRedis && items > 0 ? (double)_reports.Sum(r => r.RoundTrips) / items : null,
+            ConvergenceMs = _summary?.ConvergenceMs,
+            BudgetLowAfterConvergence = _summary?.BudgetLow,
+            BudgetHighAfterConvergence = _summary?.BudgetHigh,
+            Rejected429AfterConvergence = _summary?.Rejected429,
+            CallsAfterConvergence = _summary?.Calls,
         };
     }
 
     /// <inheritdoc/>
     public async ValueTask DisposeAsync()
     {
+        await StopTraceAsync().ConfigureAwait(false);
         if (_redis is not null)
         {
             await _redis.DisposeAsync().ConfigureAwait(false);

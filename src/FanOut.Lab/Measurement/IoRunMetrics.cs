@@ -52,6 +52,21 @@ public sealed record IoRunMetrics
     /// <summary>Redis round trips per item of a shared Redis limit; null without one.</summary>
     public double? RoundTripsPerItem { get; init; }
 
+    /// <summary>An adaptive fleet's convergence: ms from the start (or the capacity change) until its budget stayed near the capacity; null otherwise.</summary>
+    public double? ConvergenceMs { get; init; }
+
+    /// <summary>An adaptive fleet's lowest budget once converged; null otherwise.</summary>
+    public int? BudgetLowAfterConvergence { get; init; }
+
+    /// <summary>An adaptive fleet's highest budget once converged; null otherwise.</summary>
+    public int? BudgetHighAfterConvergence { get; init; }
+
+    /// <summary>The server's 429s once an adaptive fleet converged; null otherwise.</summary>
+    public long? Rejected429AfterConvergence { get; init; }
+
+    /// <summary>The server's answers (served + 429) once an adaptive fleet converged; null otherwise.</summary>
+    public long? CallsAfterConvergence { get; init; }
+
     /// <summary>All failed items.</summary>
     public long Failures => FailuresByStatus.Values.Sum() + FailuresSocket + FailuresTimeout + FailuresOther;
 }

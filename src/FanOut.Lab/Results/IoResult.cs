@@ -61,6 +61,21 @@ public sealed record IoResult
     /// <summary>Redis round trips per item of a shared Redis limit; null without one.</summary>
     public double? RoundTripsPerItem { get; init; }
 
+    /// <summary>An adaptive fleet's convergence time in ms (see <see cref="Measurement.IoRunMetrics.ConvergenceMs"/>); null otherwise.</summary>
+    public double? ConvergenceMs { get; init; }
+
+    /// <summary>An adaptive fleet's lowest budget once converged; null otherwise.</summary>
+    public double? BudgetLowAfterConvergence { get; init; }
+
+    /// <summary>An adaptive fleet's highest budget once converged; null otherwise.</summary>
+    public double? BudgetHighAfterConvergence { get; init; }
+
+    /// <summary>The server's 429s once an adaptive fleet converged; null otherwise.</summary>
+    public double? Rejected429AfterConvergence { get; init; }
+
+    /// <summary>The server's answers once an adaptive fleet converged; null otherwise.</summary>
+    public double? CallsAfterConvergence { get; init; }
+
     /// <summary>The means of <paramref name="runs"/>, with the counts of <paramref name="counts"/> when given (else their means too),
     /// or null when they carry no I/O metrics.</summary>
     public static IoResult? Of(IReadOnlyList<IoRunMetrics?> runs, IoRunMetrics? counts = null)
@@ -105,6 +120,11 @@ public sealed record IoResult
             BusyRetries = CountOrNull(r => r.BusyRetries),
             PermitWaitMsPerItem = MeanOrNull(r => r.PermitWaitMsPerItem),
             RoundTripsPerItem = MeanOrNull(r => r.RoundTripsPerItem),
+            ConvergenceMs = MeanOrNull(r => r.ConvergenceMs),
+            BudgetLowAfterConvergence = MeanOrNull(r => r.BudgetLowAfterConvergence),
+            BudgetHighAfterConvergence = MeanOrNull(r => r.BudgetHighAfterConvergence),
+            Rejected429AfterConvergence = MeanOrNull(r => r.Rejected429AfterConvergence),
+            CallsAfterConvergence = MeanOrNull(r => r.CallsAfterConvergence),
         };
     }
 }

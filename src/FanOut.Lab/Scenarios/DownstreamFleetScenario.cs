@@ -10,7 +10,9 @@ namespace FanOut.Lab.Scenarios;
 
 /// <summary>
 /// Four worker processes calling one downstream of capacity 64 (no queue): one shared Redis limit of 48 for the fleet,
-/// beside the same four workers with a local Fixed(48) each. Runs only where redis-server is installed.
+/// beside the same four workers with a local Fixed(48) each; then a shared budget of 64 (the best a static budget can do
+/// here: the capacity), an adaptive shared budget told nothing, and the adaptive budget again with the capacity halved
+/// once half the items were served. Runs only where redis-server is installed.
 /// </summary>
 public sealed class DownstreamFleetScenario : Scenario
 {
@@ -18,6 +20,8 @@ public sealed class DownstreamFleetScenario : Scenario
     private const int Workers = 4;
     private const int Capacity = 64;
     private const int Budget = 48;
+    private const string Adaptive = "FanOut, shared adaptive Redis per fleet";
+    private const string AdaptiveHalved = "FanOut, shared adaptive Redis, capacity halved mid-run";
 
     /// <inheritdoc/>
     public override string Id => "downstream-fleet";
@@ -51,6 +55,9 @@ public sealed class DownstreamFleetScenario : Scenario
         [
             new(FleetStrategy.SharedRedis(Budget), () => new FleetWorkload(server, Workers, needsRedis: true), items, Policy: s_fleetPolicy),
             new(FleetStrategy.LocalFixed(Budget), () => new FleetWorkload(server, Workers, needsRedis: false), items, Policy: s_fleetPolicy),
+            new(FleetStrategy.SharedRedis(Capacity), () => new FleetWorkload(server, Workers, needsRedis: true), items, Policy: s_fleetPolicy),
+            new(FleetStrategy.SharedAdaptive(Adaptive), () => new FleetWorkload(server, Workers, needsRedis: true), items, Policy: s_fleetPolicy),
+            new(FleetStrategy.SharedAdaptive(AdaptiveHalved), () => new FleetWorkload(server, Workers, needsRedis: true, halveCapacity: true), items, Policy: s_fleetPolicy),
         ];
     }
 
@@ -77,10 +84,48 @@ public sealed class DownstreamFleetScenario : Scenario
         }
 
         var within = s.PeakConcurrentServed <= Budget ? "within" : "ABOVE";
-        return $"{Workers} processes sharing one Redis limit of {Budget} kept the server's peak at {Count(s.PeakConcurrentServed)} ({within} the budget), {Count(s.Rejected429)} x 429, {DownstreamCases.Rate(shared)}; " +
+        var text = $"{Workers} processes sharing one Redis limit of {Budget} kept the server's peak at {Count(s.PeakConcurrentServed)} ({within} the budget), {Count(s.Rejected429)} x 429, {DownstreamCases.Rate(shared)}; " +
             $"with a local Fixed({Budget}) each they offered up to {Workers * Budget} at once: server peak {Count(l.PeakConcurrentServed)} (its capacity is {Capacity}), {Count(l.Rejected429)} x 429, {DownstreamCases.Rate(local)}. " +
             $"Coordination cost: {Ms(s.PermitWaitMsPerItem)} ms of permit wait and {Number(s.RoundTripsPerItem)} Redis round trips per item.";
+        return text + AdaptiveVerdict(measured);
     }
+
+    /// <summary>The adaptive rows against the best static shared budget, in the table's own numbers.</summary>
+    private static string AdaptiveVerdict(ScenarioResult measured)
+    {
+        var statics = new[] { Find.Case(measured, FleetStrategy.SharedRedis(Budget).Name), Find.Case(measured, FleetStrategy.SharedRedis(Capacity).Name) }
+            .Where(c => c?.Io is not null).Select(c => c!).ToList();
+        var adaptive = Find.Case(measured, Adaptive);
+        var halved = Find.Case(measured, AdaptiveHalved);
+        if (statics.Count == 0 || adaptive?.Io is not { } a)
+        {
+            return string.Empty;
+        }
+
+        var best = statics.MaxBy(c => c.Io!.SuccessesPerSecond)!;
+        var ratio = best.Io!.SuccessesPerSecond > 0 ? a.SuccessesPerSecond / best.Io.SuccessesPerSecond : 0;
+        var text = $" Told nothing, an adaptive shared budget made {DownstreamCases.Rate(adaptive)}, {ratio.ToString("0.00", CultureInfo.InvariantCulture)}x the best static shared budget ({best.Strategy}, {DownstreamCases.Rate(best)}), " +
+            $"with {Count(a.Rejected429)} x 429 ({Share(a.Rejected429, Calls(a))} of calls) and a server peak of {Count(a.PeakConcurrentServed)}; {Converged(a, Capacity)}.";
+        if (halved?.Io is { } h)
+        {
+            text += $" With the capacity halved to {Capacity / 2} once half the items were served, the fleet followed it down: {Converged(h, Capacity / 2)}; {Count(h.Rejected429)} x 429 in all ({Share(h.Rejected429, Calls(h))} of calls), {DownstreamCases.Rate(halved)}.";
+        }
+
+        return text;
+    }
+
+    private static string Converged(Results.IoResult io, int capacity) => io.ConvergenceMs is { } ms
+        ? $"its budget settled within {FleetBand(capacity)} after {ms.ToString("N0", CultureInfo.InvariantCulture)} ms and then stayed between {Count(io.BudgetLowAfterConvergence)} and {Count(io.BudgetHighAfterConvergence)}, " +
+            $"with {Count(io.Rejected429AfterConvergence)} x 429 ({Share(io.Rejected429AfterConvergence, io.CallsAfterConvergence)} of calls) from then on"
+        : $"its budget never stayed within {FleetBand(capacity)} to the end of the run";
+
+    private static string FleetBand(int capacity) =>
+        string.Create(CultureInfo.InvariantCulture, $"{Math.Ceiling(FleetBudgetBand.Low * capacity):0}-{Math.Floor(FleetBudgetBand.High * capacity):0} (capacity {capacity})");
+
+    private static double? Calls(Results.IoResult io) => io.RequestsServed is { } served && io.Rejected429 is { } rejected ? served + rejected : null;
+
+    private static string Share(double? part, double? whole) =>
+        part is { } p && whole is { } w && w > 0 ? (p / w).ToString("0.0%", CultureInfo.InvariantCulture) : "-";
 
     private static string Count(double? value) => value is { } v ? v.ToString("N0", CultureInfo.InvariantCulture) : "-";
 

@@ -1,9 +1,10 @@
+using FanOut.Redis.Adaptive;
 using FanOut.Redis.Diagnostics;
 
 namespace FanOut.Redis.Leases;
 
-/// <summary>What this process last heard about the fleet (every script answers it; a <c>w:</c> message says someone is short).</summary>
-internal sealed class FleetState(int budget, RedisLimitTelemetry telemetry)
+/// <summary>What this process last heard about the fleet (every script answers it; a <c>w:</c> message says someone is short, a <c>b:</c> message that the adaptive budget moved).</summary>
+internal sealed class FleetState(int budget, TimeProvider time, FleetPause? pause, RedisLimitTelemetry telemetry)
 {
     /// <summary>Other processes left short, as the last script answer (or a <c>w:</c> message) said.</summary>
     private int _othersWaiting;
@@ -14,9 +15,33 @@ internal sealed class FleetState(int budget, RedisLimitTelemetry telemetry)
     /// <summary>Leases held fleet-wide, as the last script answer said.</summary>
     private int _inUse;
 
+    /// <summary>The fleet budget: the configured one, or the adaptive one as Redis last said.</summary>
+    private int _budget = budget;
+
+    /// <summary>The highest <see cref="_budget"/> seen.</summary>
+    private int _peak = budget;
+
+    /// <summary>The adaptive budget's generation (decreases so far), as Redis last said.</summary>
+    private long _generation;
+
+    /// <summary>When this process learned of <see cref="_generation"/> (a timestamp of the options' clock).</summary>
+    private long _generationSeenAt = long.MinValue;
+
     public bool OthersWaiting => Volatile.Read(ref _othersWaiting) != 0;
 
     public int InUse => Volatile.Read(ref _inUse);
+
+    public int Budget => Volatile.Read(ref _budget);
+
+    public int Peak => Volatile.Read(ref _peak);
+
+    public long Generation => Interlocked.Read(ref _generation);
+
+    /// <summary>When this process learned of the current <see cref="Generation"/>: an item that started before it started under an older one.</summary>
+    public long GenerationSeenAt => Interlocked.Read(ref _generationSeenAt);
+
+    /// <summary>Called with the old and the new budget when the adaptive budget moved (outside every lock).</summary>
+    public Action<int, int>? BudgetChanged { get; set; }
 
     /// <summary>This process's fair share of the budget: budget / active processes, rounded up.</summary>
     public int FairShare
@@ -24,7 +49,7 @@ internal sealed class FleetState(int budget, RedisLimitTelemetry telemetry)
         get
         {
             var clients = Math.Max(1, Volatile.Read(ref _clients));
-            return (budget + clients - 1) / clients;
+            return (Budget + clients - 1) / clients;
         }
     }
 
@@ -34,12 +59,55 @@ internal sealed class FleetState(int budget, RedisLimitTelemetry telemetry)
         Volatile.Write(ref _clients, Math.Max(1, fleet.Clients));
         Observe(fleet.InUse);
         telemetry.Expired(fleet.Expired);
+        ObserveBudget(fleet.Budget, fleet.Generation, fleet.PausedMs);
     }
 
     public void Observe(int inUse)
     {
         Volatile.Write(ref _inUse, inUse);
         telemetry.FleetInUse(inUse);
+    }
+
+    /// <summary>Takes in the adaptive budget, its generation and the fleet pause, from a script's answer or a message.</summary>
+    /// <remarks>
+    /// Answers may arrive out of order (a message overtaking a reply), so the generation may read one back for a moment;
+    /// any change of it counts as new (after Redis lost its data the generation starts again at 0). A stale generation
+    /// only makes this process skip an overload signal or send one the script then ignores.
+    /// </remarks>
+    public void ObserveBudget(int budget, long generation, long pausedMs)
+    {
+        if (pausedMs > 0)
+        {
+            pause?.Extend(pausedMs);
+        }
+
+        if (budget <= 0)
+        {
+            return;
+        }
+
+        if (Interlocked.Exchange(ref _generation, generation) != generation)
+        {
+            Interlocked.Exchange(ref _generationSeenAt, time.GetTimestamp());
+        }
+
+        var old = Interlocked.Exchange(ref _budget, budget);
+        if (old != budget)
+        {
+            var peak = Volatile.Read(ref _peak);
+            while (budget > peak)
+            {
+                var seen = Interlocked.CompareExchange(ref _peak, budget, peak);
+                if (seen == peak)
+                {
+                    break;
+                }
+
+                peak = seen;
+            }
+
+            BudgetChanged?.Invoke(old, budget);
+        }
     }
 
     /// <summary>Another client published that it was left short.</summary>

@@ -68,8 +68,9 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
     {
         // Items running without a lease (fallback, or lost) are registered first, so Redis counts what really runs.
         var waiting = leases.WaiterCount;
-        var forWaiters = waiting == 0 ? 0 : Math.Max(waiting, Math.Min(options.BatchSize, options.Budget));
-        var want = Math.Min(leases.Unbacked + forWaiters, options.Budget - leases.HeldCount);
+        var budget = fleet.Budget;
+        var forWaiters = waiting == 0 ? 0 : Math.Max(waiting, Math.Min(options.BatchSize, budget));
+        var want = Math.Min(leases.Unbacked + forWaiters, budget - leases.HeldCount);
         if (want <= 0)
         {
             return false;

@@ -8,13 +8,15 @@ namespace FanOut.Redis.Leases;
 /// Keys: 1 leases (sorted set: lease id -> expiry ms), 2 clients (client id -> expiry ms), 3 waiting (client id -> expiry ms),
 /// 4 epoch (string, recreated when Redis lost its data), 5 grace (present for one lease time after an epoch was created by a
 /// client that held leases before: new leases wait while surviving clients re-register theirs), 6 clock (server ms of the
-/// last acquire or renew script).
-/// Common arguments: 1 budget, 2 lease ms, 3 client id, 4 the client's epoch (empty when new), 5 the wake-up channel.
+/// last acquire or renew script), 7 the adaptive budget (a hash, see <see cref="Adaptive.BudgetScripts"/>).
+/// Common arguments: 1 budget (a number; or <c>a MIN MAX INITIAL</c> for an adaptive budget, read from key 7), 2 lease ms,
+/// 3 client id, 4 the client's epoch (empty when new), 5 the wake-up channel.
 /// </remarks>
 internal static class LeaseScripts
 {
     /// <summary>
-    /// Shared opening: server time, stall, purge, epoch, client heartbeat. Defines now, budget, lease, client, expired, epoch.
+    /// Shared opening: server time, stall, purge, epoch, client heartbeat, budget. Defines now, budget, lease, client, expired,
+    /// epoch, and for an adaptive budget its generation and the fleet's pause (ms left, 0 when none).
     /// </summary>
     /// <remarks>
     /// The stall: while leases are held, some client renews them every third of the lease time, so a script runs at least
@@ -28,7 +30,6 @@ internal static class LeaseScripts
     private const string Prelude = """
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        local budget = tonumber(ARGV[1])
         local lease = tonumber(ARGV[2])
         local client = ARGV[3]
         local clock = redis.call('GET', KEYS[6])
@@ -48,6 +49,20 @@ internal static class LeaseScripts
           if ARGV[4] ~= '' then redis.call('SET', KEYS[5], '1', 'PX', lease) end
         end
         redis.call('ZADD', KEYS[2], now + lease, client)
+        local budget = tonumber(ARGV[1])
+        local generation, paused = 0, 0
+        if not budget then
+          local initial = string.match(ARGV[1], '^a %d+ %d+ (%d+)$')
+          local state = redis.call('HMGET', KEYS[7], 'b', 'g', 'p')
+          if not state[1] then
+            redis.call('HSET', KEYS[7], 'b', initial, 'g', 0, 's', 1)
+            state = {initial, 0, 0}
+          end
+          budget = tonumber(state[1])
+          generation = tonumber(state[2] or 0)
+          local until_ms = tonumber(state[3] or 0)
+          if until_ms > now then paused = until_ms - now end
+        end
         local function others_waiting()
           local n = redis.call('ZCARD', KEYS[3])
           if redis.call('ZSCORE', KEYS[3], client) then n = n - 1 end
@@ -57,35 +72,36 @@ internal static class LeaseScripts
         """;
 
     /// <summary>
-    /// Acquire: ARGV 6 = wanted count, 7.. = that many fresh lease ids. Grants up to the free budget (none during a grace),
-    /// marks the client waiting (and publishes <c>w:client</c>) when short. Returns
-    /// {granted or -1 on an epoch change, epoch, leases in use, expired purged, other clients waiting, clients}.
+    /// Acquire: ARGV 6 = wanted count, 7.. = that many fresh lease ids. Grants up to the free budget (none during a grace or
+    /// a fleet pause), marks the client waiting (and publishes <c>w:client</c>) when short, except while paused. Returns
+    /// {granted or -1 on an epoch change, epoch, leases in use, expired purged, other clients waiting, clients, budget,
+    /// budget generation, pause ms left}.
     /// </summary>
     public const string Acquire = Prelude + """
         local want = tonumber(ARGV[6])
         local granted = -1
         if epoch == ARGV[4] then
           granted = 0
-          if redis.call('EXISTS', KEYS[5]) == 0 then
+          if redis.call('EXISTS', KEYS[5]) == 0 and paused == 0 then
             local free = budget - redis.call('ZCARD', KEYS[1])
             if free > want then free = want end
             for i = 1, free do redis.call('ZADD', KEYS[1], now + lease, ARGV[6 + i]) end
             if free > 0 then granted = free end
           end
-          if granted < want then
+          if granted < want and paused == 0 then
             redis.call('ZADD', KEYS[3], now + lease, client)
             redis.call('PUBLISH', ARGV[5], 'w:' .. client)
           else
             redis.call('ZREM', KEYS[3], client)
           end
         end
-        return {granted, epoch, redis.call('ZCARD', KEYS[1]), expired, others_waiting(), redis.call('ZCARD', KEYS[2])}
+        return {granted, epoch, redis.call('ZCARD', KEYS[1]), expired, others_waiting(), redis.call('ZCARD', KEYS[2]), budget, generation, paused}
         """;
 
     /// <summary>
     /// Renew: ARGV 6.. = the client's lease ids. Extends each live one; re-adds a missing one (expired, or lost with Redis's data)
     /// while the budget has room; the rest are lost. Returns {epoch, renewed, reclaimed, leases in use, expired purged,
-    /// other clients waiting, clients, lost ids...}.
+    /// other clients waiting, clients, budget, budget generation, pause ms left, lost ids...}.
     /// </summary>
     public const string Renew = Prelude + """
         local renewed, reclaimed = 0, 0
@@ -102,7 +118,7 @@ internal static class LeaseScripts
             lost[#lost + 1] = id
           end
         end
-        local reply = {epoch, renewed, reclaimed, redis.call('ZCARD', KEYS[1]), expired, others_waiting(), redis.call('ZCARD', KEYS[2])}
+        local reply = {epoch, renewed, reclaimed, redis.call('ZCARD', KEYS[1]), expired, others_waiting(), redis.call('ZCARD', KEYS[2]), budget, generation, paused}
         for i = 1, #lost do reply[#reply + 1] = lost[i] end
         return reply
         """;

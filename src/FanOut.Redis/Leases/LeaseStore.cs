@@ -1,3 +1,5 @@
+using System.Globalization;
+
 using StackExchange.Redis;
 
 namespace FanOut.Redis.Leases;
@@ -12,6 +14,7 @@ internal sealed class LeaseStore
     private readonly RedisKey[] _keys;
     private readonly RedisKey[] _leaseKey;
     private readonly RedisKey[] _leaveKeys;
+    private readonly RedisKey[] _budgetKeys;
     private readonly RedisValue _budget;
     private readonly RedisValue _leaseMs;
     private readonly RedisValue _channelName;
@@ -24,10 +27,14 @@ internal sealed class LeaseStore
         ClientId = clientId;
         var prefix = $"fanout:{{{options.Key}}}:";
         LeasesKey = prefix + "leases";
-        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace", prefix + "clock"];
+        BudgetKey = prefix + "budget";
+        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace", prefix + "clock", BudgetKey];
+        _budgetKeys = [LeasesKey, BudgetKey];
         _leaseKey = [LeasesKey];
         _leaveKeys = [prefix + "clients", prefix + "waiting"];
-        _budget = options.Budget;
+        _budget = options.Adaptive is { } adaptive
+            ? (RedisValue)string.Create(CultureInfo.InvariantCulture, $"a {adaptive.MinBudget} {adaptive.MaxBudget} {adaptive.InitialBudget}")
+            : (RedisValue)options.Budget;
         _leaseMs = (long)options.LeaseTime.TotalMilliseconds;
         _channelName = prefix + "released";
         Channel = ChannelOf(options.Key);
@@ -45,6 +52,9 @@ internal sealed class LeaseStore
     /// <summary>The sorted set of leases (id -> expiry in server milliseconds).</summary>
     public RedisKey LeasesKey { get; }
 
+    /// <summary>The adaptive budget's hash (see <see cref="Adaptive.BudgetScripts"/>).</summary>
+    public RedisKey BudgetKey { get; }
+
     /// <summary>Where releases (<c>r</c>) and short acquisitions (<c>w:client</c>) are published.</summary>
     public RedisChannel Channel { get; }
 
@@ -59,7 +69,7 @@ internal sealed class LeaseStore
         }
 
         var reply = (RedisResult[])(await Evaluate(LeaseScripts.Acquire, _keys, arguments).ConfigureAwait(false))!;
-        return new AcquireReply((int)reply[0], (string)reply[1]!, new FleetView((int)reply[2], (int)reply[3], (int)reply[4], (int)reply[5]));
+        return new AcquireReply((int)reply[0], (string)reply[1]!, new FleetView((int)reply[2], (int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6], (long)reply[7], (long)reply[8]));
     }
 
     /// <summary>Renews <paramref name="ids"/>, re-adding missing ones while the budget has room.</summary>
@@ -72,14 +82,14 @@ internal sealed class LeaseStore
         }
 
         var reply = (RedisResult[])(await Evaluate(LeaseScripts.Renew, _keys, arguments).ConfigureAwait(false))!;
-        const int LostFrom = 7;
+        const int LostFrom = 10;
         var lost = new string[reply.Length - LostFrom];
         for (var i = 0; i < lost.Length; i++)
         {
             lost[i] = (string)reply[LostFrom + i]!;
         }
 
-        return new RenewReply((string)reply[0]!, (int)reply[1], (int)reply[2], lost, new FleetView((int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6]));
+        return new RenewReply((string)reply[0]!, (int)reply[1], (int)reply[2], lost, new FleetView((int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6], (int)reply[7], (long)reply[8], (long)reply[9]));
     }
 
     /// <summary>Gives <paramref name="ids"/> back; returns the leases in use fleet-wide afterwards.</summary>
@@ -94,6 +104,13 @@ internal sealed class LeaseStore
 
         var reply = (RedisResult[])(await Evaluate(LeaseScripts.Release, _leaseKey, arguments).ConfigureAwait(false))!;
         return (int)reply[1];
+    }
+
+    /// <summary>Runs the adaptive budget's <paramref name="request"/> (<see cref="Adaptive.BudgetScripts.Adapt"/>).</summary>
+    public async Task<Adaptive.BudgetReply> AdaptAsync(Adaptive.BudgetRequest request)
+    {
+        var reply = (RedisResult[])(await Evaluate(Adaptive.BudgetScripts.Adapt, _budgetKeys, request.ToArguments(_budget, _channelName)).ConfigureAwait(false))!;
+        return new Adaptive.BudgetReply((int)reply[0], (long)reply[1], (long)reply[2], (int)reply[3] != 0);
     }
 
     /// <summary>Removes this client from the active and waiting sets.</summary>

@@ -1,10 +1,13 @@
+using System.Globalization;
+
 using StackExchange.Redis;
 
 namespace FanOut.Redis.Leases;
 
 /// <summary>
 /// The limit's subscription to its budget's channel: a release (<c>r</c>) wakes the acquire loop; another client left short
-/// (<c>w:id</c>) starts handing spare leases back.
+/// (<c>w:id</c>) starts handing spare leases back; an adaptive budget that moved (<c>b:budget:generation</c>) or a fleet
+/// pause (<c>p:ms</c>) is taken in at once.
 /// </summary>
 /// <remarks>
 /// Subscribed once, and never waited for: an acquisition does not depend on it (the jittered poll covers a missing
@@ -82,6 +85,20 @@ internal sealed class ReleaseSubscription
             {
                 _leases.ArmLinger();
             }
+        }
+        else if (text is not null && text.StartsWith("b:", StringComparison.Ordinal))
+        {
+            var parts = text.Split(':');
+            if (parts.Length == 3 && int.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out var budget)
+                && long.TryParse(parts[2], NumberStyles.None, CultureInfo.InvariantCulture, out var generation))
+            {
+                _fleet.ObserveBudget(budget, generation, 0);
+            }
+        }
+        else if (text is not null && text.StartsWith("p:", StringComparison.Ordinal)
+            && long.TryParse(text.AsSpan(2), NumberStyles.None, CultureInfo.InvariantCulture, out var pauseMs))
+        {
+            _fleet.ObserveBudget(0, 0, pauseMs);
         }
     }
 }

@@ -19,6 +19,7 @@ internal sealed class LocalLeases
     private readonly TimeProvider _time;
     private readonly RedisLimitTelemetry _telemetry;
     private readonly int _budget;
+    private readonly Adaptive.FleetPause? _pause;
 
     /// <summary>Guards <see cref="_waiters"/>, <see cref="_held"/>, <see cref="_returning"/> and <see cref="_orphans"/>; never held while user code runs.</summary>
     private readonly Lock _lock = new();
@@ -53,9 +54,10 @@ internal sealed class LocalLeases
     /// <summary>1 while the return loop is lingering or about to.</summary>
     private int _lingerArmed;
 
-    public LocalLeases(RedisConcurrencyLimit owner, int budget, TimeProvider time, RedisLimitTelemetry telemetry)
+    public LocalLeases(RedisConcurrencyLimit owner, int budget, TimeProvider time, RedisLimitTelemetry telemetry, Adaptive.FleetPause? pause = null)
     {
         _owner = owner;
+        _pause = pause;
         _budget = budget;
         _time = time;
         _telemetry = telemetry;
@@ -74,6 +76,9 @@ internal sealed class LocalLeases
     public int Unbacked => Volatile.Read(ref _unbacked);
 
     public int HeldCount => Volatile.Read(ref _heldCount);
+
+    /// <summary>True while a fleet pause stops this process handing out leases.</summary>
+    public bool IsPaused => _pause is { IsActive: true };
 
     public bool LingerArmed => Volatile.Read(ref _lingerArmed) != 0;
 
@@ -115,9 +120,14 @@ internal sealed class LocalLeases
         }
     }
 
-    /// <summary>Takes one idle lease and counts it in the owner's <see cref="ConcurrencyLimit.InFlight"/>.</summary>
+    /// <summary>Takes one idle lease and counts it in the owner's <see cref="ConcurrencyLimit.InFlight"/>; none while the fleet is paused.</summary>
     public bool TryTakeIdle()
     {
+        if (_pause is { IsActive: true })
+        {
+            return false;
+        }
+
         var idle = Volatile.Read(ref _idle);
         while (idle > 0)
         {

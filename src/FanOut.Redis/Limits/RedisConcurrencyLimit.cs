@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 
+using FanOut.Redis.Adaptive;
 using FanOut.Redis.Diagnostics;
 using FanOut.Redis.Leases;
 
@@ -45,12 +46,16 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private readonly LeaseAcquireLoop _acquire;
     private readonly LeaseRenewalLoop _renewal;
     private readonly LeaseReturnLoop _return;
+
+    /// <summary>The adaptive budget's local half and its loop; null for a fixed budget.</summary>
+    private readonly FleetBudgetController? _control;
+    private readonly FleetBudgetLoop? _budgetLoop;
     private readonly CancellationTokenSource _stop = new();
 
     /// <summary>Guards <see cref="_loops"/>: the loops start once, and never after disposal began.</summary>
     private readonly Lock _lifecycle = new();
 
-    /// <summary>The background loops (acquire, renewal, return), started by the first wait; awaited by <see cref="DisposeAsync"/>.</summary>
+    /// <summary>The background loops (acquire, renewal, return, and the adaptive budget's), started by the first wait; awaited by <see cref="DisposeAsync"/>.</summary>
     private Task? _loops;
 
     /// <summary>Set (under <see cref="_lifecycle"/>) when disposal begins: no loop starts after it.</summary>
@@ -64,13 +69,20 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         _ownsConnection = ownsConnection;
         var clientId = string.Create(CultureInfo.InvariantCulture, $"{Environment.ProcessId}-{Guid.NewGuid():N}");
         _telemetry = new RedisLimitTelemetry(options.Key);
-        _leases = new LocalLeases(this, options.Budget, options.TimeProvider, _telemetry);
+        var budgetWake = new WakeSignal();
+        var pause = options.Adaptive is null ? null : new FleetPause(options.TimeProvider, budgetWake);
+        _leases = new LocalLeases(this, options.CeilingBudget, options.TimeProvider, _telemetry, pause);
         _client = new LeaseClient(redis, endpoints, options, clientId);
-        _fleet = new FleetState(options.Budget, _telemetry);
+        _fleet = new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry);
         _subscription = new ReleaseSubscription(_client, _leases, _fleet);
         _renewal = new LeaseRenewalLoop(options, _leases, _client, _fleet, _telemetry);
         _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, new UnavailableHandler(options, _leases, _client, _telemetry));
         _return = new LeaseReturnLoop(options, _leases, _client, _fleet, _telemetry);
+        if (options.Adaptive is { } adaptive)
+        {
+            _control = new FleetBudgetController(adaptive, options.TimeProvider, _leases, _fleet, budgetWake);
+            _budgetLoop = new FleetBudgetLoop(options, _control, pause!, _client, _fleet, _leases);
+        }
     }
 
     /// <summary>A limit sharing <paramref name="options"/>'s budget through <paramref name="redis"/>, which the caller keeps and disposes.</summary>
@@ -107,8 +119,20 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             await ConnectionMultiplexer.ConnectAsync(settings).ConfigureAwait(false);
     }
 
-    /// <summary>The fleet-wide budget (<see cref="RedisLimitOptions.Budget"/>): the most permits all processes hold together.</summary>
-    public override int Current => _options.Budget;
+    /// <summary>The fleet-wide budget: the most permits all processes hold together (<see cref="RedisLimitOptions.Budget"/>, or the adaptive budget as Redis last said).</summary>
+    public override int Current => _fleet.Budget;
+
+    /// <summary>The highest the fleet budget has been, as this process saw it.</summary>
+    public override int Peak => _fleet.Peak;
+
+    /// <summary>The highest the fleet budget can be: <see cref="RedisLimitOptions.Budget"/>, or <see cref="AdaptiveBudgetOptions.MaxBudget"/>.</summary>
+    public override int MaxCurrent => _options.CeilingBudget;
+
+    /// <summary>The options' <see cref="RedisLimitOptions.TimeProvider"/>: item durations and overload retries use the limit's clock.</summary>
+    public override TimeProvider TimeProvider => _options.TimeProvider;
+
+    /// <summary>True while a retry-after hint pauses the fleet (adaptive budget only): no permit is handed out until it ends.</summary>
+    public bool FleetPaused => _leases.IsPaused;
 
     /// <inheritdoc/>
     /// <value><c>redis</c>.</value>
@@ -140,6 +164,18 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// (leases come from Redis, not only from this call's finished items), and never holds one while its source is quiet.
     /// </summary>
     protected override bool IsShared => true;
+
+    /// <summary>True for an adaptive budget: it learns from every item's outcome.</summary>
+    protected override bool WantsSamples => _control is not null;
+
+    /// <summary>An adaptive budget's overload test (<see cref="AdaptiveBudgetOptions.IsOverload"/>), which also takes a retry-after hint as a fleet pause; false for a fixed budget.</summary>
+    /// <param name="failure">What the item's body threw.</param>
+    public override bool IsOverload(Exception failure) => _control?.IsOverload(failure) ?? false;
+
+    /// <summary>Feeds one finished attempt to the adaptive budget (see <see cref="AdaptiveBudgetOptions"/>).</summary>
+    /// <param name="startTimestamp">When the attempt started.</param>
+    /// <param name="outcome">How it ended.</param>
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome) => _control?.OnCompleted(startTimestamp, outcome);
 
     /// <summary>Takes an idle lease held here; never touches the network. Fails while local workers wait, so they are served first.</summary>
     protected override bool TryAcquireCore() => _leases.WaiterCount == 0 && _leases.TryTakeIdle();
@@ -188,7 +224,12 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             return;
         }
 
-        if (_fleet.OthersWaiting && _leases.HeldCount > _fleet.FairShare)
+        if (_control?.TryPark() == true)
+        {
+            return; // sits out a window here after an overload (the budget loop stocks it then)
+        }
+
+        if (_control?.TryShed() == true || (_fleet.OthersWaiting && _leases.HeldCount > _fleet.FairShare))
         {
             _leases.TryHandBackOne();
             return;
@@ -259,7 +300,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             {
                 var token = _stop.Token;
                 _subscription.Start();
-                _loops = Task.WhenAll(_acquire.RunAsync(token), _renewal.RunAsync(token), _return.RunAsync(token));
+                _loops = Task.WhenAll(_acquire.RunAsync(token), _renewal.RunAsync(token), _return.RunAsync(token), _budgetLoop?.RunAsync(token) ?? Task.CompletedTask);
             }
 
             return true;

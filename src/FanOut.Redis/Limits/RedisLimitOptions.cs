@@ -1,6 +1,10 @@
 namespace FanOut.Redis;
 
-/// <summary>The settings of a <see cref="RedisConcurrencyLimit"/>. Every process sharing a budget must use the same <see cref="Key"/>, <see cref="Budget"/> and <see cref="LeaseTime"/>.</summary>
+/// <summary>
+/// The settings of a <see cref="RedisConcurrencyLimit"/>: a fixed <see cref="Budget"/>, or an <see cref="Adaptive"/> one the
+/// fleet finds together. Every process sharing a budget must use the same <see cref="Key"/>, <see cref="Budget"/> (or
+/// <see cref="Adaptive"/> bounds) and <see cref="LeaseTime"/>.
+/// </summary>
 public sealed record RedisLimitOptions
 {
     /// <summary>The shortest lease time accepted.</summary>
@@ -17,8 +21,12 @@ public sealed record RedisLimitOptions
     public required string Key { get; init; }
 
     /// <summary>Permits the whole fleet may hold at once.</summary>
-    /// <value>Required; 1 to <see cref="MaxBudget"/>.</value>
-    public required int Budget { get; init; }
+    /// <value>1 to <see cref="MaxBudget"/>; required unless <see cref="Adaptive"/> is set, and left unset (0) when it is.</value>
+    public int Budget { get; init; }
+
+    /// <summary>An adaptive fleet budget instead of a fixed <see cref="Budget"/>: it lives in Redis and moves on every process's overload signals.</summary>
+    /// <value>Default <see langword="null"/> (a fixed <see cref="Budget"/>).</value>
+    public AdaptiveBudgetOptions? Adaptive { get; init; }
 
     /// <summary>How long a permit stays leased without a heartbeat: a crashed process's permits come back within this time.</summary>
     /// <value>Default 10 s; <see cref="MinLeaseTime"/> to <see cref="MaxLeaseTime"/>. Held leases are renewed every third of it.</value>
@@ -56,12 +64,35 @@ public sealed record RedisLimitOptions
     /// <value>Default <see cref="TimeProvider.System"/>.</value>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 
+    /// <summary>The most the fleet budget can be: <see cref="Budget"/>, or the adaptive <see cref="AdaptiveBudgetOptions.MaxBudget"/>.</summary>
+    internal int CeilingBudget => Adaptive?.MaxBudget ?? Budget;
+
+    /// <summary>The budget before Redis says otherwise: <see cref="Budget"/>, or the adaptive <see cref="AdaptiveBudgetOptions.InitialBudget"/>.</summary>
+    internal int StartingBudget => Adaptive?.InitialBudget ?? Budget;
+
     /// <summary>Throws <see cref="ArgumentException"/> or <see cref="ArgumentOutOfRangeException"/> naming the first option out of its range.</summary>
     internal void Validate()
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(Key, nameof(Key));
-        ArgumentOutOfRangeException.ThrowIfLessThan(Budget, 1, nameof(Budget));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(Budget, MaxBudget, nameof(Budget));
+        if (Adaptive is null)
+        {
+            if (Budget == 0)
+            {
+                throw new ArgumentOutOfRangeException(nameof(Budget), Budget, $"Budget is not set: choose a fixed Budget (1 to {MaxBudget}) or an Adaptive budget.");
+            }
+
+            ArgumentOutOfRangeException.ThrowIfLessThan(Budget, 1, nameof(Budget));
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(Budget, MaxBudget, nameof(Budget));
+        }
+        else if (Budget != 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Budget), Budget, $"Budget {Budget} and Adaptive exclude each other: leave Budget unset (0) for an adaptive budget, or Adaptive null for a fixed one.");
+        }
+        else
+        {
+            Adaptive.Validate();
+        }
+
         ArgumentOutOfRangeException.ThrowIfLessThan(LeaseTime, MinLeaseTime, nameof(LeaseTime));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(LeaseTime, MaxLeaseTime, nameof(LeaseTime));
         ArgumentOutOfRangeException.ThrowIfLessThan(BatchSize, 1, nameof(BatchSize));
@@ -79,7 +110,7 @@ public sealed record RedisLimitOptions
         if (WhenUnavailable == RedisUnavailablePolicy.FallBackToLocal)
         {
             ArgumentOutOfRangeException.ThrowIfLessThan(FallbackLimit, 1, nameof(FallbackLimit));
-            ArgumentOutOfRangeException.ThrowIfGreaterThan(FallbackLimit, Budget, nameof(FallbackLimit));
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(FallbackLimit, CeilingBudget, nameof(FallbackLimit));
         }
         else
         {

@@ -1,0 +1,87 @@
+namespace FanOut.Redis.Adaptive;
+
+/// <summary>The Lua script that moves an adaptive fleet budget: atomic in Redis, timed by the server's clock (<c>TIME</c>).</summary>
+/// <remarks>
+/// <para>The budget hash (key 2, <c>fanout:{Key}:budget</c>) holds: <c>b</c> the budget, <c>g</c> its generation (decreases so
+/// far), <c>d</c> and <c>u</c> the server time of the last decrease and of the last growth, <c>s</c> 1 while in slow start (no
+/// decrease yet), <c>p</c> the server time a fleet pause ends. The lease scripts read <c>b</c>, <c>g</c> and <c>p</c>
+/// (<see cref="Leases.LeaseScripts"/>: no lease is granted while paused) and create the hash when Redis has none.</para>
+/// <para>Only counts are read from the lease set (live leases, by score): this script never purges, so the stall rule of the
+/// lease scripts (leases pushed back after Redis stood still) always runs before any lease is dropped.</para>
+/// </remarks>
+internal static class BudgetScripts
+{
+    /// <summary>
+    /// Adapt: KEYS 1 leases, 2 budget hash; ARGV 1 <c>a MIN MAX INITIAL</c>, 2 channel, 3 kind (<c>o</c> overload, <c>g</c>
+    /// growth evidence), 4 backoff ratio, 5 the asking client's latency window in ms, 6 the generation the overloaded item
+    /// started under, 7 a pause in ms (0: none). Returns {budget, generation, pause ms left, 1 if anything changed}.
+    /// </summary>
+    /// <remarks>
+    /// <para>An overload decreases the budget once per generation: a second signal about the same generation (another item
+    /// or another process that saw the same burst) finds the generation moved on and changes nothing. A decrease also waits
+    /// for one window after the last, whatever the generation. In slow start the first decrease goes to the larger of two
+    /// thirds of the budget (the last budget the fleet used without overload) and the backoff ratio times the leases in use; after it,
+    /// to the ratio times the budget. A decrease is at least one permit and never goes below MIN. It publishes
+    /// <c>b:BUDGET:GENERATION</c>.</para>
+    /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>.</para>
+    /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
+    /// has passed since the last decrease and the last growth, and the live leases are at least 7/8 of the budget (the fleet
+    /// uses what it has). It publishes <c>b:BUDGET:GENERATION</c>.</para>
+    /// </remarks>
+    public const string Adapt = """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local min_s, max_s, initial_s = string.match(ARGV[1], '^a (%d+) (%d+) (%d+)$')
+        local min_b, max_b = tonumber(min_s), tonumber(max_s)
+        local kind = ARGV[3]
+        local ratio = tonumber(ARGV[4])
+        local window = tonumber(ARGV[5])
+        local state = redis.call('HMGET', KEYS[2], 'b', 'g', 'p', 'd', 'u', 's')
+        if not state[1] then
+          redis.call('HSET', KEYS[2], 'b', initial_s, 'g', 0, 's', 1)
+          state = {initial_s, 0, 0, 0, 0, '1'}
+        end
+        local budget = tonumber(state[1])
+        local generation = tonumber(state[2] or 0)
+        local until_ms = tonumber(state[3] or 0)
+        local decreased_at = tonumber(state[4] or 0)
+        local grown_at = tonumber(state[5] or 0)
+        local slow = state[6] ~= '0'
+        local in_use = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+        local changed = 0
+        if kind == 'o' then
+          local pause = tonumber(ARGV[7])
+          if pause > 0 and now + pause > until_ms then
+            until_ms = now + pause
+            redis.call('HSET', KEYS[2], 'p', until_ms)
+            redis.call('PUBLISH', ARGV[2], 'p:' .. pause)
+            changed = 1
+          end
+          if tonumber(ARGV[6]) == generation and now - decreased_at >= window then
+            local target = math.floor(budget * ratio)
+            if slow then
+              local used = budget
+              if in_use < used then used = in_use end
+              target = math.max(math.floor(budget * 2 / 3), math.floor(used * ratio))
+            end
+            if target > budget - 1 then target = budget - 1 end
+            if target < min_b then target = min_b end
+            budget = target
+            generation = generation + 1
+            redis.call('HSET', KEYS[2], 'b', budget, 'g', generation, 'd', now, 's', 0)
+            redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
+            changed = 1
+          end
+        elseif kind == 'g' then
+          if until_ms <= now and now - decreased_at >= window and now - grown_at >= window and budget < max_b and in_use * 8 >= budget * 7 then
+            if slow then budget = math.min(max_b, math.max(budget + 1, math.floor(budget * 3 / 2))) else budget = budget + 1 end
+            redis.call('HSET', KEYS[2], 'b', budget, 'u', now)
+            redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
+            changed = 1
+          end
+        end
+        local paused = 0
+        if until_ms > now then paused = until_ms - now end
+        return {budget, generation, paused, changed}
+        """;
+}

@@ -1,0 +1,102 @@
+using FanOut.Redis.Tests.Infrastructure;
+
+namespace FanOut.Redis.Tests.Adaptive;
+
+/// <summary>The adaptive fleet budget through the limit's public surface: two limits on one key, as two processes would be.</summary>
+public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisServer>
+{
+    private static readonly TimeSpan s_guard = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task FanOutAsync_TwoLimitsAgainstACapacity_BudgetFindsItAndEveryItemSucceeds()
+    {
+        const int Capacity = 12;
+        var options = Options();
+        await using var first = RedisConcurrencyLimit.Create(redis.Connection, options);
+        await using var second = RedisConcurrencyLimit.Create(redis.Connection, options);
+        var running = 0;
+        long calls = 0, rejected = 0;
+        async ValueTask Body(int item, CancellationToken token)
+        {
+            Interlocked.Increment(ref calls);
+            if (Interlocked.Increment(ref running) > Capacity)
+            {
+                // A downstream with no queue: beyond its capacity it answers "overloaded" at once.
+                Interlocked.Decrement(ref running);
+                Interlocked.Increment(ref rejected);
+                throw new OverloadedException("capacity");
+            }
+
+            try
+            {
+                await Task.Delay(3, token);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref running);
+            }
+        }
+
+        var fanOut = new FanOutOptions { OverloadRetries = 100 };
+        await Task.WhenAll(
+            Enumerable.Range(0, 1500).FanOutAsync(Body, fanOut with { Limit = first }),
+            Enumerable.Range(0, 1500).FanOutAsync(Body, fanOut with { Limit = second })).WaitAsync(s_guard);
+
+        // Without growth the budget would stay at its initial 2; without decreases it would climb to 256 and most calls
+        // would be rejected. The bounds are loose: the law's sawtooth, not a machine's speed, decides where it ends.
+        Assert.InRange(first.Current, Capacity / 2, Capacity * 2);
+        Assert.InRange(first.Peak, Capacity, 256);
+        Assert.InRange(rejected, 1, calls / 5);
+        Assert.Equal(3000, calls - rejected);
+    }
+
+    [Fact]
+    public async Task Overload_SeenByOneProcess_ShrinksTheOthersBudget()
+    {
+        var options = Options() with { Adaptive = new AdaptiveBudgetOptions { InitialBudget = 20 } };
+        await using var seer = RedisConcurrencyLimit.Create(redis.Connection, options);
+        await using var other = RedisConcurrencyLimit.Create(redis.Connection, options);
+        Assert.True(await seer.WaitAsync().WaitAsync(s_guard));
+        Assert.True(await other.WaitAsync().WaitAsync(s_guard));
+        Assert.Equal(20, other.Current);
+
+        var start = seer.RecordStart();
+        seer.RecordCompletion(start, ItemOutcome.Overloaded);
+
+        await Eventually.TrueAsync(() => Task.FromResult(other.Current == 13), "the other process learned of the decrease"); // slow start ends at 2/3 of 20
+        Assert.Equal(13, seer.Current);
+        seer.Release();
+        other.Release();
+    }
+
+    [Fact]
+    public async Task RetryAfter_SeenByOneProcess_PausesEveryProcessThenResumes()
+    {
+        var options = Options() with { Linger = TimeSpan.FromSeconds(1) };
+        await using var seer = RedisConcurrencyLimit.Create(redis.Connection, options);
+        await using var other = RedisConcurrencyLimit.Create(redis.Connection, options);
+        Assert.True(await seer.WaitAsync().WaitAsync(s_guard));
+        Assert.True(await other.WaitAsync().WaitAsync(s_guard));
+        other.Release(); // an idle lease here, taken without a round trip until the pause
+
+        Assert.True(seer.IsOverload(new OverloadedException("slow down", TimeSpan.FromMilliseconds(1500))));
+
+        await Eventually.TrueAsync(() => Task.FromResult(other.FleetPaused), "the other process learned of the pause");
+        Assert.False(other.TryAcquire());
+        var waiting = other.WaitAsync();
+        await Task.Delay(100);
+        Assert.False(waiting.IsCompleted);
+        Assert.True(await waiting.WaitAsync(s_guard));
+        Assert.False(other.FleetPaused);
+        seer.Release();
+        other.Release();
+    }
+
+    private static RedisLimitOptions Options() => new()
+    {
+        Key = $"test-{Guid.NewGuid():N}",
+        Adaptive = new AdaptiveBudgetOptions { InitialBudget = 2 },
+        LeaseTime = TimeSpan.FromSeconds(2),
+        BatchSize = 2,
+    };
+}

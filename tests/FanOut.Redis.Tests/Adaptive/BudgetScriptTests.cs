@@ -1,0 +1,95 @@
+using FanOut.Redis.Adaptive;
+using FanOut.Redis.Leases;
+using FanOut.Redis.Tests.Infrastructure;
+
+namespace FanOut.Redis.Tests.Adaptive;
+
+/// <summary>The adaptive budget's script against a real redis-server: the control law's rules, one request at a time.</summary>
+public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisServer>
+{
+    private const double Ratio = 0.9;
+
+    [Fact]
+    public async Task Adapt_OverloadsOfOneGeneration_DecreaseOnce()
+    {
+        var store = Store(initial: 16);
+
+        var first = await store.AdaptAsync(Overload(generation: 0));
+        var second = await store.AdaptAsync(Overload(generation: 0));
+
+        // Slow start ends at two thirds of the budget (no leases in use to say more); the same burst again changes nothing.
+        Assert.Equal(new BudgetReply(10, 1, 0, true), first);
+        Assert.Equal(new BudgetReply(10, 1, 0, false), second);
+        Assert.Equal(new BudgetReply(9, 2, 0, true), await store.AdaptAsync(Overload(generation: 1)));
+    }
+
+    [Fact]
+    public async Task Adapt_OverloadWithinAWindowOfTheLastDecrease_Waits()
+    {
+        var store = Store(initial: 16);
+        await store.AdaptAsync(Overload(generation: 0));
+
+        var reply = await store.AdaptAsync(Overload(generation: 1) with { WindowMs = 60_000 });
+
+        Assert.Equal(new BudgetReply(10, 1, 0, false), reply);
+    }
+
+    [Fact]
+    public async Task Adapt_Growth_NeedsLeasesInUseNearTheBudget()
+    {
+        var store = Store(initial: 8);
+        Assert.Equal(new BudgetReply(8, 0, 0, false), await store.AdaptAsync(Growth()));
+
+        var acquired = await store.AcquireAsync(string.Empty, Ids(7));
+        if (acquired.EpochChanged)
+        {
+            acquired = await store.AcquireAsync(acquired.Epoch, Ids(7));
+        }
+
+        Assert.Equal(7, acquired.Granted);
+        Assert.Equal(new BudgetReply(12, 0, 0, true), await store.AdaptAsync(Growth())); // slow start grows by half
+        Assert.Equal(new BudgetReply(8, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // 2/3 of 12
+        Assert.Equal(new BudgetReply(9, 1, 0, true), await store.AdaptAsync(Growth())); // then one at a time
+    }
+
+    [Fact]
+    public async Task Adapt_BudgetBounds_NeverBelowMinNorAboveMax()
+    {
+        var store = Store(initial: 2, min: 2, max: 3);
+        Assert.Equal(2, (await store.AdaptAsync(Overload(generation: 0))).Budget);
+        var ids = Ids(2);
+        var acquired = await store.AcquireAsync(string.Empty, ids);
+        acquired = await store.AcquireAsync(acquired.Epoch, ids);
+        Assert.Equal(2, acquired.Granted);
+        Assert.Equal(3, (await store.AdaptAsync(Growth())).Budget);
+        Assert.Equal(1, (await store.AcquireAsync(acquired.Epoch, Ids(1))).Granted);
+        Assert.Equal(new BudgetReply(3, 1, 0, false), await store.AdaptAsync(Growth()));
+    }
+
+    [Fact]
+    public async Task Acquire_WhileTheFleetIsPaused_GrantsNothingThenResumes()
+    {
+        var store = Store(initial: 4);
+        var paused = await store.AdaptAsync(Overload(generation: -1) with { PauseMs = 500 });
+        Assert.Equal(4, paused.Budget); // a pause alone does not cut the budget
+        Assert.InRange(paused.PausedMs, 1, 500);
+
+        var first = await store.AcquireAsync(string.Empty, Ids(1));
+        var during = await store.AcquireAsync(first.Epoch, Ids(1));
+
+        Assert.Equal(0, during.Granted);
+        Assert.InRange(during.Fleet.PausedMs, 1, 500);
+        await Eventually.TrueAsync(async () => (await store.AcquireAsync(first.Epoch, Ids(1))).Granted == 1, "the pause ended by the server's clock");
+    }
+
+    private static BudgetRequest Overload(long generation) => new(true, generation, 0, 0, Ratio);
+
+    private static BudgetRequest Growth() => new(false, 0, 0, 0, Ratio);
+
+    private static string[] Ids(int count) => Enumerable.Range(0, count).Select(_ => Guid.NewGuid().ToString("N")).ToArray();
+
+    private LeaseStore Store(int initial, int min = 1, int max = 256) => new(
+        redis.Connection.GetDatabase(),
+        new RedisLimitOptions { Key = $"test-{Guid.NewGuid():N}", Adaptive = new AdaptiveBudgetOptions { MinBudget = min, MaxBudget = max, InitialBudget = initial } },
+        $"client-{Guid.NewGuid():N}");
+}

@@ -1,0 +1,151 @@
+using FanOut.Redis.Adaptive;
+using FanOut.Redis.Diagnostics;
+using FanOut.Redis.Leases;
+using FanOut.Redis.Tests.Infrastructure;
+
+using Microsoft.Extensions.Time.Testing;
+
+namespace FanOut.Redis.Tests.Adaptive;
+
+/// <summary>One process's half of the adaptive budget, on a fake clock: which requests its items' outcomes make, and when.</summary>
+/// <remarks>No round trip happens here; the fixture's connection only backs the owner limit the local leases count permits in.</remarks>
+public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixture<RedisServer>
+{
+    private readonly FakeTimeProvider _time = new();
+
+    [Fact]
+    public void OnCompleted_BurstOfOverloads_AsksOneDecreaseUntilTheBudgetMoves()
+    {
+        var (controller, fleet, _) = Create();
+        var start = _time.GetTimestamp();
+        _time.Advance(TimeSpan.FromMilliseconds(20));
+
+        for (var i = 0; i < 10; i++)
+        {
+            controller.OnCompleted(start, ItemOutcome.Overloaded);
+        }
+
+        Assert.Equal(new BudgetRequest(true, 0, 10, 0, 0.9), controller.TakeRequest());
+        Assert.Null(controller.TakeRequest());
+
+        // The decrease lands; items that started before this process learned of it bring back the old budget's 429s.
+        _time.Advance(TimeSpan.FromMilliseconds(5));
+        fleet.ObserveBudget(14, 1, 0);
+        _time.Advance(TimeSpan.FromMilliseconds(5));
+        controller.OnCompleted(start, ItemOutcome.Overloaded);
+        Assert.Null(controller.TakeRequest());
+
+        // So does one that started while the fleet's leases drained to the new budget (within a window of it).
+        var draining = _time.GetTimestamp();
+        _time.Advance(TimeSpan.FromMilliseconds(1));
+        controller.OnCompleted(draining, ItemOutcome.Overloaded);
+        Assert.Null(controller.TakeRequest());
+
+        // An item that started under the new budget, drained, and was rejected is new evidence.
+        _time.Advance(controller.Window);
+        var later = _time.GetTimestamp();
+        _time.Advance(TimeSpan.FromMilliseconds(20));
+        controller.OnCompleted(later, ItemOutcome.Overloaded);
+        Assert.Equal(1, controller.TakeRequest()?.Generation);
+    }
+
+    [Fact]
+    public void OnRequestFailed_DecreaseLost_NextOverloadAsksAgain()
+    {
+        var (controller, _, _) = Create();
+        var start = _time.GetTimestamp();
+        controller.OnCompleted(start, ItemOutcome.Overloaded);
+        var request = controller.TakeRequest()!.Value;
+        controller.OnCompleted(start, ItemOutcome.Overloaded);
+        Assert.Null(controller.TakeRequest());
+
+        controller.OnRequestFailed(request);
+        controller.OnCompleted(start, ItemOutcome.Overloaded);
+
+        Assert.Equal(request, controller.TakeRequest());
+    }
+
+    [Fact]
+    public void IsOverload_RetryAfterHint_AsksAFleetPauseCappedAtMaxPause()
+    {
+        var (controller, _, _) = Create(new AdaptiveBudgetOptions { MaxPause = TimeSpan.FromSeconds(30) });
+
+        Assert.False(controller.IsOverload(new InvalidOperationException("not an overload", new OverloadedException("x", TimeSpan.FromSeconds(5)))));
+        Assert.Null(controller.TakeRequest());
+        Assert.True(controller.IsOverload(new OverloadedException("busy", TimeSpan.FromSeconds(5))));
+        Assert.Equal(5000, controller.TakeRequest()?.PauseMs);
+
+        var header = new HttpRequestException("429", null, System.Net.HttpStatusCode.TooManyRequests);
+        header.Data["Retry-After"] = "600";
+        Assert.True(controller.IsOverload(header));
+        var request = controller.TakeRequest();
+        Assert.Equal(30_000, request?.PauseMs);
+        Assert.Equal(-1, request?.Generation); // a pause alone does not cut the budget
+    }
+
+    [Fact]
+    public void OnCompleted_Success_AsksGrowthOnlyWhileWorkersWaitAndOncePerWindow()
+    {
+        var (controller, _, leases) = Create();
+        var start = _time.GetTimestamp();
+        _time.Advance(TimeSpan.FromMilliseconds(10));
+        controller.OnCompleted(start, ItemOutcome.Succeeded);
+        Assert.Null(controller.TakeRequest()); // nobody here wants more
+
+        Assert.True(leases.TryEnqueue(new LeaseWaiter(Owner(), _time.GetTimestamp())));
+        controller.OnCompleted(start, ItemOutcome.Succeeded);
+        Assert.False(controller.TakeRequest()?.Overload);
+        controller.OnCompleted(start, ItemOutcome.Succeeded);
+        Assert.Null(controller.TakeRequest()); // within the same window
+
+        _time.Advance(controller.Window);
+        controller.OnCompleted(_time.GetTimestamp() - 1, ItemOutcome.Succeeded);
+        Assert.False(controller.TakeRequest()?.Overload);
+    }
+
+    [Fact]
+    public void OnBudgetChanged_Decrease_ShedsThisProcesssProportionalPart()
+    {
+        var (controller, fleet, leases) = Create();
+        leases.AddGranted(Enumerable.Range(0, 8).Select(i => $"lease-{i}").ToArray());
+
+        fleet.ObserveBudget(12, 1, 0); // from 16: 8 held keep 8 x 12 / 16 = 6
+
+        Assert.True(controller.TryShed());
+        Assert.True(controller.TryShed());
+        Assert.False(controller.TryShed());
+    }
+
+    [Fact]
+    public void FleetPause_Active_NoIdleLeaseHandedOutUntilItEnds()
+    {
+        var wake = new WakeSignal();
+        var pause = new FleetPause(_time, wake);
+        var leases = new LocalLeases(Owner(), 16, _time, new RedisLimitTelemetry("test"), pause);
+        leases.AddGranted(["a", "b"]);
+
+        pause.Extend(1000);
+        Assert.False(leases.TryTakeIdle());
+        _time.Advance(TimeSpan.FromMilliseconds(999));
+        Assert.False(pause.TryEnd());
+        Assert.False(leases.TryTakeIdle());
+        _time.Advance(TimeSpan.FromMilliseconds(1));
+
+        Assert.True(pause.TryEnd());
+        Assert.True(leases.TryTakeIdle());
+    }
+
+    private (FleetBudgetController Controller, FleetState Fleet, LocalLeases Leases) Create(AdaptiveBudgetOptions? options = null)
+    {
+        options ??= new AdaptiveBudgetOptions { InitialBudget = 16 };
+        var wake = new WakeSignal();
+        var pause = new FleetPause(_time, wake);
+        var telemetry = new RedisLimitTelemetry("test");
+        var leases = new LocalLeases(Owner(), options.MaxBudget, _time, telemetry, pause);
+        var fleet = new FleetState(options.InitialBudget, _time, pause, telemetry);
+        return (new FleetBudgetController(options, _time, leases, fleet, wake), fleet, leases);
+    }
+
+    /// <summary>A limit never started (no round trip): the local leases count their permits in it.</summary>
+    private RedisConcurrencyLimit Owner() => RedisConcurrencyLimit.Create(redis.Connection, new RedisLimitOptions { Key = $"test-{Guid.NewGuid():N}", Budget = 100 });
+}
