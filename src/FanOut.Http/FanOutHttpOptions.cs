@@ -7,7 +7,13 @@ public sealed record FanOutHttpOptions
     public const int DefaultMaxResends = 8;
 
     /// <summary>Makes the limit of one destination, given its key <c>host:port</c> (<c>api.example.com:443</c>).</summary>
-    /// <value>Default <see langword="null"/>: <see cref="ConcurrencyLimit.Adaptive"/> with its defaults, one per host.</value>
+    /// <value>
+    /// Default <see langword="null"/>: one <see cref="ConcurrencyLimit.Adaptive"/> per host, with
+    /// <see cref="AdaptiveLimitOptions.BackoffRatio"/> 0.9 instead of 0.8. The handler sees each 429/503 of a host as it
+    /// comes, each a precise "one too many", so a gentler cut keeps the limit nearer the capacity: against the lab's
+    /// 16-slot, no-queue server (<c>run downstream-http-client</c>) 0.95x-0.97x of a hand-picked Fixed(16) in three runs,
+    /// where 0.8 gave 0.87x-0.92x in five.
+    /// </value>
     public Func<string, ConcurrencyLimit>? LimitFactory { get; init; }
 
     /// <summary>How many times one request may be re-sent after the server said it did not process it (429, 503).</summary>

@@ -55,9 +55,12 @@ public sealed class HostConcurrencyLimits
         return _limits.Count >= Options.MaxHosts ? _overflow.Value : _limits.GetOrAdd(key, Create);
     }
 
+    /// <summary>The default limit of a host: adaptive, cut by 10 % (not 20 %) per overload window (see <see cref="FanOutHttpOptions.LimitFactory"/>).</summary>
+    private static readonly AdaptiveLimitOptions s_defaultLimit = new() { BackoffRatio = 0.9 };
+
     private Entry Create(string key)
     {
-        var limit = Options.LimitFactory?.Invoke(key) ?? ConcurrencyLimit.Adaptive();
+        var limit = Options.LimitFactory?.Invoke(key) ?? ConcurrencyLimit.Adaptive(s_defaultLimit);
         if (limit is null)
         {
             throw new InvalidOperationException($"FanOutHttpOptions.LimitFactory returned null for '{key}'.");

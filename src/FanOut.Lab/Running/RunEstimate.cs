@@ -73,6 +73,13 @@ public sealed record RunEstimate(RunPolicy Policy, TimeSpan CaseOverhead)
         else if (policy.Reason is not null || (policy.LongRun is { } longRun && runMs >= longRun.TotalMilliseconds))
         {
             measuredMs = policy.Reason is not null && runMs < (policy.LongRun ?? TimeSpan.Zero).TotalMilliseconds ? UnknownLongRun.TotalMilliseconds : runMs;
+
+            // The runner skips the warm-up only when the ideal time already says the run is long; a run that only turns out
+            // long (real I/O, whose ideal time is unknown) is found so by its warm-up, then measured once: two runs.
+            if (policy.Reason is null && policy.LongRun is { } slow && idealMs < slow.TotalMilliseconds)
+            {
+                measuredMs += policy.Warmups * runMs;
+            }
         }
         else
         {

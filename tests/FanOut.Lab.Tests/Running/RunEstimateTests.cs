@@ -36,6 +36,19 @@ public sealed class RunEstimateTests
     }
 
     [Fact]
+    public void For_RealIoCaseFoundLongByItsWarmUp_CountsTheWarmUpAndOneRun()
+    {
+        // Real I/O has no ideal time, so the runner warms up; a warm-up past LongRun is then measured once: two runs in all.
+        // downstream-http-client's Fixed(16) row: 2,000 calls in waves of 16 x 10 ms, times the measured 1.55.
+        var handler = ScenarioCatalog.Default.Scenarios.Single(s => s.Id == "downstream-http-client").Cases(ScenarioSize.Default)
+            .Single(c => c.Strategy.Name.Contains("Fixed(16)", StringComparison.Ordinal));
+        var estimates = s_estimate.For(new OneCaseScenario(handler), ScenarioSize.Default);
+
+        var oneRunMs = 2000 / 16 * 10 * DownstreamHttpClientScenario.HttpClientCallsStrategy.MeasuredOverWaves;
+        Assert.Equal(TimeSpan.FromSeconds(1) + TimeSpan.FromMilliseconds(400 + (2 * oneRunMs)), estimates[0]);
+    }
+
+    [Fact]
     public void For_CaseWithAMeasuredRun_UsesItNotTheIdealTime()
     {
         // Issue 18 item 9: the blocking Parallel.ForEach's ideal is 20 ms, its real run 46-52 s; the old guess was 20 s.
