@@ -158,9 +158,15 @@ internal abstract partial class FanOutRun<T>
                     continue;
                 }
 
-                // The consumer is behind: give the permit back before waiting for it.
-                holdsPermit = false;
-                _limit.Release();
+                // The consumer is behind. Give the permit back before waiting for it if anyone else could use it (another
+                // call, a waiter, a limit that shrank); on a limit this call alone uses nobody could, and keeping it saves
+                // the release, the take and the turn of every item while the consumer sets the pace.
+                if (_limit.IsShared || _limit.ShouldReturnPermit)
+                {
+                    holdsPermit = false;
+                    _limit.Release();
+                }
+
                 try
                 {
                     await PublishAsync(slot, index, Token).ConfigureAwait(false);
