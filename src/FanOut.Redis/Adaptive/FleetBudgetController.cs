@@ -89,7 +89,7 @@ internal sealed class FleetBudgetController
             return false;
         }
 
-        if (_maxPauseMs > 0 && RetryAfterReader.From(failure, _time.GetUtcNow()) is { } hint && hint > TimeSpan.Zero)
+        if (_maxPauseMs > 0 && OverloadedException.FindRetryAfter(failure, _time.GetUtcNow()) is { } hint && hint > TimeSpan.Zero)
         {
             var ms = (long)Math.Ceiling(Math.Min(hint.TotalMilliseconds, _maxPauseMs));
             lock (_lock)

@@ -45,4 +45,20 @@ public class OverloadedException : Exception
 
     /// <summary>How long the downstream asked callers to wait before the next attempt; <see langword="null"/> when it did not say.</summary>
     public TimeSpan? RetryAfter { get; }
+
+    /// <summary>
+    /// The retry-after hint that <paramref name="failure"/> carries, read as a fan-out call reads it: an
+    /// <see cref="OverloadedException"/> with <see cref="RetryAfter"/> anywhere in the chain of inner exceptions, or any
+    /// exception's <see cref="Exception.Data"/> under <c>"Retry-After"</c> (a <see cref="TimeSpan"/>, a number of seconds, or
+    /// the header's text: delta-seconds or an HTTP date, relative to <paramref name="now"/>). Hints of any size saturate at
+    /// 365 days instead of overflowing. For limits of your own that honour the same hints.
+    /// </summary>
+    /// <param name="failure">What the item's body threw.</param>
+    /// <param name="now">The current time, for an HTTP-date hint.</param>
+    /// <returns>The hint, or <see langword="null"/> when the chain carries none.</returns>
+    public static TimeSpan? FindRetryAfter(Exception failure, DateTimeOffset now)
+    {
+        ArgumentNullException.ThrowIfNull(failure);
+        return Execution.RetryAfterHint.From(failure, now);
+    }
 }
