@@ -16,9 +16,12 @@ namespace FanOut.Redis.Adaptive;
 /// this process learned of the current generation: the items already in flight when the budget fell, and those started
 /// while the fleet's leases drained to the new budget, bring back the 429s of the old budget, and must not cut it again. So one burst of 429s is one decrease, fleet-wide (the script checks the generation
 /// too, for signals of several processes that crossed).</para>
-/// <para>Growth evidence is sent at most once per window, after a success, while workers here wait for a permit (this
-/// process would use more) and the fleet is not paused; the script adds the fleet-wide condition (leases in use near the
-/// budget).</para>
+/// <para>Growth evidence is sent at most once per window, after a success, while workers here or in another process
+/// (a <c>w:</c> message or a script's answer says so) wait for a permit (the fleet would use more) and the fleet is not
+/// paused; the script adds the fleet-wide condition (leases in use near the budget). Counting the other processes'
+/// waiters matters at the start: the first process to ask takes the whole initial budget before the others register,
+/// its fair share is then the whole budget until its next script answer (a renewal, a third of the lease time later),
+/// and its own call never waits (it starts no worker beyond the budget), so without them nobody asked for growth.</para>
 /// </remarks>
 internal sealed class FleetBudgetController
 {
@@ -112,7 +115,9 @@ internal sealed class FleetBudgetController
             var now = _time.GetTimestamp();
             var window = Volatile.Read(ref _windowTicks);
             Volatile.Write(ref _windowTicks, window + ((now - startTimestamp - window) / 8));
-            if (_leases.WaiterCount > 0 && now - Volatile.Read(ref _grewAskedAt) >= window && now - Volatile.Read(ref _overloadedAt) >= window
+            // Demand is the fleet's: a process holding every lease has no waiter of its own (its call starts no worker
+            // beyond the budget), while the others wait for its leases; it alone can bring the evidence.
+            if ((_leases.WaiterCount > 0 || _fleet.OthersWaiting) && now - Volatile.Read(ref _grewAskedAt) >= window && now - Volatile.Read(ref _overloadedAt) >= window
                 && _fleet.Budget < _options.MaxBudget)
             {
                 Volatile.Write(ref _grewAskedAt, now);

@@ -104,6 +104,26 @@ public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixtur
     }
 
     [Fact]
+    public void OnCompleted_SuccessHoldingEveryLeaseWhileOthersWait_AsksGrowth()
+    {
+        // The stall of issue 21: the first process took the whole initial budget, its call never waits (no local waiter),
+        // and the other processes wait for its leases; growth must not wait for a local waiter.
+        var (controller, fleet, leases) = Create();
+        leases.AddGranted(Enumerable.Range(0, 16).Select(i => $"lease-{i}").ToArray());
+        var start = _time.GetTimestamp();
+        _time.Advance(TimeSpan.FromMilliseconds(10));
+        controller.OnCompleted(start, ItemOutcome.Succeeded);
+        Assert.Null(controller.TakeRequest()); // nobody in the fleet wants more
+
+        fleet.OtherWaiting();
+        _time.Advance(controller.Window);
+        controller.OnCompleted(start, ItemOutcome.Succeeded);
+
+        Assert.Equal(0, leases.WaiterCount);
+        Assert.False(controller.TakeRequest()?.Overload);
+    }
+
+    [Fact]
     public void OnBudgetChanged_Decrease_ShedsThisProcesssProportionalPart()
     {
         var (controller, fleet, leases) = Create();
