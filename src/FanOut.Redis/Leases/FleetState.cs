@@ -110,6 +110,24 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
         }
     }
 
-    /// <summary>Another client published that it was left short.</summary>
-    public void OtherWaiting() => Volatile.Write(ref _othersWaiting, 1);
+    /// <summary>
+    /// Another client published that it was left short: so there are at least two, whatever the last answer said (a process
+    /// that took every lease before the others registered would otherwise keep a fair share of the whole budget until its
+    /// next renewal, a third of a lease time later).
+    /// </summary>
+    public void OtherWaiting()
+    {
+        Volatile.Write(ref _othersWaiting, 1);
+        var clients = Volatile.Read(ref _clients);
+        while (clients < 2)
+        {
+            var seen = Interlocked.CompareExchange(ref _clients, 2, clients);
+            if (seen == clients)
+            {
+                break;
+            }
+
+            clients = seen;
+        }
+    }
 }
