@@ -12,6 +12,7 @@ namespace FanOut.Benchmarks;
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
 /// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
 /// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
+/// <c>-- redis-soak --minutes N [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c> worker processes sharing a Redis budget under random Redis faults;
 /// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
@@ -38,6 +39,11 @@ public static class Program
         if (args is ["soak", ..])
         {
             return await SoakCommand.RunAsync(args);
+        }
+
+        if (args is ["redis-soak", ..])
+        {
+            return await RedisSoakCommand.RunAsync(args, Console.Out);
         }
 
         if (args is ["fast-start", ..])
