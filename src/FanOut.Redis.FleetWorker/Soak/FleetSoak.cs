@@ -73,6 +73,9 @@ public sealed record FleetSoakResult
 
     public required int Peak { get; init; }
 
+    /// <summary>Leases the workers' renewals found gone and could not re-add (their items ran on without one).</summary>
+    public required long LeasesLost { get; init; }
+
     public required int Bound { get; init; }
 
     public required long AboveBound { get; init; }
@@ -99,7 +102,7 @@ public sealed record FleetSoakResult
     {
         var faults = string.Join(", ", Enum.GetValues<SoakFault>().Select(k => $"{Name(k)} {Faults.GetValueOrDefault(k)}"));
         var failed = FailedRuns.Count == 0 ? "0" : string.Join(", ", FailedRuns.Select(p => $"{p.Value:N0} {p.Key}"));
-        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; killed worker's leases back within {WorstLeaseBackMs} ms; violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}");
+        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}");
     }
 
     /// <summary>The fault's name on the command line and in the output.</summary>
@@ -201,6 +204,7 @@ public static class FleetSoak
             GivenBack = counter.GivenBack,
             FailedRuns = counter.Failures,
             Peak = counter.Peak,
+            LeasesLost = counter.LeasesLost,
             Bound = options.Bound,
             AboveBound = counter.AboveBound,
             Twice = counter.Twice,

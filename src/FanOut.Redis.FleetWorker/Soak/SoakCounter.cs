@@ -12,7 +12,7 @@ namespace FanOut.Redis.FleetWorker.Soak;
 /// <remarks>
 /// Protocol, one line each way: <c>n</c> asks for items (<c>b ID,ID,...</c>, or <c>x</c> when the soak ends);
 /// <c>s ID</c> and <c>e ID</c> report a start and an end; <c>u ID,...</c> gives back items a failed run did not start;
-/// <c>f TYPE</c> reports a failed run. Every request is answered (<c>k</c> unless said otherwise).
+/// <c>f TYPE</c> reports a failed run; <c>l N</c> leases lost at renewal. Every request is answered (<c>k</c> unless said otherwise).
 /// </remarks>
 public sealed class SoakCounter : IAsyncDisposable
 {
@@ -49,6 +49,9 @@ public sealed class SoakCounter : IAsyncDisposable
 
     /// <summary>Items a failed run gave back unstarted, handed out again.</summary>
     public long GivenBack { get; private set; }
+
+    /// <summary>Leases the workers' renewals found gone and could not re-add (<c>fanout.redis.lease.lost</c>): their items ran on without one.</summary>
+    public long LeasesLost { get; private set; }
 
     /// <summary>The most items running at once across the fleet.</summary>
     public int Peak { get; private set; }
@@ -238,6 +241,9 @@ public sealed class SoakCounter : IAsyncDisposable
                         }
                     }
 
+                    return "k";
+                case 'l':
+                    LeasesLost += long.Parse(argument, CultureInfo.InvariantCulture);
                     return "k";
                 case 'f':
                     _failures[argument] = _failures.GetValueOrDefault(argument) + 1;

@@ -1,5 +1,8 @@
+using System.Diagnostics.Metrics;
 using System.Globalization;
 using System.Net.Sockets;
+
+using FanOut.Redis.Diagnostics;
 
 namespace FanOut.Redis.FleetWorker.Soak;
 
@@ -17,6 +20,17 @@ internal static class SoakWorker
         using var reader = new StreamReader(stream);
         await using var writer = new StreamWriter(stream) { AutoFlush = true, NewLine = "\n" };
         using var gate = new SemaphoreSlim(1);
+        long lost = 0, lostReported = 0;
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Name == RedisLimitInstruments.Lost)
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((_, value, _, _) => Interlocked.Add(ref lost, value));
+        listener.Start();
 
         // One request at a time on the connection; an item's report is answered before its body runs or its permit goes back.
         async Task<string> Ask(string line)
@@ -34,8 +48,26 @@ internal static class SoakWorker
         }
 
         await Ask(string.Create(CultureInfo.InvariantCulture, $"h {Environment.ProcessId}"));
-        while (await Ask("n") is { } batch && batch.StartsWith("b ", StringComparison.Ordinal))
+        // Leases the renewal found gone and could not re-add (their items run on without one): reported with each batch.
+        async Task ReportLost()
         {
+            var now = Interlocked.Read(ref lost);
+            if (now != lostReported)
+            {
+                await Ask(string.Create(CultureInfo.InvariantCulture, $"l {now - lostReported}"));
+                lostReported = now;
+            }
+        }
+
+        while (true)
+        {
+            await ReportLost();
+            var batch = await Ask("n");
+            if (!batch.StartsWith("b ", StringComparison.Ordinal))
+            {
+                break;
+            }
+
             var ids = batch[2..].Split(',').Select(t => long.Parse(t, CultureInfo.InvariantCulture)).ToArray();
             var started = new bool[ids.Length];
             try
@@ -71,6 +103,7 @@ internal static class SoakWorker
             }
         }
 
+        await ReportLost();
         return 0;
     }
 }
