@@ -13,7 +13,7 @@ namespace FanOut.Benchmarks;
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
 /// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
 /// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
-/// <c>-- redis-soak --minutes N [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c> worker processes sharing a Redis budget under random Redis faults;
+/// <c>-- redis-soak --minutes N [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c> worker processes sharing a Redis budget under random Redis faults;
 /// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
 /// <c>-- fleet-scale [--workers N] [--budget B | --adaptive] [--items I] [--hold-ms MS | --url URL] [--rounds R]</c> the Redis limit's coordination cost per item with N processes;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;

@@ -6,7 +6,7 @@ using FanOut.Redis.FleetWorker.Soak;
 namespace FanOut.Benchmarks.Soak;
 
 /// <summary>
-/// <c>redis-soak --minutes N [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c>: worker processes share
+/// <c>redis-soak --minutes N [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c>: worker processes share
 /// one Redis budget against a private redis-server while random faults are injected (pause 2 s, pause longer than a lease,
 /// restart with data lost, a worker killed with SIGKILL, out of memory); prints faults, items and violations. Exit code 1
 /// on any violation, 2 on a usage error, 3 when redis-server is not installed.
@@ -18,6 +18,20 @@ public static class RedisSoakCommand
         var options = new FleetSoakOptions();
         for (var i = 1; i < args.Length; i++)
         {
+            if (args[i] == "--faults" && i + 1 < args.Length)
+            {
+                var names = args[++i].Split(',');
+                var kinds = Enum.GetValues<SoakFault>().Where(k => names.Contains(FleetSoakResult.Name(k))).ToArray();
+                if (kinds.Length != names.Length)
+                {
+                    await output.WriteLineAsync($"redis-soak: --faults '{args[i]}': choose from {string.Join(", ", Enum.GetValues<SoakFault>().Select(FleetSoakResult.Name))}, comma-separated");
+                    return 2;
+                }
+
+                options = options with { Kinds = kinds };
+                continue;
+            }
+
             var value = i + 1 < args.Length && double.TryParse(args[i + 1], NumberStyles.Float, CultureInfo.InvariantCulture, out var v) ? v : -1;
             switch (args[i])
             {
@@ -40,7 +54,7 @@ public static class RedisSoakCommand
                     options = options with { Seed = (int)value };
                     break;
                 default:
-                    await output.WriteLineAsync($"redis-soak: unknown or bad argument '{args[i]}'; valid: --minutes N (> 0), --workers W (>= 2), --budget B (>= 1), --lease-ms L (>= 300), --fallback F (>= 0; 0 = Fail), --seed S (>= 0)");
+                    await output.WriteLineAsync($"redis-soak: unknown or bad argument '{args[i]}'; valid: --minutes N (> 0), --faults K,K (pause, long-pause, restart, kill, oom), --workers W (>= 2), --budget B (>= 1), --lease-ms L (>= 300), --fallback F (>= 0; 0 = Fail), --seed S (>= 0)");
                     return 2;
             }
 

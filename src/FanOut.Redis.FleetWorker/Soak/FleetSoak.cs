@@ -46,6 +46,9 @@ public sealed record FleetSoakOptions
     /// <summary>Pause between one fault's end and the next one's start, drawn from this range.</summary>
     public (TimeSpan Min, TimeSpan Max) Gap { get; init; } = (TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(2));
 
+    /// <summary>The fault kinds injected (all by default).</summary>
+    public IReadOnlyList<SoakFault> Kinds { get; init; } = Enum.GetValues<SoakFault>();
+
     /// <summary>Seed of the fault sequence.</summary>
     public int Seed { get; init; } = Environment.TickCount & int.MaxValue;
 
@@ -148,11 +151,11 @@ public static class FleetSoak
             }
 
             // Every kind once first (shuffled), then at random.
-            var order = new Queue<SoakFault>(Enum.GetValues<SoakFault>().OrderBy(_ => random.Next()));
+            var order = new Queue<SoakFault>(options.Kinds.Distinct().OrderBy(_ => random.Next()));
             while (!cancellationToken.IsCancellationRequested && (clock.Elapsed < options.Duration || order.Count > 0))
             {
                 await Task.Delay(Between(random, options.Gap.Min, options.Gap.Max), cancellationToken).ConfigureAwait(false);
-                var fault = order.Count > 0 ? order.Dequeue() : (SoakFault)random.Next(faults.Count);
+                var fault = order.Count > 0 ? order.Dequeue() : options.Kinds[random.Next(options.Kinds.Count)];
                 var what = await InjectAsync(fault).ConfigureAwait(false);
                 faults[fault]++;
                 await progress.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"  {clock.Elapsed.TotalSeconds,6:F1} s  {FleetSoakResult.Name(fault)} {what}  items {counter.Done:N0}, peak {counter.Peak}")).ConfigureAwait(false);

@@ -112,6 +112,8 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
             ids[i] = string.Create(CultureInfo.InvariantCulture, $"{client.ClientId}:{Interlocked.Increment(ref _nextLeaseNumber)}");
         }
 
+        // With no lease held here before, the granted ones are all there is: they live a lease time from now.
+        var sentAt = leases.HeldCount == 0 ? System.Diagnostics.Stopwatch.GetTimestamp() : 0;
         AcquireReply reply;
         try
         {
@@ -140,6 +142,11 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
         fleet.Observe(reply.Fleet);
         if (reply.Granted > 0)
         {
+            if (sentAt != 0)
+            {
+                leases.LiveFrom(sentAt, options.LeaseTime);
+            }
+
             leases.AddGranted(ids.AsSpan(0, reply.Granted));
         }
 
