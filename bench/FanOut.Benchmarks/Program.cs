@@ -2,6 +2,7 @@ using BenchmarkDotNet.Running;
 
 using FanOut.Benchmarks.Adaptive;
 using FanOut.Benchmarks.Costs;
+using FanOut.Benchmarks.Fleet;
 using FanOut.Benchmarks.Overload;
 using FanOut.Benchmarks.Soak;
 using FanOut.Benchmarks.Tracing;
@@ -12,7 +13,9 @@ namespace FanOut.Benchmarks;
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
 /// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
 /// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
+/// <c>-- redis-soak --minutes N [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c> worker processes sharing a Redis budget under random Redis faults;
 /// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
+/// <c>-- fleet-scale [--workers N] [--budget B | --adaptive] [--items I] [--hold-ms MS | --url URL] [--rounds R]</c> the Redis limit's coordination cost per item with N processes;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
 /// <c>-- tracing [rounds]</c> the tracing overhead per item, with and without listeners, in alternating rounds.
@@ -38,6 +41,16 @@ public static class Program
         if (args is ["soak", ..])
         {
             return await SoakCommand.RunAsync(args);
+        }
+
+        if (args is ["redis-soak", ..])
+        {
+            return await RedisSoakCommand.RunAsync(args, Console.Out);
+        }
+
+        if (args is ["fleet-scale", ..])
+        {
+            return await FleetScaleCommand.RunAsync(args, Console.Out);
         }
 
         if (args is ["fast-start", ..])

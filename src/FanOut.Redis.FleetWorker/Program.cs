@@ -6,6 +6,7 @@ using FanOut;
 using FanOut.Redis;
 using FanOut.Redis.Diagnostics;
 using FanOut.Redis.FleetWorker;
+using FanOut.Redis.FleetWorker.Soak;
 
 using StackExchange.Redis;
 
@@ -54,6 +55,17 @@ RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Cre
     FallbackLimit = arguments.Fallback,
 });
 var limit = shared ?? ConcurrencyLimit.Fixed(arguments.Budget);
+if (arguments.SoakPort > 0)
+{
+    var code = await SoakWorker.RunAsync(limit, arguments.SoakPort, Math.Max(1, arguments.HoldMs));
+    if (shared is not null)
+    {
+        await shared.DisposeAsync();
+    }
+
+    return code;
+}
+
 using var http = arguments.Url is { } url ? new HttpClient { BaseAddress = url, Timeout = TimeSpan.FromSeconds(10) } : null;
 var probe = redis?.GetDatabase();
 var running = (RedisKey)$"fleet-probe:{arguments.Key}:running";

@@ -2,10 +2,10 @@ using System.Globalization;
 
 namespace FanOut.Redis.FleetWorker;
 
-/// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--adaptive] [--wait-for-go]</c>.</summary>
+/// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--adaptive] [--wait-for-go] [--soak PORT]</c>.</summary>
 internal sealed record WorkerArguments
 {
-    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--adaptive", "--wait-for-go"];
+    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--adaptive", "--wait-for-go", "--soak"];
 
     /// <summary>Redis's address; unused with <see cref="Local"/>.</summary>
     public string Redis { get; init; } = "127.0.0.1:6379";
@@ -40,6 +40,9 @@ internal sealed record WorkerArguments
     /// <summary>Print <c>ready</c> and wait for a line on standard input before starting, so a fleet starts together.</summary>
     public bool WaitForGo { get; init; }
 
+    /// <summary>When above 0, run the soak's items from the <see cref="Soak.SoakCounter"/> on this loopback port instead of <see cref="Items"/>.</summary>
+    public int SoakPort { get; init; }
+
     /// <summary>Parses <paramref name="args"/>, or returns null with a one-line <paramref name="error"/> naming the bad value and the valid choices.</summary>
     public static WorkerArguments? Parse(string[] args, out string? error)
     {
@@ -70,6 +73,7 @@ internal sealed record WorkerArguments
                     "--fallback" => parsed with { Fallback = Number() },
                     "--wait-for-go" => parsed with { WaitForGo = true },
                     "--adaptive" => parsed with { Adaptive = true },
+                    "--soak" => parsed with { SoakPort = Number() },
                     _ => throw new FormatException($"unknown option '{name}': choose from {string.Join(", ", s_options)}"),
                 };
             }

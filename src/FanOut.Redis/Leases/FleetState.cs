@@ -12,6 +12,9 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     /// <summary>Active processes, this one included, as the last script answer said.</summary>
     private int _clients = 1;
 
+    /// <summary>1 once an <c>r</c> message (a lease went back to Redis) arrived since the acquire loop last looked.</summary>
+    private int _releaseHeard;
+
     /// <summary>Leases held fleet-wide, as the last script answer said.</summary>
     private int _inUse;
 
@@ -130,4 +133,10 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
             clients = seen;
         }
     }
+
+    /// <summary>A client published that leases went back to Redis (an <c>r</c> message).</summary>
+    public void ReleaseHeard() => Volatile.Write(ref _releaseHeard, 1);
+
+    /// <summary>True when an <c>r</c> message arrived since the last call; consumes it.</summary>
+    public bool TakeReleaseHeard() => Interlocked.Exchange(ref _releaseHeard, 0) != 0;
 }

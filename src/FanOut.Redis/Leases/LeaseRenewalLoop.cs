@@ -20,6 +20,7 @@ internal sealed class LeaseRenewalLoop(RedisLimitOptions options, LocalLeases le
     public async Task<bool> RenewUnderGateAsync(LeaseStore store, CancellationToken cancellationToken)
     {
         var ids = leases.SnapshotHeld();
+        var sentAt = System.Diagnostics.Stopwatch.GetTimestamp();
         var reply = await client.Bounded(store.RenewAsync(client.Epoch, ids), cancellationToken).ConfigureAwait(false);
         client.Epoch = reply.Epoch;
         fleet.Observe(reply.Fleet);
@@ -28,6 +29,9 @@ internal sealed class LeaseRenewalLoop(RedisLimitOptions options, LocalLeases le
         {
             leases.DropLost(reply.Lost);
         }
+
+        // Leases granted after the snapshot were granted after sentAt: all live at least a lease time from it.
+        leases.LiveFrom(sentAt, options.LeaseTime);
 
         return true;
     }

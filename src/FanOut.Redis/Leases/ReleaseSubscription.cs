@@ -73,6 +73,7 @@ internal sealed class ReleaseSubscription
         var text = (string?)message;
         if (text == "r")
         {
+            _fleet.ReleaseHeard();
             if (_leases.WaiterCount != 0)
             {
                 _leases.PumpWake.Set();

@@ -51,6 +51,13 @@ internal sealed class LocalLeases
     /// <summary>The fewest idle leases seen since the return loop armed its linger: those were spare for the whole linger.</summary>
     private int _minIdle;
 
+    /// <summary>
+    /// Until when (a <see cref="Stopwatch"/> timestamp) every lease held here is surely live in Redis: one lease time after the
+    /// last renewal of all of them was sent. Past it no idle lease is handed out: Redis may have purged it and granted it to
+    /// another process (a renewal that never arrived, or data lost), so a new item waits for Redis instead.
+    /// </summary>
+    private long _liveUntil;
+
     /// <summary>1 while the return loop is lingering or about to.</summary>
     private int _lingerArmed;
 
@@ -123,7 +130,7 @@ internal sealed class LocalLeases
     /// <summary>Takes one idle lease and counts it in the owner's <see cref="ConcurrencyLimit.InFlight"/>; none while the fleet is paused.</summary>
     public bool TryTakeIdle()
     {
-        if (_pause is { IsActive: true })
+        if (_pause is { IsActive: true } || Stopwatch.GetTimestamp() > Volatile.Read(ref _liveUntil))
         {
             return false;
         }
@@ -153,6 +160,24 @@ internal sealed class LocalLeases
         }
 
         return false;
+    }
+
+    /// <summary>Every lease held here was renewed (or granted) by a script sent at <paramref name="sentAt"/> (a <see cref="Stopwatch"/> timestamp): they live at least one lease time from then.</summary>
+    public void LiveFrom(long sentAt, TimeSpan leaseTime)
+    {
+        var until = sentAt + (long)(leaseTime.TotalSeconds * Stopwatch.Frequency);
+        var seen = Volatile.Read(ref _liveUntil);
+        while (until > seen)
+        {
+            var was = Interlocked.CompareExchange(ref _liveUntil, until, seen);
+            if (was == seen)
+            {
+                Drain(); // idle leases held back as possibly expired may serve the waiters again
+                return;
+            }
+
+            seen = was;
+        }
     }
 
     /// <summary>Ends an item that ran without a lease, if one is running.</summary>

@@ -143,6 +143,7 @@ public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixtur
         var pause = new FleetPause(_time, wake);
         var leases = new LocalLeases(Owner(), 16, _time, new RedisLimitTelemetry("test"), pause);
         leases.AddGranted(["a", "b"]);
+        leases.LiveFrom(System.Diagnostics.Stopwatch.GetTimestamp(), TimeSpan.FromHours(1)); // as a script just sent would say
 
         pause.Extend(1000);
         Assert.False(leases.TryTakeIdle());

@@ -1,0 +1,130 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Text.Json;
+
+using FanOut.Redis.FleetWorker;
+
+namespace FanOut.Benchmarks.Fleet;
+
+/// <summary>
+/// <c>fleet-scale [--workers N] [--budget B | --adaptive] [--items I] [--hold-ms MS | --url URL] [--rounds R]</c>: N worker
+/// processes (FanOut.Redis.FleetWorker, started together once all are ready) share one Redis budget against a private
+/// redis-server; prints the coordination cost per item: Redis round trips (the limits' <c>RoundTrips</c>) and microseconds
+/// of permit wait (<c>fanout.redis.wait.duration</c>), summed over the workers and divided by the items they ran.
+/// </summary>
+public static class FleetScaleCommand
+{
+    public static async Task<int> RunAsync(string[] args, TextWriter output)
+    {
+        int workers = 16, budget = 48, items = 500, holdMs = 20, rounds = 1;
+        var adaptive = false;
+        string? url = null;
+        for (var i = 1; i < args.Length; i++)
+        {
+            int Number(int min) => i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= min
+                ? n : throw new FormatException($"{args[i - 1]} needs a whole number >= {min}");
+            try
+            {
+                switch (args[i])
+                {
+                    case "--workers": workers = Number(1); break;
+                    case "--budget": budget = Number(1); break;
+                    case "--items": items = Number(1); break;
+                    case "--hold-ms": holdMs = Number(0); break;
+                    case "--rounds": rounds = Number(1); break;
+                    case "--adaptive": adaptive = true; break;
+                    case "--url" when i + 1 < args.Length: url = args[++i]; break;
+                    default: throw new FormatException($"unknown option '{args[i]}': choose from --workers, --budget, --adaptive, --items, --hold-ms, --url, --rounds");
+                }
+            }
+            catch (FormatException e)
+            {
+                await output.WriteLineAsync("fleet-scale: " + e.Message);
+                return 2;
+            }
+        }
+
+        await using var redis = await LocalRedisServer.StartAsync();
+        var mode = adaptive ? "adaptive (default bounds)" : $"Budget = {budget}";
+        var work = url is null ? $"{holdMs} ms hold per item" : $"GET {url}item/ID";
+        await output.WriteLineAsync($"fleet-scale: {workers} processes x {items} items, {mode}, {work}");
+        for (var round = 1; round <= rounds; round++)
+        {
+            var reports = await RunRoundAsync(redis.Endpoint, $"scale-{round}-{Guid.NewGuid():N}", workers, budget, adaptive, items, holdMs, url);
+            var ran = reports.Sum(r => r.GetProperty("ok").GetInt64() + r.GetProperty("status429").GetInt64() + r.GetProperty("failed").GetInt64());
+            var trips = reports.Sum(r => r.GetProperty("roundTrips").GetInt64());
+            var waitMs = reports.Sum(r => r.GetProperty("permitWaitMs").GetDouble());
+            var slowest = reports.Max(r => r.GetProperty("elapsedMs").GetDouble());
+            var errors = reports.Select(r => r.GetProperty("error")).Where(e => e.ValueKind == JsonValueKind.String).Select(e => e.GetString()).ToList();
+            await output.WriteLineAsync(string.Create(CultureInfo.InvariantCulture,
+                $"  round {round}: {ran:N0} items ({reports.Sum(r => r.GetProperty("status429").GetInt64()):N0} x 429) in {slowest:N0} ms (slowest worker), {trips:N0} round trips = {(double)trips / ran:F3} per item, permit wait {waitMs * 1000 / ran:N0} us per item{(errors.Count > 0 ? "; errors: " + string.Join(" | ", errors) : string.Empty)}"));
+        }
+
+        return 0;
+    }
+
+    private static async Task<List<JsonElement>> RunRoundAsync(string endpoint, string key, int workers, int budget, bool adaptive, int items, int holdMs, string? url)
+    {
+        var processes = new List<Process>();
+        try
+        {
+            for (var i = 0; i < workers; i++)
+            {
+                var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true };
+                info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "FanOut.Redis.FleetWorker.dll"));
+                var arguments = new List<string> { "--redis", endpoint, "--key", key, "--budget", Text(budget), "--items", Text(items), "--hold-ms", Text(holdMs), "--wait-for-go" };
+                if (adaptive)
+                {
+                    arguments.Add("--adaptive");
+                }
+
+                if (url is not null)
+                {
+                    arguments.AddRange(["--url", url]);
+                }
+
+                arguments.ForEach(info.ArgumentList.Add);
+                processes.Add(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"));
+            }
+
+            foreach (var process in processes)
+            {
+                while (await process.StandardOutput.ReadLineAsync() is { } line && line != "ready")
+                {
+                }
+            }
+
+            foreach (var process in processes)
+            {
+                await process.StandardInput.WriteLineAsync("go");
+                await process.StandardInput.FlushAsync();
+            }
+
+            var reports = new List<JsonElement>();
+            foreach (var process in processes)
+            {
+                var text = await process.StandardOutput.ReadToEndAsync();
+                await process.WaitForExitAsync();
+                var line = text.Split('\n').FirstOrDefault(l => l.StartsWith("report ", StringComparison.Ordinal))
+                    ?? throw new InvalidOperationException($"worker {process.Id} gave no report: {text} {await process.StandardError.ReadToEndAsync()}");
+                reports.Add(JsonDocument.Parse(line["report ".Length..]).RootElement.Clone());
+            }
+
+            return reports;
+        }
+        finally
+        {
+            foreach (var process in processes)
+            {
+                if (!process.HasExited)
+                {
+                    process.Kill(entireProcessTree: true);
+                }
+
+                process.Dispose();
+            }
+        }
+
+        static string Text(int value) => value.ToString(CultureInfo.InvariantCulture);
+    }
+}

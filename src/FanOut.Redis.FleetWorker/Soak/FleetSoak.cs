@@ -1,0 +1,324 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace FanOut.Redis.FleetWorker.Soak;
+
+/// <summary>A Redis fault the soak injects.</summary>
+public enum SoakFault
+{
+    /// <summary><c>CLIENT PAUSE 2000 ALL</c>.</summary>
+    Pause,
+
+    /// <summary><c>CLIENT PAUSE</c> for 1.5-2.5 lease times.</summary>
+    LongPause,
+
+    /// <summary>redis-server killed, 0.2-1 s down, started again empty (data lost).</summary>
+    Restart,
+
+    /// <summary>A worker with items running killed with SIGKILL (its leases are checked to come back within one lease time), then replaced.</summary>
+    KillWorker,
+
+    /// <summary><c>maxmemory 1</c> with <c>noeviction</c> for 0.5-2 s: every script that writes is refused with <c>OOM</c>.</summary>
+    OutOfMemory,
+}
+
+/// <summary>What <see cref="FleetSoak.RunAsync"/> runs.</summary>
+public sealed record FleetSoakOptions
+{
+    /// <summary>How long faults are injected; the run goes on until every fault kind was injected at least once.</summary>
+    public TimeSpan Duration { get; init; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>Worker processes sharing the budget.</summary>
+    public int Workers { get; init; } = 3;
+
+    /// <summary>The shared budget.</summary>
+    public int Budget { get; init; } = 8;
+
+    /// <summary>The lease time: a long pause is longer than it.</summary>
+    public TimeSpan LeaseTime { get; init; } = TimeSpan.FromSeconds(3);
+
+    /// <summary>0: <c>WhenUnavailable = Fail</c>; above 0: <c>FallBackToLocal</c> with this <c>FallbackLimit</c>.</summary>
+    public int FallbackLimit { get; init; }
+
+    /// <summary>Each item holds its permit for 1 to this many milliseconds.</summary>
+    public int HoldMs { get; init; } = 10;
+
+    /// <summary>Pause between one fault's end and the next one's start, drawn from this range.</summary>
+    public (TimeSpan Min, TimeSpan Max) Gap { get; init; } = (TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(2));
+
+    /// <summary>The fault kinds injected (all by default).</summary>
+    public IReadOnlyList<SoakFault> Kinds { get; init; } = Enum.GetValues<SoakFault>();
+
+    /// <summary>Seed of the fault sequence.</summary>
+    public int Seed { get; init; } = Environment.TickCount & int.MaxValue;
+
+    /// <summary>
+    /// The most items that may run at once across the fleet: the budget under <c>Fail</c>; with <c>FallBackToLocal</c>,
+    /// the budget plus every process's fallback limit (leases still live while each process also runs its fallback).
+    /// </summary>
+    public int Bound => Budget + (FallbackLimit > 0 ? Workers * FallbackLimit : 0);
+}
+
+/// <summary>What a soak saw.</summary>
+public sealed record FleetSoakResult
+{
+    public required TimeSpan Elapsed { get; init; }
+
+    public required IReadOnlyDictionary<SoakFault, int> Faults { get; init; }
+
+    public required long Items { get; init; }
+
+    public required long Interrupted { get; init; }
+
+    public required long GivenBack { get; init; }
+
+    public required IReadOnlyDictionary<string, long> FailedRuns { get; init; }
+
+    public required int Peak { get; init; }
+
+    /// <summary>Leases the workers' renewals found gone and could not re-add (their items ran on without one).</summary>
+    public required long LeasesLost { get; init; }
+
+    public required int Bound { get; init; }
+
+    public required long AboveBound { get; init; }
+
+    public required long Twice { get; init; }
+
+    public required long Lost { get; init; }
+
+    /// <summary>Killed workers whose leases were not all expired (by the server's clock) one lease time after the kill.</summary>
+    public required long LeasesNotBack { get; init; }
+
+    /// <summary>The latest a killed worker's lease was due to expire, after the kill, in milliseconds (at most the lease time).</summary>
+    public required long WorstLeaseBackMs { get; init; }
+
+    /// <summary>Workers that did not exit within the time allowed at the end, or exited with an error.</summary>
+    public required int WorkersFailed { get; init; }
+
+    public required IReadOnlyList<string> Findings { get; init; }
+
+    public long Violations => AboveBound + Twice + Lost + LeasesNotBack + WorkersFailed;
+
+    /// <summary>One line: faults per kind, items, violations.</summary>
+    public override string ToString()
+    {
+        var faults = string.Join(", ", Enum.GetValues<SoakFault>().Select(k => $"{Name(k)} {Faults.GetValueOrDefault(k)}"));
+        var failed = FailedRuns.Count == 0 ? "0" : string.Join(", ", FailedRuns.Select(p => $"{p.Value:N0} {p.Key}"));
+        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}");
+    }
+
+    /// <summary>The fault's name on the command line and in the output.</summary>
+    public static string Name(SoakFault fault) => fault switch
+    {
+        SoakFault.Pause => "pause",
+        SoakFault.LongPause => "long-pause",
+        SoakFault.Restart => "restart",
+        SoakFault.KillWorker => "kill",
+        _ => "oom",
+    };
+}
+
+/// <summary>
+/// Worker processes (this assembly, <c>--soak</c>) sharing one budget against a private redis-server while random faults are
+/// injected one at a time; a <see cref="SoakCounter"/> outside Redis counts what runs.
+/// </summary>
+public static class FleetSoak
+{
+    private const string Key = "soak";
+    private static readonly TimeSpan s_endTimeout = TimeSpan.FromSeconds(30);
+
+    /// <summary>Runs the soak; <paramref name="progress"/> gets a line per fault.</summary>
+    public static async Task<FleetSoakResult> RunAsync(FleetSoakOptions options, TextWriter progress, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(progress);
+        var random = new Random(options.Seed);
+        var clock = Stopwatch.StartNew();
+        var faults = Enum.GetValues<SoakFault>().ToDictionary(k => k, _ => 0);
+        long leasesNotBack = 0, worstBackMs = 0;
+        var workersFailed = 0;
+        var findings = new List<string>();
+        await using var server = await LocalRedisServer.StartAsync().ConfigureAwait(false);
+        await using var counter = new SoakCounter(options.Bound);
+        counter.Start();
+        var workers = new List<Process>();
+        try
+        {
+            for (var i = 0; i < options.Workers; i++)
+            {
+                workers.Add(StartWorker(options, server, counter));
+            }
+
+            // Every kind once first (shuffled), then at random.
+            var order = new Queue<SoakFault>(options.Kinds.Distinct().OrderBy(_ => random.Next()));
+            while (!cancellationToken.IsCancellationRequested && (clock.Elapsed < options.Duration || order.Count > 0))
+            {
+                await Task.Delay(Between(random, options.Gap.Min, options.Gap.Max), cancellationToken).ConfigureAwait(false);
+                var fault = order.Count > 0 ? order.Dequeue() : options.Kinds[random.Next(options.Kinds.Count)];
+                var what = await InjectAsync(fault).ConfigureAwait(false);
+                faults[fault]++;
+                await progress.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"  {clock.Elapsed.TotalSeconds,6:F1} s  {FleetSoakResult.Name(fault)} {what}  items {counter.Done:N0}, peak {counter.Peak}")).ConfigureAwait(false);
+            }
+
+            counter.End();
+            foreach (var worker in workers)
+            {
+                using var wait = new CancellationTokenSource(s_endTimeout);
+                try
+                {
+                    await worker.WaitForExitAsync(wait.Token).ConfigureAwait(false);
+                    if (worker.ExitCode != 0)
+                    {
+                        workersFailed++;
+                        findings.Add($"worker {worker.Id} exited with {worker.ExitCode}");
+                    }
+                }
+                catch (OperationCanceledException)
+                {
+                    workersFailed++;
+                    findings.Add($"worker {worker.Id} did not finish within {s_endTimeout.TotalSeconds} s of the end");
+                }
+            }
+        }
+        finally
+        {
+            foreach (var worker in workers)
+            {
+                if (!worker.HasExited)
+                {
+                    worker.Kill(entireProcessTree: true);
+                    await worker.WaitForExitAsync(CancellationToken.None).ConfigureAwait(false);
+                }
+
+                worker.Dispose();
+            }
+        }
+
+        // Connections close as the workers exit: let the counter settle them.
+        await counter.DisposeAsync().ConfigureAwait(false);
+        findings.AddRange(counter.Findings);
+        return new FleetSoakResult
+        {
+            Elapsed = clock.Elapsed,
+            Faults = faults,
+            Items = counter.Done,
+            Interrupted = counter.Interrupted,
+            GivenBack = counter.GivenBack,
+            FailedRuns = counter.Failures,
+            Peak = counter.Peak,
+            LeasesLost = counter.LeasesLost,
+            Bound = options.Bound,
+            AboveBound = counter.AboveBound,
+            Twice = counter.Twice,
+            Lost = counter.Lost,
+            LeasesNotBack = leasesNotBack,
+            WorstLeaseBackMs = worstBackMs,
+            WorkersFailed = workersFailed,
+            Findings = findings,
+        };
+
+        async Task<string> InjectAsync(SoakFault fault)
+        {
+            switch (fault)
+            {
+                case SoakFault.Pause:
+                case SoakFault.LongPause:
+                    var pause = fault == SoakFault.Pause ? TimeSpan.FromSeconds(2) : options.LeaseTime * Between(random, 1.5, 2.5);
+                    var ms = ((long)pause.TotalMilliseconds).ToString(CultureInfo.InvariantCulture);
+                    await RedisAdmin.SendAsync(server.Port, "CLIENT", "PAUSE", ms, "ALL").ConfigureAwait(false);
+                    await Task.Delay(pause, cancellationToken).ConfigureAwait(false);
+                    return $"{ms} ms";
+                case SoakFault.Restart:
+                    var down = TimeSpan.FromMilliseconds(random.Next(200, 1000));
+                    await server.RestartAsync(down).ConfigureAwait(false);
+                    return $"{down.TotalMilliseconds:F0} ms down";
+                case SoakFault.OutOfMemory:
+                    var full = TimeSpan.FromMilliseconds(random.Next(500, 2000));
+                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory-policy", "noeviction").ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory", "1").ConfigureAwait(false);
+                    await Task.Delay(full, cancellationToken).ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory", "0").ConfigureAwait(false);
+                    return $"{full.TotalMilliseconds:F0} ms";
+                default:
+                    return await KillAsync().ConfigureAwait(false);
+            }
+        }
+
+        async Task<string> KillAsync()
+        {
+            // A worker with items running holds leases (or is about to renew them): kill the busiest.
+            var victim = workers.MaxBy(w => counter.RunningIn(w.Id))!;
+            var pid = victim.Id;
+            var running = counter.RunningIn(pid);
+            counter.Killing(pid);
+            victim.Kill(entireProcessTree: true); // SIGKILL: no lease is returned
+            await victim.WaitForExitAsync(cancellationToken).ConfigureAwait(false);
+            var killedAt = await RedisAdmin.TimeMsAsync(server.Port).ConfigureAwait(false);
+            var prefix = string.Create(CultureInfo.InvariantCulture, $"{pid}-");
+            var leases = $"fanout:{{{Key}}}:leases";
+            var held = 0;
+            long latest = 0;
+            var deadline = killedAt + (long)options.LeaseTime.TotalMilliseconds;
+
+            // Watch its leases (by the server's clock) until one lease time has passed: each must be due to expire by then.
+            while (await RedisAdmin.TimeMsAsync(server.Port).ConfigureAwait(false) <= deadline + 100)
+            {
+                var entries = await RedisAdmin.SendAsync(server.Port, "ZRANGE", leases, "0", "-1", "WITHSCORES").ConfigureAwait(false);
+                var mine = 0;
+                for (var i = 0; i + 1 < entries.Count; i += 2)
+                {
+                    if (entries[i].StartsWith(prefix, StringComparison.Ordinal))
+                    {
+                        mine++;
+                        latest = Math.Max(latest, (long)double.Parse(entries[i + 1], CultureInfo.InvariantCulture));
+                    }
+                }
+
+                held = Math.Max(held, mine);
+                await Task.Delay(100, cancellationToken).ConfigureAwait(false);
+            }
+
+            // A renewal sent just before the kill may run a few milliseconds after the clock was read.
+            var backMs = latest == 0 ? 0 : latest - killedAt;
+            worstBackMs = Math.Max(worstBackMs, backMs);
+            if (latest > deadline + 100)
+            {
+                leasesNotBack++;
+                findings.Add($"worker {pid}'s leases expire {backMs} ms after the kill, above the lease time");
+            }
+
+            workers.Remove(victim);
+            victim.Dispose();
+            workers.Add(StartWorker(options, server, counter));
+            return string.Create(CultureInfo.InvariantCulture, $"worker {pid} with {running} items running, {held} leases, due back {backMs} ms after the kill");
+        }
+    }
+
+    private static Process StartWorker(FleetSoakOptions options, LocalRedisServer server, SoakCounter counter)
+    {
+        var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "FanOut.Redis.FleetWorker.dll"));
+        foreach (var argument in new[]
+        {
+            "--redis", server.Endpoint, "--key", Key, "--budget", Text(options.Budget), "--lease-ms", Text((int)options.LeaseTime.TotalMilliseconds),
+            "--hold-ms", Text(options.HoldMs), "--fallback", Text(options.FallbackLimit), "--soak", Text(counter.Port),
+        })
+        {
+            info.ArgumentList.Add(argument);
+        }
+
+        var process = Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start");
+        process.OutputDataReceived += (_, _) => { };
+        process.ErrorDataReceived += (_, _) => { };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        return process;
+
+        static string Text(int value) => value.ToString(CultureInfo.InvariantCulture);
+    }
+
+    private static TimeSpan Between(Random random, TimeSpan min, TimeSpan max) => min + ((max - min) * random.NextDouble());
+
+    private static double Between(Random random, double min, double max) => min + ((max - min) * random.NextDouble());
+}

@@ -1,0 +1,325 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+
+namespace FanOut.Redis.FleetWorker.Soak;
+
+/// <summary>
+/// The soak's referee, independent of Redis: a loopback TCP server that hands items to the workers and counts the items
+/// running at once across every process. A worker reports an item's start before its body runs and its end before the
+/// permit goes back, and waits for the answer each time, so the count here is never below what really runs.
+/// </summary>
+/// <remarks>
+/// Protocol, one line each way: <c>n</c> asks for items (<c>b ID,ID,...</c>, or <c>x</c> when the soak ends);
+/// <c>s ID</c> and <c>e ID</c> report a start and an end; <c>u ID,...</c> gives back items a failed run did not start;
+/// <c>f TYPE</c> reports a failed run; <c>l N</c> leases lost at renewal. Every request is answered (<c>k</c> unless said otherwise).
+/// </remarks>
+public sealed class SoakCounter : IAsyncDisposable
+{
+    private const int BatchSize = 40;
+
+    private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Lock _lock = new();
+    private readonly int _bound;
+    private readonly Queue<long> _pending = new();
+    private readonly Dictionary<long, (int Worker, bool Started)> _out = [];
+    private readonly Dictionary<int, int> _runningBy = [];
+    private readonly HashSet<int> _killed = [];
+    private readonly Dictionary<string, long> _failures = [];
+    private readonly List<string> _findings = [];
+    private readonly List<Task> _connections = [];
+    private Task? _accept;
+    private long _nextId;
+    private bool _ending;
+    private int _running;
+    private int _disposed;
+
+    /// <param name="bound">The most items that may run at once across the fleet: a start above it is a violation.</param>
+    public SoakCounter(int bound) => _bound = bound;
+
+    /// <summary>The port it listens on (127.0.0.1).</summary>
+    public int Port => ((IPEndPoint)_listener.LocalEndpoint).Port;
+
+    /// <summary>Items run to their end.</summary>
+    public long Done { get; private set; }
+
+    /// <summary>Items a killed worker had started, handed out again.</summary>
+    public long Interrupted { get; private set; }
+
+    /// <summary>Items a failed run gave back unstarted, handed out again.</summary>
+    public long GivenBack { get; private set; }
+
+    /// <summary>Leases the workers' renewals found gone and could not re-add (<c>fanout.redis.lease.lost</c>): their items ran on without one.</summary>
+    public long LeasesLost { get; private set; }
+
+    /// <summary>The most items running at once across the fleet.</summary>
+    public int Peak { get; private set; }
+
+    /// <summary>Starts above the bound.</summary>
+    public long AboveBound { get; private set; }
+
+    /// <summary>Starts of an item already started or done.</summary>
+    public long Twice { get; private set; }
+
+    /// <summary>Items handed to a worker that exited by itself without running them or giving them back.</summary>
+    public long Lost { get; private set; }
+
+    /// <summary>Failed runs by exception type.</summary>
+    public IReadOnlyDictionary<string, long> Failures
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return new Dictionary<string, long>(_failures);
+            }
+        }
+    }
+
+    /// <summary>The first violations, described.</summary>
+    public IReadOnlyList<string> Findings
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return [.. _findings];
+            }
+        }
+    }
+
+    public void Start()
+    {
+        _listener.Start();
+        _accept = AcceptAsync(_stop.Token);
+    }
+
+    /// <summary>Items running now in worker <paramref name="pid"/>.</summary>
+    public int RunningIn(int pid)
+    {
+        lock (_lock)
+        {
+            return _runningBy.GetValueOrDefault(pid);
+        }
+    }
+
+    /// <summary>Says <paramref name="pid"/> is about to be killed: its items are handed out again, not lost.</summary>
+    public void Killing(int pid)
+    {
+        lock (_lock)
+        {
+            _killed.Add(pid);
+        }
+    }
+
+    /// <summary>From now on, workers asking for items are told to finish.</summary>
+    public void End()
+    {
+        lock (_lock)
+        {
+            _ending = true;
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await _stop.CancelAsync();
+        _listener.Stop();
+        if (_accept is not null)
+        {
+            await _accept.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+
+        Task[] connections;
+        lock (_lock)
+        {
+            connections = [.. _connections];
+        }
+
+        await Task.WhenAll(connections).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        _stop.Dispose();
+    }
+
+    private async Task AcceptAsync(CancellationToken stop)
+    {
+        while (!stop.IsCancellationRequested)
+        {
+            TcpClient client;
+            try
+            {
+                client = await _listener.AcceptTcpClientAsync(stop).ConfigureAwait(false);
+            }
+            catch (Exception) when (stop.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (SocketException)
+            {
+                continue;
+            }
+
+            lock (_lock)
+            {
+                _connections.Add(ServeAsync(client, stop));
+            }
+        }
+    }
+
+    private async Task ServeAsync(TcpClient client, CancellationToken stop)
+    {
+        var pid = 0;
+        using (client)
+        {
+            try
+            {
+                var stream = client.GetStream();
+                using var reader = new StreamReader(stream);
+                await using var writer = new StreamWriter(stream) { AutoFlush = true, NewLine = "\n" };
+                while (await reader.ReadLineAsync(stop).ConfigureAwait(false) is { } line)
+                {
+                    var answer = Handle(line, ref pid);
+                    await writer.WriteLineAsync(answer).ConfigureAwait(false);
+                }
+            }
+            catch (Exception)
+            {
+                // The worker died (killed) or the soak ends: its items are settled below.
+            }
+        }
+
+        Closed(pid);
+    }
+
+    private string Handle(string line, ref int pid)
+    {
+        var argument = line.Length > 2 ? line[2..] : string.Empty;
+        lock (_lock)
+        {
+            switch (line[0])
+            {
+                case 'h':
+                    pid = int.Parse(argument, CultureInfo.InvariantCulture);
+                    return "k";
+                case 'n':
+                    if (_ending)
+                    {
+                        return "x";
+                    }
+
+                    var ids = new long[BatchSize];
+                    for (var i = 0; i < ids.Length; i++)
+                    {
+                        ids[i] = _pending.Count > 0 ? _pending.Dequeue() : ++_nextId;
+                        _out[ids[i]] = (pid, false);
+                    }
+
+                    return "b " + string.Join(',', ids);
+                case 's':
+                    Started(long.Parse(argument, CultureInfo.InvariantCulture), pid);
+                    return "k";
+                case 'e':
+                    Ended(long.Parse(argument, CultureInfo.InvariantCulture), pid);
+                    return "k";
+                case 'u':
+                    foreach (var text in argument.Split(',', StringSplitOptions.RemoveEmptyEntries))
+                    {
+                        var id = long.Parse(text, CultureInfo.InvariantCulture);
+                        if (_out.Remove(id, out var state) && !state.Started)
+                        {
+                            _pending.Enqueue(id);
+                            GivenBack++;
+                        }
+                        else
+                        {
+                            Finding($"item {id} given back unstarted by worker {pid}, but it had started or was not out");
+                        }
+                    }
+
+                    return "k";
+                case 'l':
+                    LeasesLost += long.Parse(argument, CultureInfo.InvariantCulture);
+                    return "k";
+                case 'f':
+                    _failures[argument] = _failures.GetValueOrDefault(argument) + 1;
+                    return "k";
+                default:
+                    return "?";
+            }
+        }
+    }
+
+    private void Started(long id, int pid)
+    {
+        if (!_out.TryGetValue(id, out var state) || state.Started || state.Worker != pid)
+        {
+            Twice++;
+            Finding($"item {id} started by worker {pid} while {(state.Started ? "already started" : "not handed to it")}");
+        }
+
+        _out[id] = (pid, true);
+        _running++;
+        _runningBy[pid] = _runningBy.GetValueOrDefault(pid) + 1;
+        Peak = Math.Max(Peak, _running);
+        if (_running > _bound)
+        {
+            AboveBound++;
+            Finding($"{_running} items running at once across the fleet, above {_bound}");
+        }
+    }
+
+    private void Ended(long id, int pid)
+    {
+        if (_out.Remove(id, out var state) && state.Started && state.Worker == pid)
+        {
+            _running--;
+            _runningBy[pid]--;
+            Done++;
+        }
+        else
+        {
+            Finding($"item {id} ended by worker {pid} without a start");
+        }
+    }
+
+    private void Closed(int pid)
+    {
+        lock (_lock)
+        {
+            var killed = _killed.Contains(pid);
+            foreach (var (id, state) in _out.Where(p => p.Value.Worker == pid).ToList())
+            {
+                _out.Remove(id);
+                if (state.Started)
+                {
+                    _running--;
+                    _runningBy[pid]--;
+                }
+
+                if (killed)
+                {
+                    _pending.Enqueue(id);
+                    Interrupted += state.Started ? 1 : 0;
+                }
+                else
+                {
+                    Lost++;
+                    Finding($"item {id} handed to worker {pid}, which exited without {(state.Started ? "ending" : "running or giving back")} it");
+                }
+            }
+        }
+    }
+
+    private void Finding(string text)
+    {
+        if (_findings.Count < 20)
+        {
+            _findings.Add(text);
+        }
+    }
+}
