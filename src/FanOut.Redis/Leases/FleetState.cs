@@ -97,18 +97,7 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
         var old = Interlocked.Exchange(ref _budget, budget);
         if (old != budget)
         {
-            var peak = Volatile.Read(ref _peak);
-            while (budget > peak)
-            {
-                var seen = Interlocked.CompareExchange(ref _peak, budget, peak);
-                if (seen == peak)
-                {
-                    break;
-                }
-
-                peak = seen;
-            }
-
+            InterlockedMax.Raise(ref _peak, budget);
             BudgetChanged?.Invoke(old, budget);
         }
     }
@@ -121,17 +110,7 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     public void OtherWaiting()
     {
         Volatile.Write(ref _othersWaiting, 1);
-        var clients = Volatile.Read(ref _clients);
-        while (clients < 2)
-        {
-            var seen = Interlocked.CompareExchange(ref _clients, 2, clients);
-            if (seen == clients)
-            {
-                break;
-            }
-
-            clients = seen;
-        }
+        InterlockedMax.Raise(ref _clients, 2);
     }
 
     /// <summary>A client published that leases went back to Redis (an <c>r</c> message).</summary>

@@ -56,18 +56,7 @@ public sealed class SettableConcurrencyLimit : ConcurrencyLimit
             return;
         }
 
-        var peak = Volatile.Read(ref _peak);
-        while (limit > peak)
-        {
-            var seen = Interlocked.CompareExchange(ref _peak, limit, peak);
-            if (seen == peak)
-            {
-                break;
-            }
-
-            peak = seen;
-        }
-
+        InterlockedMax.Raise(ref _peak, limit);
         OnCurrentChanged();
     }
 }

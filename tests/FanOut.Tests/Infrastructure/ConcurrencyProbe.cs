@@ -16,11 +16,7 @@ public sealed class ConcurrencyProbe
     public void Enter()
     {
         Interlocked.Increment(ref _started);
-        var now = Interlocked.Increment(ref _current);
-        int seen;
-        while (now > (seen = Volatile.Read(ref _max)) && Interlocked.CompareExchange(ref _max, now, seen) != seen)
-        {
-        }
+        InterlockedMax.Raise(ref _max, Interlocked.Increment(ref _current));
     }
 
     public void Exit() => Interlocked.Decrement(ref _current);

@@ -45,8 +45,8 @@ public sealed class PartitionedLimitTests
                 }
 
                 Interlocked.Increment(ref granted);
-                InterlockedMax(ref peak, Interlocked.Increment(ref held));
-                InterlockedMax(ref peakPerKey[key], Interlocked.Increment(ref heldPerKey[key]));
+                InterlockedMax.Raise(ref peak, Interlocked.Increment(ref held));
+                InterlockedMax.Raise(ref peakPerKey[key], Interlocked.Increment(ref heldPerKey[key]));
                 if (random.Next(2) == 0)
                 {
                     await Task.Yield();
@@ -80,7 +80,7 @@ public sealed class PartitionedLimitTests
         await Task.WhenAll(tenants.Select(tenant => Enumerable.Range(0, 40).FanOutAsync(
             async (i, ct) =>
             {
-                InterlockedMax(ref peak, Interlocked.Increment(ref running));
+                InterlockedMax.Raise(ref peak, Interlocked.Increment(ref running));
                 var mine = perKey.AddOrUpdate(tenant, 1, (_, n) => n + 1);
                 peakPerKey.AddOrUpdate(tenant, mine, (_, p) => Math.Max(p, mine));
                 await Task.Delay(1, ct);
@@ -196,12 +196,4 @@ public sealed class PartitionedLimitTests
         Assert.Contains("'tenant-x'", Assert.Throws<InvalidOperationException>(() => limit.ForKey("tenant-x")).Message);
     }
 
-    private static void InterlockedMax(ref int target, int value)
-    {
-        var seen = Volatile.Read(ref target);
-        while (value > seen && Interlocked.CompareExchange(ref target, value, seen) is var previous && previous != seen)
-        {
-            seen = previous;
-        }
-    }
 }

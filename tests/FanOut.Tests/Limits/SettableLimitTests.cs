@@ -54,7 +54,7 @@ public sealed class SettableLimitTests
                 var now = Interlocked.Increment(ref running);
                 if (Volatile.Read(ref drained))
                 {
-                    InterlockedMax(ref peakAfterDrain, now);
+                    InterlockedMax.Raise(ref peakAfterDrain, now);
                 }
 
                 await gates[i].Task;
@@ -155,14 +155,6 @@ public sealed class SettableLimitTests
         Assert.Equal(9, limit.Current);
     }
 
-    private static void InterlockedMax(ref int target, int value)
-    {
-        var seen = Volatile.Read(ref target);
-        while (value > seen && Interlocked.CompareExchange(ref target, value, seen) is var previous && previous != seen)
-        {
-            seen = previous;
-        }
-    }
 
     public sealed class LimitSettings
     {

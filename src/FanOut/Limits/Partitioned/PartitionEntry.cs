@@ -14,6 +14,9 @@ internal sealed class PartitionEntry(ConcurrencyLimit limit)
 
     internal ConcurrencyLimit Limit => limit;
 
+    /// <summary>True once dropped: the key's live entry, if any, is another one.</summary>
+    internal bool IsDropped => Volatile.Read(ref _pins) == Dropped;
+
     internal bool TryPin()
     {
         var pins = Volatile.Read(ref _pins);

@@ -45,8 +45,15 @@ internal sealed class PartitionLimit<TKey> : ConcurrencyLimit
 
     protected internal override bool ShouldReturnPermit => KeyLimit.ShouldReturnPermit || _owner.ShouldReturnPermit;
 
-    /// <summary>The key's live limit (or the last one pinned, if the key was dropped since).</summary>
-    private ConcurrencyLimit KeyLimit => (_owner.Peek(_key) ?? Volatile.Read(ref _entry)).Limit;
+    /// <summary>The key's live limit: the entry this view last pinned while it is not dropped (no lookup on the run's hot reads), else the map's.</summary>
+    private ConcurrencyLimit KeyLimit
+    {
+        get
+        {
+            var entry = Volatile.Read(ref _entry);
+            return (entry.IsDropped ? _owner.Peek(_key) ?? entry : entry).Limit;
+        }
+    }
 
     public override bool IsOverload(Exception failure) => KeyLimit.IsOverload(failure);
 

@@ -7,9 +7,9 @@ namespace FanOut.Limits.RateLimiting;
 /// <remarks>
 /// Every lease, and every caller waiting for one, counts as a call running on the limit (<see cref="ConcurrencyLimit.EnterCall"/>
 /// before it looks for a permit, <see cref="ConcurrencyLimit.LeaveCall"/> once the permit is back), so that a fan-out call
-/// on the same limit sees it shared (<see cref="ConcurrencyLimit.IsShared"/>): one of its workers then waits for the
-/// permits leases hold instead of retiring. Without it a call whose workers all find the pool taken by leases retires them
-/// all, and returns with items never run.
+/// on the same limit sees it shared (<see cref="ConcurrencyLimit.IsShared"/>), as it sees another call: it gives permits
+/// back between items and never holds one while its source is quiet. (That a call never ends with items unrun while others
+/// hold every permit is the run's own rule, for any holder: its last worker waits instead of retiring.)
 /// </remarks>
 internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
 {
