@@ -18,7 +18,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     {
         await using var upstream = await Upstream(50);
         using var apache = await RealServers.StartApacheAsync(upstream.BaseAddress, threads: 12);
-        var report = await ProbeRuns.RunAsync(new Uri(apache.BaseAddress, "item/1"), output, "apache (12 threads, 50 ms, queue)");
+        var report = await ProbeRuns.RunConfirmedAsync(new Uri(apache.BaseAddress, "item/1"), output, "apache (12 threads, 50 ms, queue)");
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
 
@@ -27,7 +27,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     {
         await using var upstream = await Upstream(50);
         using var nginx = await RealServers.StartNginxAsync(upstream.BaseAddress, "limit_conn_zone $server_name zone=perserver:1m;", "limit_conn perserver 10; limit_conn_status 429;");
-        var report = await ProbeRuns.RunAsync(new Uri(nginx.BaseAddress, "item/1"), output, "nginx limit_conn 10 (429)");
+        var report = await ProbeRuns.RunConfirmedAsync(new Uri(nginx.BaseAddress, "item/1"), output, "nginx limit_conn 10 (429)");
         AssertFinalCapacity(report, 10, CapacityFinding.Rejections);
         Assert.Contains(report.Levels, l => l.Count("429") > 0);
     }
@@ -54,7 +54,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     public async Task Probe_PythonSemaphore12QueueBeyond_FindsExactly12()
     {
         using var python = await RealServers.StartPythonAsync(capacity: 12, delayMs: 50);
-        var report = await ProbeRuns.RunAsync(new Uri(python.BaseAddress, "item/1"), output, "python http.server, semaphore 12, 50 ms");
+        var report = await ProbeRuns.RunConfirmedAsync(new Uri(python.BaseAddress, "item/1"), output, "python http.server, semaphore 12, 50 ms");
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
 
@@ -102,7 +102,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     public async Task Probe_FanOutServeCapacity12NoQueue_FindsExactly12()
     {
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 12, Queue = 0, Latency = LatencySpec.Parse("fixed:40") });
-        var report = await ProbeRuns.RunAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 12 --queue 0 --latency fixed:40");
+        var report = await ProbeRuns.RunConfirmedAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 12 --queue 0 --latency fixed:40");
         AssertFinalCapacity(report, 12, CapacityFinding.Rejections);
     }
 
@@ -110,7 +110,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     public async Task Probe_FanOutServeCapacity30NoQueue_FindsExactly30()
     {
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 30, Queue = 0, Latency = LatencySpec.Parse("fixed:20") });
-        var report = await ProbeRuns.RunAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 30 --queue 0");
+        var report = await ProbeRuns.RunConfirmedAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 30 --queue 0");
         AssertFinalCapacity(report, 30, CapacityFinding.Rejections);
     }
 
@@ -118,7 +118,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     public async Task Probe_FanOutServeCapacity12WithQueue_FindsExactly12()
     {
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 12, Queue = 200, Latency = LatencySpec.Parse("fixed:40") });
-        var report = await ProbeRuns.RunAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 12 --queue 200 --latency fixed:40");
+        var report = await ProbeRuns.RunConfirmedAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 12 --queue 200 --latency fixed:40");
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
 
