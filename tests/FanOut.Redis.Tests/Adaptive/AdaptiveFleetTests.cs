@@ -96,7 +96,10 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
     {
         Key = $"test-{Guid.NewGuid():N}",
         Adaptive = new AdaptiveBudgetOptions { InitialBudget = 2 },
-        LeaseTime = TimeSpan.FromSeconds(2),
+        // Nothing here waits for a lease to expire; a long lease lets one round trip take up to RedisTimeout (5 s) on a
+        // loaded CI host, where a 2 s lease capped it at 667 ms and a fresh connection's first script load missed that.
+        LeaseTime = TimeSpan.FromSeconds(15),
+        RedisTimeout = TimeSpan.FromSeconds(5),
         BatchSize = 2,
     };
 }
