@@ -109,8 +109,11 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     [Fact]
     public async Task Probe_FanOutServeCapacity30NoQueue_FindsExactly30()
     {
-        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 30, Queue = 0, Latency = LatencySpec.Parse("fixed:20") });
-        var report = await ProbeRuns.RunConfirmedAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 30 --queue 0");
+        // 50 ms answers: 30 slots then carry ~600 requests/s (the open-loop check ~540/s) rather than ~1,400 with 20 ms,
+        // so the client and the server sharing a CI host with other test assemblies keep up with the schedule. The 20 ms
+        // server's answer is in docs/probe.md's table.
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 30, Queue = 0, Latency = LatencySpec.Parse("fixed:50") });
+        var report = await ProbeRuns.RunConfirmedAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 30 --queue 0 --latency fixed:50");
         AssertFinalCapacity(report, 30, CapacityFinding.Rejections);
     }
 

@@ -12,6 +12,9 @@ public sealed class RedisLimitContractTests(RedisServer redis) : ConcurrencyLimi
             Key = $"contract-{Guid.NewGuid():N}",
             Budget = capacity,
             BatchSize = Math.Min(capacity, 4),
-            LeaseTime = TimeSpan.FromSeconds(2),
+            // Nothing in the contract waits for a lease to expire: a long lease and a 5 s bound on a round trip keep a
+            // loaded CI host's slow trip from failing a test about permits (a 2 s lease bounds a trip at 667 ms).
+            LeaseTime = TimeSpan.FromSeconds(15),
+            RedisTimeout = TimeSpan.FromSeconds(5),
         }));
 }
