@@ -16,8 +16,20 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
         await using var second = RedisConcurrencyLimit.Create(redis.Connection, options);
         var running = 0;
         long calls = 0, rejected = 0;
+        var budgets = new int[3000];
+        var sampled = 0;
         async ValueTask Body(int item, CancellationToken token)
         {
+            if (item >= 1000)
+            {
+                // The budget as the last two thirds of the items see it: where the law settled, not its last step.
+                var at = Interlocked.Increment(ref sampled) - 1;
+                if (at < budgets.Length)
+                {
+                    budgets[at] = first.Current;
+                }
+            }
+
             Interlocked.Increment(ref calls);
             if (Interlocked.Increment(ref running) > Capacity)
             {
@@ -43,10 +55,13 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
             Enumerable.Range(0, 1500).FanOutAsync(Body, fanOut with { Limit = second })).WaitAsync(s_guard);
 
         // Without growth the budget would stay at its initial 2; without decreases it would climb to 256 and most calls
-        // would be rejected. The bounds are loose: the law's sawtooth, not a machine's speed, decides where it ends.
-        Assert.InRange(first.Current, Capacity / 2, Capacity * 2);
-        Assert.InRange(first.Peak, Capacity, 256);
-        Assert.InRange(rejected, 1, calls / 5);
+        // would be rejected. The bounds are loose, and on the median the items saw rather than the last value: the law's
+        // sawtooth (and a decrease at the very end, where one call finishes first) decides where a single reading lands.
+        var settled = budgets.Take(Math.Min(sampled, budgets.Length)).Order().ElementAt(Math.Min(sampled, budgets.Length) / 2);
+        var seen = $"budget {first.Current} at the end, median {settled} over the last two thirds (peak {first.Peak}), {rejected} of {calls} calls rejected";
+        Assert.True(settled >= Capacity / 2 && settled <= Capacity * 2, seen);
+        Assert.True(first.Peak >= Capacity && first.Peak <= 256, seen);
+        Assert.True(rejected >= 1 && rejected <= calls / 5, seen);
         Assert.Equal(3000, calls - rejected);
     }
 
