@@ -76,6 +76,9 @@ public sealed class FanOutStrategy : Strategy
     public override int? LimitNow => _fixed is null ? Volatile.Read(ref _lastLimit)?.Current : null;
 
     /// <inheritdoc/>
+    public override double? PacePerSecond => _ratePerSecond;
+
+    /// <inheritdoc/>
     /// <remarks>The library's own task is returned as it is (no await here), so a caller sees exactly what the library's
     /// task holds; only the adaptive RunAll strategy swallows its expected <see cref="FanOutException"/>.</remarks>
     public override Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)

@@ -28,6 +28,9 @@ public sealed class ObservedStrategy(Strategy inner, CancelPlan? cancel = null) 
     public override int ConcurrencyFor(int itemCount) => inner.ConcurrencyFor(itemCount);
 
     /// <inheritdoc/>
+    public override double? PacePerSecond => inner.PacePerSecond;
+
+    /// <inheritdoc/>
     /// <remarks>A run the caller cancels after a time ends then, or one wait later when the running bodies cannot stop early
     /// (they ignore the token, or block in a synchronous loop).</remarks>
     public override double EstimateRunMs(double runMs, Workload workload)

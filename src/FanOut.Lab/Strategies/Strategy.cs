@@ -19,6 +19,10 @@ public abstract class Strategy
     /// <param name="workload">The workload, for a strategy that stops the run early.</param>
     public virtual double EstimateRunMs(double runMs, Workload workload) => runMs;
 
+    /// <summary>For the run's duration estimate only: the strategy's own pace in items per second (a rate limiter in front of
+    /// its limit), or null when it sends as fast as its concurrency allows.</summary>
+    public virtual double? PacePerSecond => null;
+
     /// <summary>Where the strategy's own limit stood after the last run, for strategies whose limit moves; null for the rest.</summary>
     public virtual LimitReading? LastLimit => null;
 

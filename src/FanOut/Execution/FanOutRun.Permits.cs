@@ -37,6 +37,9 @@ internal abstract partial class FanOutRun<T>
     /// <summary>Workers of this call between deciding to look for a permit and holding one: the room they will take.</summary>
     private int _seekingWorkers;
 
+    /// <summary>Workers of this call queued at the rate limiter for the lease of an item they have yet to claim.</summary>
+    private int _leaseWaiters;
+
     /// <summary>A lazy source's turns: one worker of the call pulls (and takes its permit) at a time. Null for arrays and lists.</summary>
     private readonly SemaphoreSlim? _claimTurn;
 
@@ -144,7 +147,8 @@ internal abstract partial class FanOutRun<T>
 
     /// <summary>
     /// Takes a lease for a worker that holds a permit. A lease that would wait is waited for without the permit (never wait
-    /// for the rate limiter with a permit), which is then taken again. False, with nothing held: canceled.
+    /// for the rate limiter with a permit), which is then taken again. False, with nothing held: canceled, or the items
+    /// left are already promised to workers queued for their leases.
     /// </summary>
     private async ValueTask<bool> AcquireLeaseHoldingPermitAsync(WorkerSlot<T> slot)
     {
@@ -156,19 +160,43 @@ internal abstract partial class FanOutRun<T>
         }
 
         lease.Dispose();
+
+        // A lease is spent once granted, item or not: with an array or a list, queue for one only while more items are
+        // left than workers already queued, so the end of a run spends no tokens on workers that would find nothing.
+        if (_source.KnownCount >= 0 && _source.KnownCount - _source.ClaimedCount <= Volatile.Read(ref _leaseWaiters))
+        {
+            _limit.Release();
+            return false;
+        }
+
+        // The room given back while the lease is awaited is still this worker's: counted as seeking (before it is given
+        // back), nobody is started for it. Otherwise every permit given back started another worker, which queued for a
+        // lease of its own: the limiter's queue grew with the items rather than the limit, and the tokens those extra
+        // waiters took were spent with no item left to claim (a 500/s bucket delivered 250 items/s).
+        Interlocked.Increment(ref _seekingWorkers);
+        Interlocked.Increment(ref _leaseWaiters);
         _limit.Release();
-        if (!await AcquireLeaseAsync(slot).ConfigureAwait(false))
+        try
         {
-            return false;
-        }
+            var leased = await AcquireLeaseAsync(slot).ConfigureAwait(false);
+            Interlocked.Decrement(ref _leaseWaiters);
+            if (!leased)
+            {
+                return false;
+            }
 
-        if (!_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
+            if (!_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
+            {
+                ReleaseLease(slot);
+                return false;
+            }
+
+            return true;
+        }
+        finally
         {
-            ReleaseLease(slot);
-            return false;
+            Interlocked.Decrement(ref _seekingWorkers);
         }
-
-        return true;
     }
 
     /// <summary>

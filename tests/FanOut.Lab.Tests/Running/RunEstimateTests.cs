@@ -1,3 +1,5 @@
+using FanOut.Downstream;
+using FanOut.Downstream.Latency;
 using FanOut.Lab.Outcomes;
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
@@ -5,6 +7,7 @@ using FanOut.Lab.Scenarios;
 using FanOut.Lab.Strategies;
 using FanOut.Lab.Tests.Scenarios;
 using FanOut.Lab.Workloads;
+using FanOut.Lab.Workloads.RealIo;
 
 namespace FanOut.Lab.Tests.Running;
 
@@ -39,13 +42,13 @@ public sealed class RunEstimateTests
     public void For_RealIoCaseFoundLongByItsWarmUp_CountsTheWarmUpAndOneRun()
     {
         // Real I/O has no ideal time, so the runner warms up; a warm-up past LongRun is then measured once: two runs in all.
-        // downstream-http-client's Fixed(16) row: 2,000 calls in waves of 16 x 10 ms, times the measured 1.55.
+        // downstream-http-client's Fixed(16) row: 2,000 calls in waves of 16 x 10 ms and their own cost, times the measured 1.35.
         var handler = ScenarioCatalog.Default.Scenarios.Single(s => s.Id == "downstream-http-client").Cases(ScenarioSize.Default)
             .Single(c => c.Strategy.Name.Contains("Fixed(16)", StringComparison.Ordinal));
         var estimates = s_estimate.For(new OneCaseScenario(handler), ScenarioSize.Default);
 
-        var oneRunMs = 2000 / 16 * 10 * DownstreamHttpClientScenario.HttpClientCallsStrategy.MeasuredOverWaves;
-        Assert.Equal(TimeSpan.FromSeconds(1) + TimeSpan.FromMilliseconds(400 + (2 * oneRunMs)), estimates[0]);
+        var oneRunMs = ((2000 / 16 * 10) + (2000 / HttpGetWorkload.LoopbackCallsPerSecond * 1000)) * DownstreamHttpClientScenario.HttpClientCallsStrategy.MeasuredOverWaves;
+        Assert.Equal(TimeSpan.FromSeconds(1) + TimeSpan.FromMilliseconds(100 + (2 * oneRunMs)), estimates[0]);
     }
 
     [Fact]
@@ -83,6 +86,44 @@ public sealed class RunEstimateTests
 
         Assert.Equal(TimeSpan.FromMilliseconds(50), estimates[0]);
         Assert.Equal(TimeSpan.FromMilliseconds(200), estimates[1]); // min(ideal 200 ms, 50 + 200)
+    }
+
+    [Fact]
+    public void For_RateLimitedServer_BurstsEndWhenEveryItemWasTriedAndPacedRunsTakeTheItemsOverTheRate()
+    {
+        // 2,000 calls against 500/s, 20 ms each. Fixed(50) asks for 2,500/s and counts each 429: refused calls come back at
+        // once, so the run ends when every item was tried once. DOP 10 asks for exactly 500/s; the body that throws each 429
+        // has it run again until served; a 500/s bucket in front of Fixed(50) paces it: 2,000 / 500 = 4 s each.
+        // (downstream-rate-limit had estimated the bursts at 4.3 s a run; they took ~0.1 s.)
+        var server = new DownstreamOptions { Capacity = 64, Queue = 64, RatePerSecond = 500, Latency = LatencySpec.Parse("fixed:20") };
+        Workload Get() => new HttpGetWorkload(server, TimeSpan.FromSeconds(5), 2000);
+        var setupMs = Get().EstimateSetupMs;
+
+        var estimates = new RunEstimate(new RunPolicy(0, 1, 1, TimeSpan.Zero), TimeSpan.Zero).For(new OneCaseScenario(
+            new LabCase(FanOutStrategy.Fixed(50), Get, 2000),
+            new LabCase(new ParallelForEachAsyncStrategy(10), Get, 2000),
+            new LabCase(FanOutStrategy.Adaptive(), () => new HttpGetWorkload(server, TimeSpan.FromSeconds(5), 2000) { ThrowOnOverload = true }, 2000),
+            new LabCase(FanOutStrategy.FixedWithRate(50, 500), Get, 2000)), ScenarioSize.Default);
+
+        var callsMs = 2000 / HttpGetWorkload.LoopbackCallsPerSecond * 1000;
+        Assert.Equal(TimeSpan.FromMilliseconds(setupMs + 20 + (2000 / HttpGetWorkload.RefusalsPerSecond * 1000)), estimates[0]);
+        Assert.Equal(TimeSpan.FromMilliseconds(setupMs + 4000 + callsMs), estimates[1]); // 200 waves of 20 ms, and the calls' own cost
+        Assert.Equal(TimeSpan.FromMilliseconds(setupMs + 4000), estimates[2]);
+        Assert.Equal(TimeSpan.FromMilliseconds(setupMs + 4000), estimates[3]);
+    }
+
+    [Fact]
+    public void For_ServerThatCrashes_CountsTheWavesUpToTheCrashOnly()
+    {
+        // 500 calls at 2 at once, the server crashes on call 201: 100 waves of 20 ms, then every call is refused at once.
+        // (downstream-crash had estimated its default-DOP row at 5 s a run; it took 2.4-2.8 s.)
+        var crashing = new DownstreamOptions { Capacity = 64, Queue = 64, CrashAfterRequests = 200, Latency = LatencySpec.Parse("fixed:20") };
+        Workload Get() => new HttpGetWorkload(crashing, TimeSpan.FromSeconds(2), 500);
+
+        var estimates = new RunEstimate(new RunPolicy(0, 1, 1, TimeSpan.Zero), TimeSpan.Zero).For(
+            new OneCaseScenario(new LabCase(new ParallelForEachAsyncStrategy(2), Get, 500)), ScenarioSize.Default);
+
+        Assert.Equal(TimeSpan.FromMilliseconds(Get().EstimateSetupMs + (100 * 20) + (500 / HttpGetWorkload.LoopbackCallsPerSecond * 1000)), estimates[0]);
     }
 
     [Fact]
