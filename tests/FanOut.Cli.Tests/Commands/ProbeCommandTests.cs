@@ -1,4 +1,6 @@
+using System.Globalization;
 using System.Text.Json;
+using System.Text.RegularExpressions;
 
 using FanOut.Downstream;
 using FanOut.Downstream.Latency;
@@ -141,7 +143,7 @@ public sealed class ProbeCommandTests
     [Fact]
     public async Task Probe_MaxRequestsBeforeSaturation_SaysAtLeastWithoutCodeAndExits3()
     {
-        // 40 ms calls: level 1 takes 50 requests, level 2 another 50; the budget runs out in level 4.
+        // 40 ms calls: level 1 takes 50 requests, level 2 another 50; the budget runs out in level 4 (on a quiet host).
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 16, Queue = 0, Latency = LatencySpec.Parse("fixed:40") });
         var outDir = Path.Combine(Path.GetTempPath(), $"fanout-probe-{Guid.NewGuid():N}");
         try
@@ -152,7 +154,11 @@ public sealed class ProbeCommandTests
             var output = cli.Output;
             Assert.Contains("at most 150 requests (--max-requests)", output, StringComparison.Ordinal);
             Assert.Contains("First answer in", output, StringComparison.Ordinal);
-            Assert.Contains("At least 2 at once (not final: the endpoint was not saturated).", output, StringComparison.Ordinal);
+            // Which level the budget ends in depends on how long each level took on the host (2 on a quiet one; a loaded CI
+            // host's slower answers make the early levels shorter in requests): any "at least" below the capacity of 16.
+            var atLeast = Regex.Match(output, @"At least (\d+) at once \(not final: the endpoint was not saturated\)\.");
+            Assert.True(atLeast.Success, output);
+            Assert.InRange(int.Parse(atLeast.Groups[1].Value, CultureInfo.InvariantCulture), 1, 8);
             Assert.Contains("--max-requests 150 was spent", output, StringComparison.Ordinal);
             Assert.Contains("No code to paste", output, StringComparison.Ordinal);
             Assert.DoesNotContain("ConcurrencyLimit.Fixed", output, StringComparison.Ordinal);

@@ -12,8 +12,9 @@ public sealed class CommittedPrefixTests
     public async Task FanOutStream_OrderedFailFastItemFailsAfterLaterItemsFinished_YieldsOnlyTheItemsBeforeItThenThrows()
     {
         const int count = 21;
+        var othersDone = 0;
         var laterDone = 0;
-        var allLaterDone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var allOthersDone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var prefix = new CommittedPrefix();
         var seen = new List<int>();
 
@@ -24,13 +25,20 @@ public sealed class CommittedPrefixTests
                 {
                     if (i == 5)
                     {
-                        await allLaterDone.Task.WaitAsync(ct); // 6..20 finish first
+                        // Every other body has run first: 6..20 finish before 5 fails, and so do 0..4 (a worker that claimed one
+                        // of them and was descheduled before its body started would otherwise start nothing after the stop).
+                        await allOthersDone.Task.WaitAsync(ct);
                         throw new InvalidOperationException("item 5");
                     }
 
-                    if (i > 5 && Interlocked.Increment(ref laterDone) == count - 6)
+                    if (i > 5)
                     {
-                        allLaterDone.SetResult();
+                        Interlocked.Increment(ref laterDone);
+                    }
+
+                    if (Interlocked.Increment(ref othersDone) == count - 1)
+                    {
+                        allOthersDone.SetResult();
                     }
 
                     return i;
