@@ -175,11 +175,13 @@ internal abstract partial class FanOutRun<T>
         // waiters took were spent with no item left to claim (a 500/s bucket delivered 250 items/s).
         Interlocked.Increment(ref _seekingWorkers);
         Interlocked.Increment(ref _leaseWaiters);
+        var queued = true;
         _limit.Release();
         try
         {
             var leased = await AcquireLeaseAsync(slot).ConfigureAwait(false);
             Interlocked.Decrement(ref _leaseWaiters);
+            queued = false;
             if (!leased)
             {
                 return false;
@@ -195,6 +197,11 @@ internal abstract partial class FanOutRun<T>
         }
         finally
         {
+            if (queued)
+            {
+                Interlocked.Decrement(ref _leaseWaiters); // the limiter threw: no longer queued
+            }
+
             Interlocked.Decrement(ref _seekingWorkers);
         }
     }
