@@ -16,6 +16,9 @@ public sealed record FixedLatency : LatencySpec
     /// <value>In [0, 600000] ms.</value>
     public double Milliseconds { get; }
 
+    /// <inheritdoc/>
+    public override double MeanMilliseconds => Milliseconds;
+
     internal override double SampleMilliseconds(Random random) => Milliseconds;
 
     /// <inheritdoc/>

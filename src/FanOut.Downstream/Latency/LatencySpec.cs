@@ -44,6 +44,11 @@ public abstract record LatencySpec
         [System.Diagnostics.CodeAnalysis.NotNullWhen(false)] out string? error)
         => LatencySpecParser.TryParse(spec, out result, out error);
 
+    /// <summary>The distribution's mean: what a slot of the server spends per request on average, so a slot serves
+    /// 1000 / <see cref="MeanMilliseconds"/> requests per second.</summary>
+    /// <value>In [0, 600000] ms for fixed and uniform latencies; above the median for a log-normal one.</value>
+    public abstract double MeanMilliseconds { get; }
+
     /// <summary>Draws one latency in milliseconds from <paramref name="random"/>.</summary>
     /// <remarks>Not thread-safe by itself: <see cref="LatencySampler"/> serialises calls.</remarks>
     internal abstract double SampleMilliseconds(Random random);

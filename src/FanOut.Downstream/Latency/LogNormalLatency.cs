@@ -34,6 +34,10 @@ public sealed record LogNormalLatency : LatencySpec
     /// <value>In (<see cref="MedianMilliseconds"/>, 600000] ms.</value>
     public double P99Milliseconds { get; }
 
+    /// <inheritdoc/>
+    /// <remarks>exp(mu + sigma^2 / 2): for <c>lognormal:20,p99=80</c> 23.9 ms, 1.195 times the median.</remarks>
+    public override double MeanMilliseconds => Math.Exp(_mu + (_sigma * _sigma / 2));
+
     private readonly double _mu;
     private readonly double _sigma;
 

@@ -23,6 +23,9 @@ public sealed record UniformLatency : LatencySpec
     /// <value>In [<see cref="MinMilliseconds"/>, 600000] ms.</value>
     public double MaxMilliseconds { get; }
 
+    /// <inheritdoc/>
+    public override double MeanMilliseconds => (MinMilliseconds + MaxMilliseconds) / 2;
+
     internal override double SampleMilliseconds(Random random)
         => MinMilliseconds + (random.NextDouble() * (MaxMilliseconds - MinMilliseconds));
 

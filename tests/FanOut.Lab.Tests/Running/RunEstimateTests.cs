@@ -42,13 +42,55 @@ public sealed class RunEstimateTests
     public void For_RealIoCaseFoundLongByItsWarmUp_CountsTheWarmUpAndOneRun()
     {
         // Real I/O has no ideal time, so the runner warms up; a warm-up past LongRun is then measured once: two runs in all.
-        // downstream-http-client's Fixed(16) row: 2,000 calls in waves of 16 x 10 ms and their own cost, times the measured 1.35.
+        // downstream-http-client's Fixed(16) row: 2,000 calls in waves of 16 x the latency's mean (lognormal:10,p99=40: 11.95 ms)
+        // and their own cost, times the measured correction.
         var handler = ScenarioCatalog.Default.Scenarios.Single(s => s.Id == "downstream-http-client").Cases(ScenarioSize.Default)
             .Single(c => c.Strategy.Name.Contains("Fixed(16)", StringComparison.Ordinal));
         var estimates = s_estimate.For(new OneCaseScenario(handler), ScenarioSize.Default);
 
-        var oneRunMs = ((2000 / 16 * 10) + (2000 / HttpGetWorkload.LoopbackCallsPerSecond * 1000)) * DownstreamHttpClientScenario.HttpClientCallsStrategy.MeasuredOverWaves;
-        Assert.Equal(TimeSpan.FromSeconds(1) + TimeSpan.FromMilliseconds(100 + (2 * oneRunMs)), estimates[0]);
+        var meanMs = new LogNormalLatency(10, 40).MeanMilliseconds;
+        var oneRunMs = ((2000 / 16 * meanMs) + (2000 / HttpGetWorkload.LoopbackCallsPerSecond * 1000)) * DownstreamHttpClientScenario.HttpClientCallsStrategy.MeasuredOverWaves;
+        var expectedMs = 1_000 + 100 + (2 * oneRunMs);
+        Assert.InRange(estimates[0].TotalMilliseconds, expectedMs - 0.01, expectedMs + 0.01);
+    }
+
+    [Fact]
+    public void For_WaitingCaseOfTenthsOfASecond_UsesItsWholeBudget()
+    {
+        // 100 ms waits: a timer's jitter keeps the error above 2% of the mean for more runs than the budget holds, so the
+        // case runs until its 1 s budget is spent (seed001-io's 100 ms cases took 1.1-1.4 s each on the 2-core VM).
+        var scenario = new OneCaseScenario(new LabCase(new WhenAllStrategy(), () => new DelayWorkload(DelaySchedule.Fixed(100, 10)), 10));
+
+        var estimates = s_estimate.For(scenario, ScenarioSize.Default);
+
+        Assert.Equal(TimeSpan.FromSeconds(1) + TimeSpan.FromMilliseconds(100 + 1_000), estimates[0]); // overhead, warm-up, budget
+    }
+
+    [Fact]
+    public void For_LogNormalServer_TakesWavesOfTheMeanLatencyNotTheMedian()
+    {
+        // A slot serves 1000 / mean calls a second: 2,000 calls at 2 at once of lognormal:20,p99=80 (mean 23.9 ms) take 1,000
+        // waves of 23.9 ms (downstream-capacity's default-DOP row took 26.6 s; the median's 20 s was 1.3x short).
+        var server = new DownstreamOptions { Capacity = 64, Queue = 64, Latency = LatencySpec.Parse("lognormal:20,p99=80") };
+        var workload = new HttpGetWorkload(server, TimeSpan.FromSeconds(5), 2000);
+
+        var runMs = workload.EstimateRunMs(0, 2);
+
+        Assert.Equal((1000 * server.Latency.MeanMilliseconds) + (2000 / HttpGetWorkload.LoopbackCallsPerSecond * 1000), runMs, 6);
+        Assert.InRange(server.Latency.MeanMilliseconds, 23.8, 24.0);
+    }
+
+    [Fact]
+    public void For_PriceSync_IsWavesOfAGetAndALoneWriteOrSqlitesQueuedWritesWhicheverIsLonger()
+    {
+        // 1,000 products, lognormal:10,p99=40 (mean 11.95 ms), capacity 200 + queue 1,000.
+        var server = new DownstreamOptions { Capacity = 200, Queue = 1000, Latency = LatencySpec.Parse("lognormal:10,p99=40") };
+        var workload = new PriceSyncWorkload(server, TimeSpan.FromSeconds(5), 1000);
+        var waveMs = server.Latency.MeanMilliseconds + PriceSyncWorkload.LoneWriteMs;
+
+        Assert.Equal(500 * waveMs, workload.EstimateRunMs(0, 2), 6);                                  // default DOP: 500 waves
+        Assert.Equal(63 * waveMs, workload.EstimateRunMs(0, 16), 6);                                  // DOP 16: ceil(1000 / 16) waves
+        Assert.Equal(1000 * PriceSyncWorkload.QueuedWriteMs, workload.EstimateRunMs(0, 1000), 6);    // everything at once: the writer's queue
     }
 
     [Fact]

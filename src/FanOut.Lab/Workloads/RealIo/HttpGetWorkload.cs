@@ -2,7 +2,6 @@ using System.Diagnostics;
 using System.Net;
 
 using FanOut.Downstream;
-using FanOut.Downstream.Latency;
 using FanOut.Lab.Measurement;
 
 namespace FanOut.Lab.Workloads.RealIo;
@@ -97,7 +96,8 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle, ILiveCounters
     public override WorkProfile Profile => new([], UsesCpu: false);
 
     /// <inheritdoc/>
-    /// <remarks>The cost model holds no server: a run is taken as waves of the server's typical latency, each wave as many calls
+    /// <remarks>The cost model holds no server: a run is taken as waves of the server's mean latency (a slot serves 1000 / mean
+    /// calls a second; a log-normal's mean is 1.2x its median at p99 = 4 x median), each wave as many calls
     /// as the server serves at once (fewer when the strategy sends fewer), plus what every call costs the client and the
     /// server on the same machine (<see cref="LoopbackCallsPerSecond"/>). Calls the server refuses come back at once and
     /// take no wave: those past capacity plus queue when everything is sent together, those after a crash, and those past
@@ -106,13 +106,7 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle, ILiveCounters
     /// and run the item again, is paced by the rate: every call waits its token.</remarks>
     public override double EstimateRunMs(double idealMs, int concurrency)
     {
-        var latencyMs = _options.Latency switch
-        {
-            FixedLatency fixedLatency => fixedLatency.Milliseconds,
-            UniformLatency uniform => (uniform.MinMilliseconds + uniform.MaxMilliseconds) / 2,
-            LogNormalLatency logNormal => logNormal.MedianMilliseconds,
-            _ => 20,
-        };
+        var latencyMs = _options.Latency.MeanMilliseconds;
         var perWave = Math.Max(1, Math.Min(concurrency, _options.Capacity));
         var served = concurrency >= _itemCount ? Math.Min(_itemCount, _options.Capacity + _options.Queue) : _itemCount;
         if (_options.CrashAfterRequests is { } crashAfter)
