@@ -80,7 +80,10 @@ public static class RunCommand
         var progress = new ConsoleProgress(console, context.Interactive) { Wide = settings.Wide };
         var runner = new LabRunner(caseRunner, output, progress)
         {
-            Estimate = new RunEstimate(RunPolicy.Default, settings.InProcess ? TimeSpan.Zero : RunEstimate.ChildCaseOverhead),
+            Estimate = new RunEstimate(RunPolicy.Default, settings.InProcess ? TimeSpan.Zero : RunEstimate.ChildCaseOverhead)
+            {
+                MachineSlowdown = MachineSpeed.Measure(),
+            },
         };
         LabResults results;
         if (context.Interactive)

@@ -24,9 +24,15 @@ public sealed record RunEstimate(RunPolicy Policy, TimeSpan CaseOverhead)
     /// <summary>The guess for one run of a case declared long whose ideal time says nothing (blocking waits, real I/O).</summary>
     public static TimeSpan UnknownLongRun { get; } = TimeSpan.FromSeconds(20);
 
-    /// <summary>What a case in a fresh child process costs besides its runs, measured on the 2-core VM (process start, JIT, set-up):
-    /// 14 seed000-errors cases of ~50 ms runs took 3.6 s in all on one day, 5.5 s (twice) on a freshly started VM the next.</summary>
-    public static TimeSpan ChildCaseOverhead { get; } = TimeSpan.FromSeconds(0.24);
+    /// <summary>What a case in a fresh child process costs besides its runs (process start, JIT, set-up), at the speed of the
+    /// machine <see cref="MachineSpeed.ReferenceLoopMs"/> was timed on (the Intel Xeon 2-core VM: 14 seed000-errors cases of
+    /// ~50 ms runs took 5.3-6.9 s in all; on an AMD EPYC VM of the same kind, 3.6 s).</summary>
+    public static TimeSpan ChildCaseOverhead { get; } = TimeSpan.FromSeconds(0.32);
+
+    /// <summary>How much slower this machine runs CPU work than the one the constants were measured on
+    /// (<see cref="MachineSpeed.Measure"/>): scales the per-case overhead, a workload's set-up and the runs of CPU-bound
+    /// workloads whose CPU part is not timed here (a workload with a set-up, such as hash-files). 1 leaves them as measured.</summary>
+    public double MachineSlowdown { get; init; } = 1;
 
     /// <summary>The share of its ideal speed a CPU-bound run reaches on the 2-core VM with nobody else on it: 0.82-0.96 in
     /// seed001-cpu's and seed004-mixed's parallel rows (a row that is serial in disguise, a synchronous Task.WhenAll, shows
@@ -65,10 +71,15 @@ public sealed record RunEstimate(RunPolicy Policy, TimeSpan CaseOverhead)
             runMs = Math.Max(runMs, labCase.ItemCount / pace * 1000);
         }
 
-        var setupMs = workload.EstimateSetupMs;
+        var setupMs = workload.EstimateSetupMs * MachineSlowdown;
         if (workload.Profile.UsesCpu)
         {
             runMs /= SharedCoreEfficiency;
+            if (workload is ICaseLifecycle)
+            {
+                // Its CPU part is not timed here (it needs the set-up's files or server): its constants are scaled instead.
+                runMs *= MachineSlowdown;
+            }
 
             // The child times the CPU part after the runs: five batches of at least 1 ms each, 20 ms at least.
             setupMs += Math.Max(20, 5 * Math.Max(1, cpuMs));
@@ -98,7 +109,7 @@ public sealed record RunEstimate(RunPolicy Policy, TimeSpan CaseOverhead)
             measuredMs = (policy.Warmups * runMs) + Math.Max(policy.MinRuns * runMs, Math.Min(policy.Budget.TotalMilliseconds, policy.MaxRuns * runMs));
         }
 
-        return CaseOverhead + TimeSpan.FromMilliseconds(setupMs + measuredMs);
+        return (CaseOverhead * MachineSlowdown) + TimeSpan.FromMilliseconds(setupMs + measuredMs);
     }
 
     private static double TimeCpuPart(Workload workload)

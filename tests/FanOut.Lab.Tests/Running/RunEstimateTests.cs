@@ -55,6 +55,25 @@ public sealed class RunEstimateTests
     }
 
     [Fact]
+    public void For_SlowerMachine_ScalesTheChildStartUpAndTheSetUpButNotTheWaits()
+    {
+        // A machine 1.5x slower at CPU work starts each child 1.5x slower and sets a server up 1.5x slower; a 100 ms wait is
+        // still 100 ms.
+        var server = new DownstreamOptions { Capacity = 64, Queue = 64, Latency = LatencySpec.Parse("fixed:20") };
+        var scenario = new OneCaseScenario(
+            new LabCase(new WhenAllStrategy(), () => new DelayWorkload(DelaySchedule.Fixed(100, 10)), 10),
+            new LabCase(new ParallelForEachAsyncStrategy(2), () => new HttpGetWorkload(server, TimeSpan.FromSeconds(5), 100), 100, Policy: new RunPolicy(0, 1, 1, TimeSpan.Zero)));
+        var policy = RunPolicy.Default;
+
+        var atReference = new RunEstimate(policy, TimeSpan.FromSeconds(1)).For(scenario, ScenarioSize.Default);
+        var slower = new RunEstimate(policy, TimeSpan.FromSeconds(1)) { MachineSlowdown = 1.5 }.For(scenario, ScenarioSize.Default);
+
+        Assert.Equal(atReference[0] + TimeSpan.FromSeconds(0.5), slower[0]);                      // the overhead only
+        var setupMs = new HttpGetWorkload(server, TimeSpan.FromSeconds(5), 100).EstimateSetupMs;
+        Assert.Equal(atReference[1] + TimeSpan.FromMilliseconds(500 + (setupMs / 2)), slower[1]); // overhead and set-up
+    }
+
+    [Fact]
     public void For_WaitingCaseOfTenthsOfASecond_UsesItsWholeBudget()
     {
         // 100 ms waits: a timer's jitter keeps the error above 2% of the mean for more runs than the budget holds, so the
