@@ -25,8 +25,10 @@ namespace FanOut.Execution;
 /// pull-ahead, and the one documented in docs/library.md.
 /// </para>
 /// <para>
-/// A rate limiter's lease is never waited for with a permit held. A permit is held while a body runs, while an array's
-/// worker keeps it into its next item (nobody else wants it), and for the instant of a pull that does not wait.
+/// A rate limiter's lease is never waited for with a permit others could use: the permit is given back while the lease is
+/// awaited, except on a fixed limit this call alone uses, where nobody else could take the room and the worker keeps it.
+/// A permit is held while a body runs, while an array's worker keeps it into its next item (nobody else wants it), and
+/// for the instant of a pull that does not wait.
 /// </para>
 /// </remarks>
 internal abstract partial class FanOutRun<T>
@@ -167,6 +169,36 @@ internal abstract partial class FanOutRun<T>
         {
             _limit.Release();
             return false;
+        }
+
+        // A limit this call alone uses, which can neither rise nor learn from samples: nobody else could use the room, so
+        // the worker keeps its permit while it queues. The room stays its own exactly (given back and counted as seeking,
+        // it could be taken by a worker another read of the counters started, which then queued too: 9 queued under
+        // Fixed(8)), and queued workers never outnumber the limit.
+        if (!_limit.IsShared && !_limit.MayRiseUnprompted && !_limit.WantsSamples)
+        {
+            Interlocked.Increment(ref _leaseWaiters);
+            bool leasedHolding;
+            try
+            {
+                leasedHolding = await AcquireLeaseAsync(slot).ConfigureAwait(false);
+            }
+            catch
+            {
+                _limit.Release(); // the limiter threw: nothing is held when the exception reaches the worker
+                throw;
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _leaseWaiters);
+            }
+
+            if (!leasedHolding)
+            {
+                _limit.Release();
+            }
+
+            return leasedHolding;
         }
 
         // The room given back while the lease is awaited is still this worker's: counted as seeking (before it is given
