@@ -51,9 +51,9 @@ public sealed class HashFilesWorkload : Workload, ICaseLifecycle, ILiveCounters
         Math.Max(idealMs, (double)_itemCount * _fileBytes / 1e6 / Math.Max(1, Math.Min(concurrency, Environment.ProcessorCount)));
 
     /// <inheritdoc/>
-    /// <remarks>The files are written at set-up, at about 270 MB/s (into the page cache: a hash-files case of 200 MB took
-    /// 2.2-3.8 s in all on the Intel Xeon 2-core VM, its runs included, and 1.5-2.2 s on an AMD EPYC one).</remarks>
-    public override double EstimateSetupMs => base.EstimateSetupMs + ((double)_itemCount * _fileBytes / 270e3);
+    /// <remarks>The files are written at set-up, at about 220 MB/s (into the page cache: a hash-files case of 200 MB took
+    /// 2.2-3.9 s in all on the Intel Xeon 2-core VM, its runs included, and 1.5-2.2 s on an AMD EPYC one).</remarks>
+    public override double EstimateSetupMs => base.EstimateSetupMs + ((double)_itemCount * _fileBytes / 220e3);
 
     /// <summary>The folder holding the files (after set-up), for tests.</summary>
     internal string FolderPath => _folder?.Path ?? string.Empty;
