@@ -57,6 +57,14 @@ internal sealed class DownstreamConnection(DownstreamOptions options, TimeSpan c
         parameters["maxConnectionsPerServer"] = DefaultMaxConnectionsPerServer == int.MaxValue ? "unlimited" : DefaultMaxConnectionsPerServer;
     }
 
+    /// <summary>For the duration estimate: the calls the server serves at once for a strategy with <paramref name="concurrency"/>
+    /// in flight (at most its capacity, at least one); a run is waves of that many.</summary>
+    public static int CallsPerWave(DownstreamOptions options, int concurrency)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return Math.Max(1, Math.Min(concurrency, options.Capacity));
+    }
+
     /// <summary>Starts the server and creates the client.</summary>
     public async Task StartAsync(CancellationToken cancellationToken)
     {

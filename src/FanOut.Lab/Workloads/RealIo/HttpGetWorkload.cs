@@ -107,7 +107,7 @@ public sealed class HttpGetWorkload : Workload, ICaseLifecycle, ILiveCounters
     public override double EstimateRunMs(double idealMs, int concurrency)
     {
         var latencyMs = _options.Latency.MeanMilliseconds;
-        var perWave = Math.Max(1, Math.Min(concurrency, _options.Capacity));
+        var perWave = DownstreamConnection.CallsPerWave(_options, concurrency);
         var served = concurrency >= _itemCount ? Math.Min(_itemCount, _options.Capacity + _options.Queue) : _itemCount;
         if (_options.CrashAfterRequests is { } crashAfter)
         {

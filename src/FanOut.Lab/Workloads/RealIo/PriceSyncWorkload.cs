@@ -68,7 +68,7 @@ public sealed class PriceSyncWorkload : Workload, ICaseLifecycle, ILiveCounters
     /// one writer commits them when many queue (<see cref="QueuedWriteMs"/> each).</remarks>
     public override double EstimateRunMs(double idealMs, int concurrency)
     {
-        var perWave = Math.Max(1, Math.Min(concurrency, _options.Capacity));
+        var perWave = DownstreamConnection.CallsPerWave(_options, concurrency);
         var wavesMs = Math.Ceiling(_itemCount / (double)perWave) * (_options.Latency.MeanMilliseconds + LoneWriteMs);
         return Math.Max(idealMs, Math.Max(wavesMs, _itemCount * QueuedWriteMs));
     }
