@@ -178,27 +178,20 @@ internal abstract partial class FanOutRun<T>
         if (!_limit.IsShared && !_limit.MayRiseUnprompted && !_limit.WantsSamples)
         {
             Interlocked.Increment(ref _leaseWaiters);
-            bool leasedHolding;
+            var leasedHolding = false;
             try
             {
                 leasedHolding = await AcquireLeaseAsync(slot).ConfigureAwait(false);
-            }
-            catch
-            {
-                _limit.Release(); // the limiter threw: nothing is held when the exception reaches the worker
-                throw;
+                return leasedHolding;
             }
             finally
             {
                 Interlocked.Decrement(ref _leaseWaiters);
+                if (!leasedHolding)
+                {
+                    _limit.Release(); // canceled, or the limiter threw: nothing is held when the worker gives up
+                }
             }
-
-            if (!leasedHolding)
-            {
-                _limit.Release();
-            }
-
-            return leasedHolding;
         }
 
         // The room given back while the lease is awaited is still this worker's: counted as seeking (before it is given
