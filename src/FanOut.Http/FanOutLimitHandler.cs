@@ -89,6 +89,13 @@ public sealed class FanOutLimitHandler : DelegatingHandler
                 return response;
             }
 
+            // Inside a FanOut item a re-send is one of the item's re-runs: the loop and the handler draw on one budget, so
+            // one item is sent at most 1 + OverloadRetries times, not (1 + OverloadRetries) x (1 + MaxResends).
+            if (FanOutItem.IsRunning && !FanOutItem.TryTakeRetry())
+            {
+                return response;
+            }
+
             response.Dispose();
             if (delay > TimeSpan.Zero)
             {

@@ -65,15 +65,20 @@ internal abstract partial class FanOutRun<T>
     /// </summary>
     private void OnBodyPending()
     {
-        var room = UnclaimedRoom;
-        if (room > 0)
+        var reserved = 0;
+        while (reserved < SpawnFanOut && _permits.TryReserveSeeker())
         {
-            TryStartWorkers(Math.Min(room, SpawnFanOut));
+            reserved++;
         }
-        else if (MayRise)
+
+        if (reserved > 0)
+        {
+            StartReservedWorkers(reserved);
+        }
+        else if (MayRise && _permits.TryReserveRiseWatcher())
         {
             // The limit may rise (an adaptive limit's ramp) before anything completes: a waiting worker takes the new room.
-            TryStartWorker();
+            StartReservedWorkers(1);
         }
     }
 
@@ -119,7 +124,8 @@ internal abstract partial class FanOutRun<T>
         {
             if (_wantsSamples)
             {
-                _limit.RecordCompletion(start, outcome);
+                // A nested lease that saw the downstream overloaded (a 429 the body handled) is part of the item's verdict.
+                _limit.RecordCompletion(start, outcome == ItemOutcome.Succeeded && slot.NestedOverload ? ItemOutcome.Overloaded : outcome);
             }
         }
         catch (Exception e)
@@ -155,8 +161,10 @@ internal abstract partial class FanOutRun<T>
             return Disposition.Publish;
         }
 
-        if (mayRunAgain && callbackFailure is null && !_stopped && slot.Attempt < _overloadRetries
-            && OverloadRule.DelayBeforeAttempt(slot.Attempt + 1, failure, _limit.TimeProvider.GetUtcNow()) is { } delay)
+        // The re-run comes out of the item's one budget, which layers inside the body (an HTTP handler's re-sends) share.
+        if (mayRunAgain && callbackFailure is null && !_stopped
+            && OverloadRule.DelayBeforeAttempt(slot.Attempt + 1, failure, _limit.TimeProvider.GetUtcNow()) is { } delay
+            && slot.TryTakeRetry())
         {
             slot.Attempt++;
             slot.RetryDelay = delay;

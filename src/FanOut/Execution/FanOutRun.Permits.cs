@@ -5,156 +5,169 @@ using FanOut.Sources;
 
 namespace FanOut.Execution;
 
-/// <summary>The permit protocol: in which order a worker takes its window slot, its permit, its lease and its item.</summary>
+/// <summary>The worker's side of the permit protocol: in which order it takes its window slot, lease, permit and item.</summary>
 /// <remarks>
 /// <para>
-/// An item is pulled only when a body can start on it: with every body blocked at a limit of D, exactly D items have been
-/// pulled, as with Parallel.ForEachAsync, and none after a FailFast failure (a stopped run pulls nothing).
+/// The rules are <see cref="CallPermits"/>'s, stated once there and in docs/library.md. Here the order: an ordered stream's
+/// window slot, then the rate limiter's lease, then the permit, then the item. Every wait in that order holds no permit of
+/// the pool: a worker that would wait gives its permit back first. An item is pulled only when a body can start on it: with
+/// every body blocked at a limit of D, exactly D items have been pulled, as with Parallel.ForEachAsync.
 /// </para>
 /// <para>
-/// Arrays, lists and enumerators (<see cref="PermitThenClaimAsync"/>): the permit first, then the item (one index from a
-/// shared counter, or a MoveNext under the enumerator's lock), so items are claimed in source order and read only under a
-/// permit. An enumerator whose MoveNext blocks holds its permit (and its thread) while it does, as it would in a loop. A worker with no room retires, except one waiter per
-/// call where room can appear with no item of this call finishing (an adaptive limit that may rise, a shared limit).
-/// </para>
-/// <para>
-/// Async sequences (<see cref="ClaimInTurnAsync"/>): the workers of a call take turns, holding nothing while they wait for
-/// theirs. The worker in turn takes a permit, pulls, and gives the permit back while a pull waits (a quiet source never
-/// holds a permit), taking one again when the item comes. On a shared limit the worker in turn may pull before it has a
-/// permit, and keeps its turn until it gets one: the call is then at most one item ahead of its permits. That is the only
-/// pull-ahead, and the one documented in docs/library.md.
-/// </para>
-/// <para>
-/// A rate limiter's lease is never waited for with a permit others could use: the permit is given back while the lease is
-/// awaited, except on a fixed limit this call alone uses, where nobody else could take the room and the worker keeps it.
-/// A permit is held while a body runs, while an array's worker keeps it into its next item (nobody else wants it), and
-/// for the instant of a pull that does not wait.
+/// The worker's <see cref="WorkerSlot{T}"/> owns what it holds (permit, borrowed permit, lease, window slot, its place among
+/// the seekers and in the lease queue), each recorded the instant it is taken, and the worker's <c>finally</c> gives back
+/// whatever is still held, whatever threw: a rate limiter, a limit's hook, an activity listener, a metrics listener.
 /// </para>
 /// </remarks>
 internal abstract partial class FanOutRun<T>
 {
-    /// <summary>Workers of this call waiting for a permit as the call's one waiter.</summary>
-    private int _waitingWorkers;
+    /// <summary>What a look for a permit came to.</summary>
+    private enum PermitLook
+    {
+        /// <summary>The worker holds a permit.</summary>
+        Taken,
 
-    /// <summary>Workers of this call between deciding to look for a permit and holding one: the room they will take.</summary>
-    private int _seekingWorkers;
+        /// <summary>The worker gave up (stopped, no items left) or retired: it holds nothing and stops.</summary>
+        GaveUp,
 
-    /// <summary>Workers of this call queued at the rate limiter for the lease of an item they have yet to claim.</summary>
-    private int _leaseWaiters;
+        /// <summary>The worker let go of its window slot to retire, but was the call's last worker: it takes its turn again.</summary>
+        Again,
+    }
 
     /// <summary>A lazy source's turns: one worker of the call pulls (and takes its permit) at a time. Null for arrays and lists.</summary>
     private readonly SemaphoreSlim? _claimTurn;
 
     /// <summary>
-    /// Takes the window slot, permit, lease and item for the worker's next item: true with all of them held; false when the
-    /// source is exhausted or failed, the run stopped, or the worker should retire, with everything given back.
+    /// Takes the window slot, lease, permit and item for the worker's next item: true with all of them held (recorded on the
+    /// slot); false when the source is exhausted or failed, the run stopped, or the worker retired, with everything given back.
     /// </summary>
-    /// <param name="slot">The worker's slot, which receives the item.</param>
-    /// <param name="holdsPermit">True when the worker kept its permit from its last item.</param>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<bool> TakeTurnAsync(WorkerSlot<T> slot, bool holdsPermit)
+    private async ValueTask<bool> TakeTurnAsync(WorkerSlot<T> slot)
     {
-        if (_hasWindow)
+        while (true)
         {
-            var window = BeforeClaimAsync(Token);
-            if (!window.IsCompleted && holdsPermit)
+            if (_hasWindow && !slot.InWindow)
             {
-                holdsPermit = false; // an ordered stream's window is full: wait for the consumer without a permit
-                _limit.Release();
-            }
-
-            if (!await window.ConfigureAwait(false))
-            {
-                return GiveUp(holdsPermit, inWindow: false);
-            }
-        }
-
-        return _source.ClaimsSynchronously
-            ? await PermitThenClaimAsync(slot, holdsPermit).ConfigureAwait(false)
-            : await ClaimInTurnAsync(slot, holdsPermit).ConfigureAwait(false);
-    }
-
-    /// <summary>
-    /// An array, a list or an enumerator, whose claim runs on the calling thread: the permit first, then the item, so an
-    /// item is read only when a body can start on it. A worker that finds no room retires, or waits as the call's one waiter where room can appear with
-    /// no item of this call finishing (a limit that may rise unprompted, or one other calls share).
-    /// </summary>
-    private async ValueTask<bool> PermitThenClaimAsync(WorkerSlot<T> slot, bool holdsPermit)
-    {
-        if (!holdsPermit)
-        {
-            Interlocked.Increment(ref _seekingWorkers);
-            try
-            {
-                if (!_limit.TryAcquire())
+                var window = BeforeClaimAsync(Token);
+                if (!window.IsCompleted)
                 {
-                    // No room. Where only this call's finishing items can make room, retire, unless this is the call's last
-                    // worker: then whoever holds the room is outside the call (a lease, code taking permits itself), and the
-                    // last worker waits for it rather than end the call with items never run.
-                    if (!_limit.MayRiseUnprompted && !_limit.IsShared)
-                    {
-                        if (_hasWindow)
-                        {
-                            ClaimAbandoned(); // before counting out: nothing of a retired worker runs after the call completes
-                        }
+                    GivePermit(slot); // an ordered stream's window is full: wait for the consumer without a permit
+                }
 
-                        if (TryRetire(slot))
-                        {
-                            return false; // retired, holding nothing
-                        }
+                if (!await window.ConfigureAwait(false))
+                {
+                    return GiveUp(slot);
+                }
 
-                        if (_hasWindow && !await BeforeClaimAsync(Token).ConfigureAwait(false))
-                        {
-                            return false; // the run stopped while the last worker took its window slot back
-                        }
-                    }
+                slot.InWindow = true;
+            }
 
-                    if (Interlocked.CompareExchange(ref _waitingWorkers, 1, 0) != 0)
-                    {
-                        return GiveUp(holdsPermit: false, _hasWindow); // retire: another worker of the call waits for room
-                    }
+            if (!_source.ClaimsSynchronously)
+            {
+                return await ClaimInTurnAsync(slot).ConfigureAwait(false);
+            }
 
-                    try
-                    {
-                        if (!await _limit.WaitAsync(Token).ConfigureAwait(false))
-                        {
-                            return GiveUp(holdsPermit: false, _hasWindow);
-                        }
-                    }
-                    finally
-                    {
-                        Interlocked.Decrement(ref _waitingWorkers);
-                    }
+            if (_rateLimiter is not null && slot.Lease is null && !await TakeLeaseAsync(slot).ConfigureAwait(false))
+            {
+                return GiveUp(slot);
+            }
+
+            if (!slot.HoldsAnyPermit)
+            {
+                var look = await TakePermitAsync(slot).ConfigureAwait(false);
+                if (look == PermitLook.Again)
+                {
+                    continue;
+                }
+
+                if (look == PermitLook.GaveUp)
+                {
+                    return GiveUp(slot);
                 }
             }
-            finally
+
+            if (!TryClaimInline(slot))
             {
-                Interlocked.Decrement(ref _seekingWorkers);
+                return GiveUp(slot);
             }
-        }
 
-        if (_rateLimiter is not null && !await AcquireLeaseHoldingPermitAsync(slot).ConfigureAwait(false))
-        {
-            return GiveUp(holdsPermit: false, _hasWindow);
+            slot.InWindow = false; // the slot is the item's now: the stream gives it back as the item is published or skipped
+            return true;
         }
-
-        if (_stopped || !TryClaimInline(slot))
-        {
-            ReleaseLease(slot);
-            return GiveUp(holdsPermit: true, _hasWindow);
-        }
-
-        return true;
     }
 
     /// <summary>
-    /// Takes a lease for a worker that holds a permit. A lease that would wait is waited for without the permit (never wait
-    /// for the rate limiter with a permit), which is then taken again. False, with nothing held: canceled, or the items
-    /// left are already promised to workers queued for their leases.
+    /// Looks for a permit for a worker that holds none (rule 4 of <see cref="CallPermits"/>): take one, or retire where only
+    /// the call's own workers can make room, or wait as the call's one waiter. The call's last worker never retires.
     /// </summary>
-    private async ValueTask<bool> AcquireLeaseHoldingPermitAsync(WorkerSlot<T> slot)
+    private async ValueTask<PermitLook> TakePermitAsync(WorkerSlot<T> slot)
     {
-        var lease = _rateLimiter!.AttemptAcquire(1);
+        EnterSeeking(slot);
+        if (_permits.TryTakeBorrowed())
+        {
+            slot.HoldsBorrowed = true;
+            LeaveSeeking(slot);
+            return PermitLook.Taken;
+        }
+
+        while (true)
+        {
+            if (TryTakePermit(slot))
+            {
+                return PermitLook.Taken;
+            }
+
+            if (_stopped || NoItemsLeft)
+            {
+                return PermitLook.GaveUp;
+            }
+
+            if (!_permits.RoomMayComeFromOutside || !_permits.TryBecomeWaiter())
+            {
+                // Retire: room comes back to the call's own workers, or another worker of the call waits for it. The window
+                // slot goes first, so that nothing of a retired worker runs after the call completes.
+                var inWindow = LeaveWindow(slot);
+                if (TryRetire(slot))
+                {
+                    return PermitLook.GaveUp;
+                }
+
+                if (inWindow)
+                {
+                    LeaveSeeking(slot);
+                    return PermitLook.Again; // the call's last worker: take the window slot again, then wait
+                }
+
+                if (!_permits.TryBecomeWaiter())
+                {
+                    await Task.Yield(); // the call's waiter is leaving as this last worker looks: look again
+                    continue;
+                }
+            }
+
+            var granted = await _permits.WaitAsWaiterAsync().ConfigureAwait(false);
+            if (granted)
+            {
+                slot.HoldsPermit = true;
+                LeaveSeeking(slot);
+                return PermitLook.Taken;
+            }
+
+            return PermitLook.GaveUp;
+        }
+    }
+
+    /// <summary>True when a known-count source has no item left to claim, or any source was found at its end.</summary>
+    private bool NoItemsLeft => _permits.IsExhausted || (_source.KnownCount >= 0 && _source.ClaimedCount >= _source.KnownCount);
+
+    /// <summary>
+    /// Takes a lease of the rate limiter before the worker's next claim. A lease that would wait is waited for without a
+    /// permit of the pool, in a place of the limiter's queue (at most the limit's worth); false, with nothing of it held,
+    /// when the items left are already promised to queued workers, the queue is full, or the run stopped.
+    /// </summary>
+    private async ValueTask<bool> TakeLeaseAsync(WorkerSlot<T> slot)
+    {
+        var lease = _rateLimiter!.AttemptAcquire(1); // may throw: the slot's permit, if any, goes back in the worker's finally
         if (lease.IsAcquired)
         {
             slot.Lease = lease;
@@ -162,122 +175,85 @@ internal abstract partial class FanOutRun<T>
         }
 
         lease.Dispose();
+        GivePermit(slot);
 
-        // A lease is spent once granted, item or not: with an array or a list, queue for one only while more items are
-        // left than workers already queued, so the end of a run spends no tokens on workers that would find nothing.
-        if (_source.KnownCount >= 0 && _source.KnownCount - _source.ClaimedCount <= Volatile.Read(ref _leaseWaiters))
+        // A lease is spent once granted, item or not: queue for one only while more items are left than workers already
+        // queued, so the end of a run spends no tokens on workers that would find nothing.
+        if (NoItemsLeft)
         {
-            _limit.Release();
             return false;
         }
 
-        // A limit this call alone uses, which can neither rise nor learn from samples: nobody else could use the room, so
-        // the worker keeps its permit while it queues. The room stays its own exactly (given back and counted as seeking,
-        // it could be taken by a worker another read of the counters started, which then queued too: 9 queued under
-        // Fixed(8)), and queued workers never outnumber the limit.
-        if (!_limit.IsShared && !_limit.MayRiseUnprompted && !_limit.WantsSamples)
+        if (_source.KnownCount >= 0 && _source.KnownCount - _source.ClaimedCount <= _permits.LeaseQueued && TryRetire(slot))
         {
-            Interlocked.Increment(ref _leaseWaiters);
-            var leasedHolding = false;
-            try
-            {
-                leasedHolding = await AcquireLeaseAsync(slot).ConfigureAwait(false);
-                return leasedHolding;
-            }
-            finally
-            {
-                Interlocked.Decrement(ref _leaseWaiters);
-                if (!leasedHolding)
-                {
-                    _limit.Release(); // canceled, or the limiter threw: nothing is held when the worker gives up
-                }
-            }
+            return false; // the items left are promised to workers already queued
         }
 
-        // The room given back while the lease is awaited is still this worker's: counted as seeking (before it is given
-        // back), nobody is started for it. Otherwise every permit given back started another worker, which queued for a
-        // lease of its own: the limiter's queue grew with the items rather than the limit, and the tokens those extra
-        // waiters took were spent with no item left to claim (a 500/s bucket delivered 250 items/s).
-        Interlocked.Increment(ref _seekingWorkers);
-        Interlocked.Increment(ref _leaseWaiters);
-        var queued = true;
-        _limit.Release();
+        while (!_permits.TryEnterLeaseQueue())
+        {
+            // As many of the call's workers queue as the limit has permits: this one retires. It cannot be the call's last
+            // worker unless the queued ones just left, and then it looks again.
+            if (TryRetire(slot))
+            {
+                return false;
+            }
+
+            await Task.Yield();
+        }
+
+        slot.InLeaseQueue = true;
+        EnterSeeking(slot); // the room it gave back is still its own: nobody starts a worker for it
         try
         {
-            var leased = await AcquireLeaseAsync(slot).ConfigureAwait(false);
-            Interlocked.Decrement(ref _leaseWaiters);
-            queued = false;
-            if (!leased)
-            {
-                return false;
-            }
-
-            if (!_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
-            {
-                ReleaseLease(slot);
-                return false;
-            }
-
-            return true;
+            return await AcquireLeaseAsync(slot, _permits.WaitToken).ConfigureAwait(false);
         }
         finally
         {
-            if (queued)
-            {
-                Interlocked.Decrement(ref _leaseWaiters); // the limiter threw: no longer queued
-            }
-
-            Interlocked.Decrement(ref _seekingWorkers);
+            slot.InLeaseQueue = false;
+            _permits.LeaveLeaseQueue();
+            LeaveSeeking(slot);
         }
     }
 
     /// <summary>
-    /// An async sequence: one worker of the call at a time takes its turn, and the others
-    /// wait for theirs holding nothing. The worker in turn takes its permit, then pulls. If the pull waits (a quiet source)
-    /// it gives the permit back while it waits and takes one again when the item comes, so a quiet source never holds a
-    /// permit. On a limit this call alone uses, nobody else can take that room, so exactly as many items are pulled as
-    /// bodies can start; on a shared limit, the worker in turn pulls before it has a permit and keeps the turn while it
-    /// waits for one, so the call pulls at most one item ahead.
+    /// An async sequence: one worker of the call at a time takes its turn, and the others wait for theirs holding nothing.
+    /// The worker in turn takes its permit, then pulls. If the pull waits (a quiet source) it gives the permit back while it
+    /// waits and takes one again when the item comes. On a limit this call alone uses, exactly as many items are pulled as
+    /// bodies can start; on a shared limit the worker in turn pulls before it has a permit and keeps the turn while it waits
+    /// for one, so the call pulls at most one item ahead.
     /// </summary>
-    private async ValueTask<bool> ClaimInTurnAsync(WorkerSlot<T> slot, bool holdsPermit)
+    private async ValueTask<bool> ClaimInTurnAsync(WorkerSlot<T> slot)
     {
-        // Waiting for the turn counts as seeking: a worker that waits for its turn will take room, so nobody starts another for it.
         var turn = _claimTurn!;
-        Interlocked.Increment(ref _seekingWorkers);
+        EnterSeeking(slot); // a worker that waits for its turn will take room: nobody starts another for it
         try
         {
-            await turn.WaitAsync(Token).ConfigureAwait(false);
+            await turn.WaitAsync(_permits.WaitToken).ConfigureAwait(false);
         }
-        catch (OperationCanceledException) when (Token.IsCancellationRequested)
+        catch (OperationCanceledException) when (_permits.WaitToken.IsCancellationRequested)
         {
-            Interlocked.Decrement(ref _seekingWorkers);
-            return GiveUp(holdsPermit, _hasWindow);
+            return GiveUp(slot);
         }
 
         try
         {
-            if (!holdsPermit)
+            if (!slot.HoldsAnyPermit)
             {
-                if (_limit.TryAcquire())
+                if (_permits.TryTakeBorrowed())
                 {
-                    holdsPermit = true;
+                    slot.HoldsBorrowed = true;
                 }
-                else if (!_limit.IsShared)
+                else if (!TryTakePermit(slot) && !_limit.IsShared && !await WaitForPermitAsync(slot, _permits.WaitToken).ConfigureAwait(false))
                 {
                     // Pull only with a permit in hand: this call alone uses the limit, so the wait ends as its own bodies
-                    // finish (or as the limit rises). The worker in turn is the call's waiter.
-                    if (!await WaitAsTheWaiterAsync().ConfigureAwait(false))
-                    {
-                        return GiveUp(holdsPermit: false, _hasWindow);
-                    }
-
-                    holdsPermit = true;
+                    // finish (or as the limit rises).
+                    return GiveUp(slot);
                 }
             }
 
             if (_stopped)
             {
-                return GiveUp(holdsPermit, _hasWindow);
+                return GiveUp(slot);
             }
 
             bool claimed;
@@ -285,10 +261,9 @@ internal abstract partial class FanOutRun<T>
             {
                 // GetEnumerator and MoveNext are user code: they may throw before the claim is even pending.
                 var claim = _source.TryClaimAsync(slot, Token);
-                if (!claim.IsCompleted && holdsPermit)
+                if (!claim.IsCompleted)
                 {
-                    holdsPermit = false; // the source is quiet: hold no permit while it is
-                    _limit.Release();
+                    GivePermit(slot); // the source is quiet: hold no permit while it is
                 }
 
                 claimed = await claim.ConfigureAwait(false);
@@ -301,62 +276,50 @@ internal abstract partial class FanOutRun<T>
 
             if (!claimed)
             {
-                return GiveUp(holdsPermit, _hasWindow);
+                if (!_stopped)
+                {
+                    _permits.MarkExhausted(); // the end of the source: the call's other waits end now
+                }
+
+                return GiveUp(slot);
             }
 
             if (_rateLimiter is not null)
             {
-                if (holdsPermit)
+                GivePermit(slot); // the rate limiter may make us wait: never with a permit of the pool
+                if (!await AcquireLeaseAsync(slot, Token).ConfigureAwait(false))
                 {
-                    holdsPermit = false; // the rate limiter may make us wait: never with a permit
-                    _limit.Release();
-                }
-
-                if (!await AcquireLeaseAsync(slot).ConfigureAwait(false))
-                {
-                    return GiveUp(holdsPermit: false, _hasWindow);
+                    return GiveUp(slot); // canceled: the pulled item never runs
                 }
             }
 
             // Still in turn: a worker holding a pulled item waits for its permit before the next worker may pull.
-            if (!holdsPermit && !_limit.TryAcquire() && !await WaitAsTheWaiterAsync().ConfigureAwait(false))
+            if (!slot.HoldsAnyPermit && !TryTakePermit(slot) && !await WaitForPermitAsync(slot, Token).ConfigureAwait(false))
             {
-                ReleaseLease(slot);
-                return GiveUp(holdsPermit: false, _hasWindow); // canceled: the pulled item never runs
+                return GiveUp(slot); // canceled: the pulled item never runs
             }
 
             if (_stopped)
             {
-                ReleaseLease(slot);
-                return GiveUp(holdsPermit: true, _hasWindow);
+                return GiveUp(slot);
             }
 
+            LeaveSeeking(slot);
+            slot.InWindow = false;
             return true;
         }
         finally
         {
-            Interlocked.Decrement(ref _seekingWorkers);
             turn.Release();
-        }
-    }
-
-    /// <summary>Waits for a permit, counted as the call's waiter (no worker is started to wait beside it); false when canceled.</summary>
-    private async ValueTask<bool> WaitAsTheWaiterAsync()
-    {
-        Interlocked.Increment(ref _waitingWorkers);
-        try
-        {
-            return await _limit.WaitAsync(Token).ConfigureAwait(false);
-        }
-        finally
-        {
-            Interlocked.Decrement(ref _waitingWorkers);
         }
     }
 
     /// <summary>Waits out an overloaded item's delay, then takes a lease and a permit for its next attempt; false when the run was canceled first.</summary>
     private async ValueTask<bool> WaitToRetryAsync(WorkerSlot<T> slot)
     {
+        // The worker means to take a permit again: counted as seeking, nobody is started for the room it gave back (the
+        // downstream said it is overloaded: the room is better left than filled).
+        EnterSeeking(slot);
         try
         {
             await Task.Delay(slot.RetryDelay, _limit.TimeProvider, Token).ConfigureAwait(false);
@@ -366,44 +329,32 @@ internal abstract partial class FanOutRun<T>
             return false;
         }
 
-        if (_stopped || !await AcquireLeaseAsync(slot).ConfigureAwait(false))
+        if (_stopped || (_rateLimiter is not null && !await AcquireLeaseAsync(slot, Token).ConfigureAwait(false)))
         {
             return false;
         }
 
-        if (!_limit.TryAcquire() && !await _limit.WaitAsync(Token).ConfigureAwait(false))
+        if (!slot.HoldsAnyPermit && !TryTakePermit(slot) && !await WaitForPermitAsync(slot, Token).ConfigureAwait(false))
         {
-            ReleaseLease(slot);
             return false;
         }
 
-        if (_stopped)
-        {
-            ReleaseLease(slot);
-            _limit.Release();
-            return false;
-        }
-
-        return true;
+        LeaveSeeking(slot);
+        return !_stopped;
     }
 
-    /// <summary>Takes one permit of the rate limiter (when there is one) for the slot's next attempt; false when the run was canceled first.</summary>
-    private async ValueTask<bool> AcquireLeaseAsync(WorkerSlot<T> slot)
+    /// <summary>Takes one permit of the rate limiter for the slot's next attempt, asking again after a refusal; false when <paramref name="cancellationToken"/> was canceled first.</summary>
+    private async ValueTask<bool> AcquireLeaseAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
     {
-        if (_rateLimiter is null)
-        {
-            return true;
-        }
-
         try
         {
             while (true)
             {
-                var lease = _rateLimiter.AttemptAcquire(1);
+                var lease = _rateLimiter!.AttemptAcquire(1);
                 if (!lease.IsAcquired)
                 {
                     lease.Dispose();
-                    lease = await _rateLimiter.AcquireAsync(1, Token).ConfigureAwait(false);
+                    lease = await _rateLimiter.AcquireAsync(1, cancellationToken).ConfigureAwait(false);
                 }
 
                 if (lease.IsAcquired)
@@ -415,13 +366,81 @@ internal abstract partial class FanOutRun<T>
                 // Refused (the limiter's queue is full): ask again when it says, or after a short pause.
                 var wait = lease.TryGetMetadata(MetadataName.RetryAfter, out var retryAfter) ? retryAfter : OverloadBackoff.LeaseRetryDelay;
                 lease.Dispose();
-                await Task.Delay(wait, _limit.TimeProvider, Token).ConfigureAwait(false);
+                await Task.Delay(wait, _limit.TimeProvider, cancellationToken).ConfigureAwait(false);
             }
         }
-        catch (OperationCanceledException) when (Token.IsCancellationRequested)
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
             return false;
         }
+    }
+
+    /// <summary>Takes a permit of the pool without waiting, recorded on the slot.</summary>
+    private bool TryTakePermit(WorkerSlot<T> slot)
+    {
+        if (!_permits.TryTake())
+        {
+            return false;
+        }
+
+        slot.HoldsPermit = true;
+        LeaveSeeking(slot);
+        return true;
+    }
+
+    /// <summary>Waits for a permit for a worker that holds an item, or the turn to pull one (not as the call's waiter: it must not retire); false when canceled.</summary>
+    private async ValueTask<bool> WaitForPermitAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
+    {
+        if (!await _limit.WaitAsync(cancellationToken).ConfigureAwait(false))
+        {
+            return false;
+        }
+
+        _permits.CountTaken();
+        slot.HoldsPermit = true;
+        LeaveSeeking(slot);
+        return true;
+    }
+
+    /// <summary>Gives the slot's permit of the pool back, if it holds one; a borrowed permit stays (it is not the pool's).</summary>
+    private void GivePermit(WorkerSlot<T> slot)
+    {
+        if (slot.HoldsPermit)
+        {
+            slot.HoldsPermit = false;
+            _permits.Give();
+        }
+    }
+
+    private void EnterSeeking(WorkerSlot<T> slot)
+    {
+        if (!slot.Seeking)
+        {
+            slot.Seeking = true;
+            _permits.EnterSeeking();
+        }
+    }
+
+    private void LeaveSeeking(WorkerSlot<T> slot)
+    {
+        if (slot.Seeking)
+        {
+            slot.Seeking = false;
+            _permits.LeaveSeeking();
+        }
+    }
+
+    /// <summary>Gives an ordered stream's window slot back if the worker holds one for an unclaimed item; true if it did.</summary>
+    private bool LeaveWindow(WorkerSlot<T> slot)
+    {
+        if (!slot.InWindow)
+        {
+            return false;
+        }
+
+        slot.InWindow = false;
+        ClaimAbandoned();
+        return true;
     }
 
     private static void ReleaseLease(WorkerSlot<T> slot)
@@ -430,7 +449,6 @@ internal abstract partial class FanOutRun<T>
         slot.Lease = null;
     }
 
-    /// <summary>Undoes a turn that will not run an item; always false.</summary>
     /// <summary>
     /// Counts a retiring worker out of the call's active workers, unless it is the last one (one compare-and-swap, so two
     /// workers that find no room at once cannot both leave the call without a worker). False: this is the last worker.
@@ -453,18 +471,13 @@ internal abstract partial class FanOutRun<T>
         return false;
     }
 
-    private bool GiveUp(bool holdsPermit, bool inWindow)
+    /// <summary>Gives back everything a turn took short of an item (window slot, lease, permit, place among the seekers); always false.</summary>
+    private bool GiveUp(WorkerSlot<T> slot)
     {
-        if (inWindow)
-        {
-            ClaimAbandoned();
-        }
-
-        if (holdsPermit)
-        {
-            _limit.Release();
-        }
-
+        LeaveWindow(slot);
+        ReleaseLease(slot);
+        GivePermit(slot);
+        LeaveSeeking(slot);
         return false;
     }
 }

@@ -24,26 +24,15 @@ internal abstract partial class FanOutRun<T>
     /// <summary>Workers started and not yet finished; the one that brings it to 0 completes the call.</summary>
     private long _activeWorkers;
 
-    /// <summary>Workers queued to the thread pool and not yet running: room they will take, so nobody starts more for it.</summary>
-    private int _startingWorkers;
-
     /// <summary>Workers ever started by calls over <typeparamref name="T"/> in this process (for the cost benchmark: worker churn).</summary>
     internal static long s_workersStarted;
 
-    /// <summary>Permits the limit could grant right now.</summary>
-    private int Room => Math.Max(0, _limit.Current - _limit.InFlight);
-
-    /// <summary>True when no worker of this call waits for a permit and the limit may rise before anything completes: one should wait for the rise.</summary>
-    private bool MayRise => Volatile.Read(ref _waitingWorkers) == 0 && _limit.MayRiseUnprompted;
-
-    /// <summary>Room that no worker of this call is already on its way to take (looking for a permit, or queued to start).</summary>
-    private int UnclaimedRoom => Room - Volatile.Read(ref _seekingWorkers) - Volatile.Read(ref _startingWorkers);
-
-    /// <summary>True when the limit has room that the workers already looking for a permit, or starting, will not take.</summary>
-    private bool HasRoomForAnotherWorker => UnclaimedRoom > 0;
+    /// <summary>True when no worker of this call is on its way to a permit and the limit may rise before anything completes: one should wait for the rise.</summary>
+    private bool MayRise => _permits.Seeking == 0 && _limit.MayRiseUnprompted;
 
     /// <summary>Queues a new worker: its slot is the thread pool's work item, so a start allocates the slot and the loop only.</summary>
-    private void QueueWorker() => ThreadPool.UnsafeQueueUserWorkItem(new WorkerSlot<T>(this), preferLocal: false);
+    /// <param name="seeking">True when the worker's room was reserved among the call's seekers (<see cref="CallPermits.TryReserveSeeker"/>).</param>
+    private void QueueWorker(bool seeking) => ThreadPool.UnsafeQueueUserWorkItem(new WorkerSlot<T>(this) { Seeking = seeking }, preferLocal: false);
 
     /// <summary>Runs a queued worker in the caller's ExecutionContext (AsyncLocal values flow into bodies, as with Parallel.ForEachAsync).</summary>
     internal void RunWorker(WorkerSlot<T> slot)
@@ -60,22 +49,23 @@ internal abstract partial class FanOutRun<T>
 
     private async Task WorkerAsync(WorkerSlot<T> slot)
     {
-        Interlocked.Decrement(ref _startingWorkers);
-        var holdsPermit = false;
+        // The worker's scope is the ambient item for everything its bodies call (nested use of the same limit reuses the
+        // item's permit): set once per worker, in the worker's own flow.
+        slot.Limit = _limit;
+        slot.Enter();
         ItemDeadline? deadline = null;
         try
         {
             while (!_stopped)
             {
-                // Between items a permit is kept only where the next claim cannot wait, nobody else wants it and the limit
-                // still has room for it (a limit that shrank takes its permits back here).
-                if (holdsPermit && (!_source.ClaimNeverWaits || _limit.ShouldReturnPermit))
+                // Between items a permit of the pool is kept only where the next claim cannot wait, nobody else wants it
+                // and the limit still has room for it (a limit that shrank takes its permits back here).
+                if (slot.HoldsPermit && (!_claimsInline || _limit.ShouldReturnPermit))
                 {
-                    holdsPermit = false;
-                    _limit.Release();
+                    GivePermit(slot);
                 }
 
-                if (holdsPermit && _claimsInline)
+                if (slot.HoldsAnyPermit && _claimsInline)
                 {
                     // The fast path of an array or list: the claim cannot wait and the kept permit covers the item.
                     if (!TryClaimInline(slot))
@@ -83,18 +73,11 @@ internal abstract partial class FanOutRun<T>
                         return;
                     }
                 }
-                else
+                else if (!await TakeTurnAsync(slot).ConfigureAwait(false))
                 {
-                    // The permit, if any, passes to TakeTurnAsync, which either returns with one or gives it back.
-                    var kept = holdsPermit;
-                    holdsPermit = false;
-                    if (!await TakeTurnAsync(slot, kept).ConfigureAwait(false))
-                    {
-                        return;
-                    }
+                    return;
                 }
 
-                holdsPermit = true;
                 slot.Attempt = 0;
                 if (_stopped)
                 {
@@ -103,9 +86,9 @@ internal abstract partial class FanOutRun<T>
                 }
 
                 // Room for another worker? Synchronous bodies only use up to WorkerHint workers (more would time-slice the cores).
-                if (Volatile.Read(ref _activeWorkers) < _limit.WorkerHint && HasRoomForAnotherWorker)
+                if (Volatile.Read(ref _activeWorkers) < _limit.WorkerHint && _permits.TryReserveSeeker())
                 {
-                    TryStartWorker();
+                    StartReservedWorkers(1);
                 }
 
                 // One attempt after another while the downstream says "overloaded": the body is awaited right here, in
@@ -117,6 +100,12 @@ internal abstract partial class FanOutRun<T>
                     var start = BeginAttempt(out var timed);
                     var attemptDeadline = DeadlineFor(ref deadline);
                     var activity = StartAttemptActivity(index, slot.Attempt);
+                    if (slot.Attempt == 0)
+                    {
+                        slot.BeginItem(_overloadRetries);
+                    }
+
+                    slot.BeginBody();
                     var pending = InvokeAttempt(slot, index, attemptDeadline, out var failure);
                     if (failure is null)
                     {
@@ -135,22 +124,20 @@ internal abstract partial class FanOutRun<T>
                         }
                     }
 
+                    slot.EndBody();
                     disposition = Settle(slot, index, start, timed, failure, attemptDeadline, activity);
                     if (disposition != Disposition.Retry)
                     {
                         break;
                     }
 
-                    // Overloaded: the limit has backed off; wait without a permit, then run the same item again.
-                    holdsPermit = false;
-                    _limit.Release();
+                    // Overloaded: the limit has backed off; wait without a permit of the pool, then run the same item again.
+                    GivePermit(slot);
                     if (!await WaitToRetryAsync(slot).ConfigureAwait(false))
                     {
                         ClaimAbandoned(); // canceled while waiting: the item does not run again
                         return;
                     }
-
-                    holdsPermit = true;
                 }
 
                 if (disposition != Disposition.Publish || TryPublish(slot, index))
@@ -158,15 +145,8 @@ internal abstract partial class FanOutRun<T>
                     continue;
                 }
 
-                // The consumer is behind. Give the permit back before waiting for it if anyone else could use it (another
-                // call, a waiter, a limit that shrank); on a limit this call alone uses nobody could, and keeping it saves
-                // the release, the take and the turn of every item while the consumer sets the pace.
-                if (_limit.IsShared || _limit.ShouldReturnPermit)
-                {
-                    holdsPermit = false;
-                    _limit.Release();
-                }
-
+                // The consumer is behind: never wait for it with a permit of the pool (its code may need the same limit).
+                GivePermit(slot);
                 try
                 {
                     await PublishAsync(slot, index, Token).ConfigureAwait(false);
@@ -185,10 +165,17 @@ internal abstract partial class FanOutRun<T>
         finally
         {
             deadline?.Dispose();
+
+            // Whatever the worker still holds goes back here, whatever threw on the way (the slot records each as it is taken).
+            slot.EndBody();
+            LeaveWindow(slot);
             ReleaseLease(slot);
-            if (holdsPermit)
+            GivePermit(slot);
+            LeaveSeeking(slot);
+            if (slot.HoldsBorrowed)
             {
-                _limit.Release();
+                slot.HoldsBorrowed = false;
+                _permits.ReturnBorrowed();
             }
 
             // A worker that retired counted itself out already (TryRetire), while another worker was still active.
@@ -207,36 +194,57 @@ internal abstract partial class FanOutRun<T>
             return false;
         }
 
+        bool claimed;
         try
         {
-            return _source.TryClaim(slot);
+            claimed = _source.TryClaim(slot);
         }
         catch (Exception e)
         {
             RecordSourceFailure(e); // a list's indexer, GetEnumerator or MoveNext threw
-            return false;
+            claimed = false;
         }
+
+        // The end of the items (found, or the last of a known count taken): the call's waits for a permit end now.
+        if (!claimed || (_source.KnownCount >= 0 && _source.ClaimedCount >= _source.KnownCount))
+        {
+            _permits.MarkExhausted();
+        }
+
+        return claimed;
     }
 
-    private void TryStartWorker() => TryStartWorkers(1);
-
-    /// <summary>Starts up to <paramref name="count"/> workers, within the cap; fewer if another worker just started some.</summary>
-    private void TryStartWorkers(int count)
+    /// <summary>
+    /// Starts up to <paramref name="count"/> workers whose room is already reserved among the call's seekers, within the
+    /// cap on workers; a reservation the cap refuses is given back.
+    /// </summary>
+    private void StartReservedWorkers(int count)
     {
         // Count the workers before they are queued: the call cannot complete between the check and the start
         // (the starting worker itself is counted, so the count is at least 1 here).
         var seen = Volatile.Read(ref _activeWorkers);
-        var starting = (int)Math.Min(count, _maxWorkers - seen);
-        if (starting <= 0 || Interlocked.CompareExchange(ref _activeWorkers, seen + starting, seen) != seen)
+        var starting = (int)Math.Max(0, Math.Min(count, _maxWorkers - seen));
+        while (starting > 0)
         {
-            return; // at the cap, or another worker just started some: either way there is no need for more now
+            var previous = Interlocked.CompareExchange(ref _activeWorkers, seen + starting, seen);
+            if (previous == seen)
+            {
+                break;
+            }
+
+            seen = previous;
+            starting = (int)Math.Max(0, Math.Min(count, _maxWorkers - seen));
+        }
+
+        for (var i = starting; i < count; i++)
+        {
+            _permits.LeaveSeeking(); // refused by the cap: the room stays unreserved
         }
 
         Interlocked.Add(ref s_workersStarted, starting);
-        Interlocked.Add(ref _startingWorkers, starting);
         for (var i = 0; i < starting; i++)
         {
-            QueueWorker();
+            QueueWorker(seeking: true);
         }
     }
 }

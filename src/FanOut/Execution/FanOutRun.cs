@@ -31,6 +31,9 @@ internal abstract partial class FanOutRun<T>
     private readonly RateLimiter? _rateLimiter;
     private readonly FailureLog _failures;
 
+    /// <summary>The call's share of its limit: the protocol's counters and rules (see <see cref="CallPermits"/>).</summary>
+    private readonly CallPermits _permits;
+
     /// <summary><see cref="FanOutOptions.ItemTimeout"/>; <see cref="Timeout.InfiniteTimeSpan"/> when there is none.</summary>
     private readonly TimeSpan _itemTimeout;
 
@@ -73,6 +76,7 @@ internal abstract partial class FanOutRun<T>
         _wantsSamples = _limit.WantsSamples;
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
         _claimTurn = source.ClaimsSynchronously ? null : new SemaphoreSlim(1, 1);
+        _permits = new CallPermits(_limit, _cts.Token);
     }
 
     /// <summary>The token every body and the async enumerator get.</summary>
@@ -89,8 +93,12 @@ internal abstract partial class FanOutRun<T>
         FanOutMetrics.RecordLimit(_limit.Current, _limit.Kind);
         _limit.EnterCall();
         _activeWorkers = 1;
-        _startingWorkers = 1;
+        _permits.EnterSeeking();
         Interlocked.Increment(ref s_workersStarted);
+
+        // Called inside an item of the same limit (a nested call): the call runs its first worker on that item's permit,
+        // so it never waits for a second permit of a limit its caller holds (which could deadlock once the items hold them all).
+        _permits.TryBorrow();
         _callerRegistration = _callerToken.UnsafeRegister(static run => ((FanOutRun<T>)run!).Stop(), this);
 
         // The call's activity is current in the context the workers capture, and only there: the caller's stays its own.
@@ -109,7 +117,7 @@ internal abstract partial class FanOutRun<T>
             Activity.Current = callerActivity;
         }
 
-        QueueWorker();
+        QueueWorker(seeking: true);
     }
 
     /// <summary>Stops new items and cancels the token (a stream's consumer left early). Safe at any time, also after completion.</summary>
@@ -205,6 +213,7 @@ internal abstract partial class FanOutRun<T>
 
         // Unregister without waiting: a callback already running only cancels _cts, which stays valid.
         _callerRegistration.Unregister();
+        _permits.Complete();
         _limit.LeaveCall();
         var canceled = _callerToken.IsCancellationRequested;
         var exceptions = _failures.Collect(CreateRunAllException);

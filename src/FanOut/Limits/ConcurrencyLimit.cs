@@ -43,6 +43,9 @@ public abstract class ConcurrencyLimit
     /// <summary>Fan-out calls running on this limit right now.</summary>
     private int _activeCalls;
 
+    /// <summary>Callers inside <see cref="WaitAsync"/> right now, whatever the limit's own waits are made of (see <see cref="ShouldReturnPermit"/>).</summary>
+    private int _waiting;
+
     /// <summary>Cancellation callbacks that ran for waiters already granted (under <see cref="_lock"/>); stays 0 unless a registration leaked.</summary>
     private long _staleCancellations;
 
@@ -138,7 +141,16 @@ public abstract class ConcurrencyLimit
     /// True when a worker should give its permit back between items rather than keep it: someone waits for one, or
     /// the limit dropped below the permits taken.
     /// </summary>
-    protected internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiterCount) != 0 || Volatile.Read(ref _inFlight) > Current;
+    /// <value>
+    /// By default: someone is inside <see cref="WaitAsync"/> (counted at the public method, so it holds for a limit whose
+    /// permits live elsewhere as for the built-in pool, and for every <see cref="ConcurrencyLimitRateLimiterExtensions.AsRateLimiter"/>
+    /// lease waiting), or <see cref="InFlight"/> is above <see cref="Current"/>. A limit whose permits others take without
+    /// <see cref="WaitAsync"/> (another process) overrides it to say true.
+    /// </value>
+    protected internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiting) != 0 || InFlight > Current;
+
+    /// <summary>Callers inside <see cref="WaitAsync"/> right now (for tests).</summary>
+    internal int Waiting => Volatile.Read(ref _waiting);
 
     /// <summary>
     /// The clock item durations are measured with (<see cref="RecordStart"/>'s timestamps) and the run waits with between
@@ -199,7 +211,42 @@ public abstract class ConcurrencyLimit
     /// <summary>Waits for a permit, oldest waiter first.</summary>
     /// <param name="cancellationToken">Stops the wait; the task then returns false (it does not throw: waits are canceled on the hot path).</param>
     /// <returns>True when a permit was taken (give it back with <see cref="Release"/>); false when <paramref name="cancellationToken"/> was canceled first.</returns>
-    public Task<bool> WaitAsync(CancellationToken cancellationToken = default) => WaitAsyncCore(cancellationToken);
+    public Task<bool> WaitAsync(CancellationToken cancellationToken = default)
+    {
+        // Counted here, at the one public door, so the protocol learns that someone waits whatever the limit's waits are
+        // made of (a workers of a fan-out call then give their permits back between items: ShouldReturnPermit).
+        Interlocked.Increment(ref _waiting);
+        Task<bool> wait;
+        try
+        {
+            wait = WaitAsyncCore(cancellationToken);
+        }
+        catch
+        {
+            Interlocked.Decrement(ref _waiting);
+            throw;
+        }
+
+        if (wait.IsCompleted)
+        {
+            Interlocked.Decrement(ref _waiting);
+            return wait;
+        }
+
+        return Counted(wait);
+
+        async Task<bool> Counted(Task<bool> wait)
+        {
+            try
+            {
+                return await wait.ConfigureAwait(false);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _waiting);
+            }
+        }
+    }
 
     /// <summary>Gives back a permit that <see cref="TryAcquire"/> or <see cref="WaitAsync"/> took, handing it to the oldest waiter if there is one.</summary>
     public void Release() => ReleaseCore();

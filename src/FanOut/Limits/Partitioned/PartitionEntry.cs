@@ -14,6 +14,9 @@ internal sealed class PartitionEntry(ConcurrencyLimit limit)
 
     internal ConcurrencyLimit Limit => limit;
 
+    /// <summary>A new entry pinned once for its maker, so no sweep can drop it before its first use.</summary>
+    internal static PartitionEntry Pinned(ConcurrencyLimit limit) => new(limit) { _pins = 1 };
+
     /// <summary>True once dropped: the key's live entry, if any, is another one.</summary>
     internal bool IsDropped => Volatile.Read(ref _pins) == Dropped;
 

@@ -89,7 +89,9 @@ public sealed class PartitionedConcurrencyLimit<TKey> : ConcurrencyLimit
         {
             if (!_entries.TryGetValue(key, out var entry))
             {
-                var created = new PartitionEntry(_limitPerKey(key) ?? throw new InvalidOperationException($"The limit factory returned null for key '{key}'; it must return a ConcurrencyLimit."));
+                // Made pinned: the sweep below (ours or another thread's) never drops the entry its maker is about to use,
+                // however many keys are in use (with MaxIdleKeys reached, an unpinned new entry was dropped and made again forever).
+                var created = PartitionEntry.Pinned(_limitPerKey(key) ?? throw new InvalidOperationException($"The limit factory returned null for key '{key}'; it must return a ConcurrencyLimit."));
                 entry = _entries.GetOrAdd(key, created);
                 if (ReferenceEquals(entry, created))
                 {
@@ -98,6 +100,8 @@ public sealed class PartitionedConcurrencyLimit<TKey> : ConcurrencyLimit
                     {
                         SweepIdle();
                     }
+
+                    return created;
                 }
             }
 
@@ -115,7 +119,7 @@ public sealed class PartitionedConcurrencyLimit<TKey> : ConcurrencyLimit
     internal bool TryAcquireGlobal() => TryAcquireCore();
 
     /// <summary>Waits for a permit of the global pool.</summary>
-    internal Task<bool> WaitGlobalAsync(CancellationToken cancellationToken) => WaitAsyncCore(cancellationToken);
+    internal Task<bool> WaitGlobalAsync(CancellationToken cancellationToken) => WaitAsync(cancellationToken); // counted: keys' holders then give back
 
     /// <summary>Gives a permit back to the global pool.</summary>
     internal void ReleaseGlobal() => ReleaseCore();

@@ -1,5 +1,6 @@
 using System.Threading.RateLimiting;
 
+using FanOut.Execution;
 using FanOut.Limits.RateLimiting;
 
 namespace FanOut;
@@ -19,16 +20,42 @@ public sealed class ConcurrencyLease : RateLimitLease
     private readonly long _startTimestamp;
     private readonly bool _recordsSamples;
 
+    /// <summary>The FanOut item whose permit this lease reuses (taken inside that item's body), or null for a permit of its own.</summary>
+    private readonly ItemScope? _item;
+
     /// <summary>1 once disposed: the permit went back.</summary>
     private int _disposed;
 
+    /// <summary>A lease on a permit just taken from <paramref name="limit"/>; if the limit's start hook throws, the permit goes back before the exception leaves.</summary>
     internal ConcurrencyLease(ConcurrencyLimitRateLimiter owner, ConcurrencyLimit limit, bool recordsSamples)
     {
         _owner = owner;
         _limit = limit;
         _recordsSamples = recordsSamples;
-        _startTimestamp = recordsSamples ? limit.RecordStart() : 0;
+        try
+        {
+            _startTimestamp = recordsSamples ? limit.RecordStart() : 0;
+        }
+        catch
+        {
+            // Nobody else owns the permit yet: give it back here, or it leaks (a limit of 1 would then hang every later call).
+            _disposed = 1;
+            limit.Release();
+            limit.LeaveCall();
+            throw;
+        }
     }
+
+    /// <summary>A lease that reuses the permit of the FanOut item whose body asked for it (nested use of the same limit).</summary>
+    internal ConcurrencyLease(ConcurrencyLimitRateLimiter owner, ConcurrencyLimit limit, ItemScope item)
+    {
+        _owner = owner;
+        _limit = limit;
+        _item = item;
+    }
+
+    /// <summary>True when this lease reuses the permit of the FanOut item whose body took it, rather than a permit of its own.</summary>
+    internal bool IsNested => _item is not null;
 
     /// <summary>Always true: a <see cref="ConcurrencyLease"/> holds a permit until disposed.</summary>
     public override bool IsAcquired => true;
@@ -68,6 +95,19 @@ public sealed class ConcurrencyLease : RateLimitLease
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
+            return;
+        }
+
+        if (_item is not null)
+        {
+            // The permit is the item's: it stays with the item, which records the attempt; an overload joins its verdict.
+            if (Outcome == ItemOutcome.Overloaded)
+            {
+                _item.NestedOverload = true;
+            }
+
+            _item.Return();
+            _owner.OnLeaseReleased();
             return;
         }
 

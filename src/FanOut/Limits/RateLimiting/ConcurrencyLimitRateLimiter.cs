@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using System.Threading.RateLimiting;
 
+using FanOut.Execution;
+
 namespace FanOut.Limits.RateLimiting;
 
 /// <summary>A <see cref="ConcurrencyLimit"/> seen as a <see cref="System.Threading.RateLimiting.RateLimiter"/>; see <see cref="ConcurrencyLimitRateLimiterExtensions.AsRateLimiter"/>.</summary>
@@ -67,6 +69,11 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
             return _limit.InFlight < _limit.Current ? s_probe : s_failed;
         }
 
+        if (TryReuseItemPermit() is { } nested)
+        {
+            return nested;
+        }
+
         _limit.EnterCall();
         if (_limit.TryAcquire())
         {
@@ -90,6 +97,11 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
         if (permitCount == 0 && _limit.InFlight < _limit.Current)
         {
             return new(s_probe);
+        }
+
+        if (permitCount == 1 && TryReuseItemPermit() is { } nested)
+        {
+            return new(nested);
         }
 
         // Counted as a user of the limit before it looks for a permit, until the lease gives it back (see the class remarks).
@@ -147,6 +159,22 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
     {
         Interlocked.Increment(ref _successfulLeases);
         return new ConcurrencyLease(this, _limit, _recordsSamples);
+    }
+
+    /// <summary>
+    /// A lease on the permit of the FanOut item whose body asks (a loop on this limit whose bodies call through it: FanOut.Http's
+    /// handler, a Polly pipeline): waiting for a second permit of a limit the caller already holds one of would deadlock once
+    /// the items hold them all. Null outside such an item.
+    /// </summary>
+    private ConcurrencyLease? TryReuseItemPermit()
+    {
+        if (ItemScope.Current is not { } item || !item.TryLend(_limit))
+        {
+            return null;
+        }
+
+        Interlocked.Increment(ref _successfulLeases);
+        return new ConcurrencyLease(this, _limit, item);
     }
 
     /// <summary>Called by a lease once its permit went back: the start of a possible idle time.</summary>
