@@ -77,6 +77,12 @@ public sealed class HeartbeatProbe : IDisposable
     /// <summary>Heartbeat work items and timer callbacks that have run so far (to subtract from the pool's completed work items).</summary>
     public long Executions => Interlocked.Read(ref _executions);
 
+    /// <summary>Timer beats recorded since <see cref="Start"/> (a loaded host may run many pool beats before the first timer beat).</summary>
+    public int TimerBeatsSoFar => Volatile.Read(ref _timerCount);
+
+    /// <summary>Pool beats that ran since the probe was made.</summary>
+    public long PoolBeatsRan => Interlocked.Read(ref _poolRan);
+
     /// <summary>Pool heartbeats queued and not yet run: the part of the pool's queue that is the probe's own.</summary>
     public long Pending => Math.Max(0, Interlocked.Read(ref _poolQueued) - Interlocked.Read(ref _poolRan));
 
