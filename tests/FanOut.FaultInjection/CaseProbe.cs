@@ -12,6 +12,9 @@ public sealed class CaseProbe(FaultCase faultCase, LimitProbe limit)
 
     public FaultCase Case => faultCase;
 
+    /// <summary>The limit the case's call runs on (nested bodies take leases and run inner calls on it).</summary>
+    public ConcurrencyLimit? Limit { get; set; }
+
     public ConcurrentQueue<string> Violations { get; } = new();
 
     public CancellationTokenSource Caller { get; } = new();

@@ -30,6 +30,12 @@ public enum BodyBehavior
     ThrowCanceledWithoutCancellation,
     ThrowCanceledIfCanceled,
     BlockBriefly,
+
+    /// <summary>Takes a lease of the item's own limit (<c>AsRateLimiter()</c>) inside the body, then yields.</summary>
+    NestedLease,
+
+    /// <summary>Runs an inner <c>FanOutAsync</c> of three items on the item's own limit.</summary>
+    NestedFanOut,
 }
 
 /// <summary>Where the source itself fails.</summary>

@@ -12,7 +12,8 @@ public static class FaultGenerator
 
     private static readonly BodyBehavior[] s_healthy =
         [BodyBehavior.CompleteSynchronously, BodyBehavior.CompleteSynchronously, BodyBehavior.YieldThenComplete,
-         BodyBehavior.DelayThenComplete, BodyBehavior.BlockBriefly, BodyBehavior.ThrowCanceledIfCanceled];
+         BodyBehavior.DelayThenComplete, BodyBehavior.BlockBriefly, BodyBehavior.ThrowCanceledIfCanceled,
+         BodyBehavior.NestedLease, BodyBehavior.NestedFanOut];
 
     private static readonly BodyBehavior[] s_failing =
         [BodyBehavior.ThrowBeforeAwait, BodyBehavior.ThrowAfterAwait, BodyBehavior.ThrowCanceledWithoutCancellation];

@@ -56,6 +56,7 @@ public static class FaultTrialRunner
     private static async Task RunCaseAsync(CaseProbe probe, ConcurrencyLimit limit)
     {
         var c = probe.Case;
+        probe.Limit = limit;
         var options = new FanOutOptions { Limit = limit, Errors = c.Errors, Ordered = c.Overload == Overload.OrderedStream };
         var token = probe.Caller.Token;
         var instrumented = new InstrumentedSource(probe);
@@ -149,17 +150,36 @@ public static class FaultTrialRunner
                 probe.ExitBody();
                 return new ValueTask<int>(Expected(item));
             default:
-                return AsyncBody(probe, item, behavior);
+                return AsyncBody(probe, item, behavior, ct);
         }
     }
 
-    private static async ValueTask<int> AsyncBody(CaseProbe probe, int item, BodyBehavior behavior)
+    private static async ValueTask<int> AsyncBody(CaseProbe probe, int item, BodyBehavior behavior, CancellationToken ct)
     {
         try
         {
             if (behavior == BodyBehavior.DelayThenComplete)
             {
                 await Task.Delay(1).ConfigureAwait(false);
+            }
+            else if (behavior == BodyBehavior.NestedLease)
+            {
+                // Nested use of the item's own limit: the lease reuses the item's permit (never waits for a second one).
+                using var lease = await probe.Limit!.AsRateLimiter().AcquireAsync(1, ct).ConfigureAwait(false);
+                if (!lease.IsAcquired)
+                {
+                    probe.Violations.Enqueue($"item {item}: a nested lease of the item's limit was not acquired");
+                }
+
+                await Task.Yield();
+            }
+            else if (behavior == BodyBehavior.NestedFanOut)
+            {
+                var inner = await new[] { 1, 2, 3 }.FanOutAsync(async (x, _) => { await Task.Yield(); return x; }, new FanOutOptions { Limit = probe.Limit }, ct).ConfigureAwait(false);
+                if (inner.Sum() != 6)
+                {
+                    probe.Violations.Enqueue($"item {item}: a nested call returned {string.Join(",", inner)}");
+                }
             }
             else
             {

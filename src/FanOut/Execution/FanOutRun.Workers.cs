@@ -60,7 +60,7 @@ internal abstract partial class FanOutRun<T>
             {
                 // Between items a permit of the pool is kept only where the next claim cannot wait, nobody else wants it
                 // and the limit still has room for it (a limit that shrank takes its permits back here).
-                if (slot.HoldsPermit && (!_claimsInline || _limit.ShouldReturnPermit))
+                if (slot.HoldsPermit && (!_source.ClaimNeverWaits || _limit.ShouldReturnPermit))
                 {
                     GivePermit(slot);
                 }
