@@ -238,6 +238,11 @@ internal sealed class CallPermits
     public void Complete()
     {
         AssertSettled();
+        if (_borrowed is not null && Interlocked.CompareExchange(ref _borrowedTaken, 1, 0) == 0)
+        {
+            _borrowed.Return(); // stopped before any worker ran on it: the enclosing item has it back all the same
+        }
+
         _waits?.Dispose();
     }
 

@@ -49,9 +49,10 @@ internal abstract partial class FanOutRun<T>
             if (_hasWindow && !slot.InWindow)
             {
                 var window = BeforeClaimAsync(Token);
-                if (!window.IsCompleted)
+                if (!window.IsCompleted && slot.HoldsPermit)
                 {
-                    GivePermit(slot); // an ordered stream's window is full: wait for the consumer without a permit
+                    GivePermit(slot); // an ordered stream's window is full: wait for the consumer without a permit,
+                    EnterSeeking(slot); // counted as seeking, as a worker on its way back to a permit
                 }
 
                 if (!await window.ConfigureAwait(false))
@@ -86,6 +87,7 @@ internal abstract partial class FanOutRun<T>
                 }
             }
 
+            LeaveSeeking(slot); // holds a permit (its own, or borrowed): no longer on its way to one
             if (!TryClaimInline(slot))
             {
                 return GiveUp(slot);
@@ -202,7 +204,7 @@ internal abstract partial class FanOutRun<T>
         }
 
         slot.InLeaseQueue = true;
-        EnterSeeking(slot); // the room it gave back is still its own: nobody starts a worker for it
+        EnterSeeking(slot); // the room it gave back is still its own until it holds a permit again: nobody starts a worker for it
         try
         {
             return await AcquireLeaseAsync(slot, _permits.WaitToken).ConfigureAwait(false);
@@ -211,7 +213,6 @@ internal abstract partial class FanOutRun<T>
         {
             slot.InLeaseQueue = false;
             _permits.LeaveLeaseQueue();
-            LeaveSeeking(slot);
         }
     }
 
