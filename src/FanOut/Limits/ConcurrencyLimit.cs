@@ -329,22 +329,37 @@ public abstract class ConcurrencyLimit
         }
     }
 
+    /// <summary>
+    /// Takes a permit if <see cref="InFlight"/> is below <see cref="Current"/>. <see cref="Current"/> is read again after the
+    /// compare-and-swap: a decrease that landed between the first read and the swap (a <c>Set(1)</c> from 3) undoes the take,
+    /// so no permit is granted above a limit lowered before the grant (systematic testing found 2-4 bodies under a limit
+    /// lowered to 1, about once in 100,000 schedules).
+    /// </summary>
     private bool TryTakePermit()
     {
-        var current = Current;
-        var seen = Volatile.Read(ref _inFlight);
-        while (seen < current)
+        while (true)
         {
-            var previous = Interlocked.CompareExchange(ref _inFlight, seen + 1, seen);
-            if (previous == seen)
+            var current = Current;
+            var seen = Volatile.Read(ref _inFlight);
+            if (seen >= current)
+            {
+                return false;
+            }
+
+            if (Interlocked.CompareExchange(ref _inFlight, seen + 1, seen) != seen)
+            {
+                continue;
+            }
+
+            if (seen < Current)
             {
                 return true;
             }
 
-            seen = previous;
+            // Lowered while we took it: give it back and look again (room may remain under the new limit, and a Release
+            // that ran meanwhile may have found none to hand to a waiter).
+            Interlocked.Decrement(ref _inFlight);
         }
-
-        return false;
     }
 
     private void Drain()

@@ -395,6 +395,28 @@ public sealed class PermitProtocolRegressionTests
         Assert.False(FanOutItem.IsRunning);
     }
 
+    [Fact]
+    public void TryAcquire_LimitLoweredBetweenItsLookAndItsTake_GrantsNothingAboveTheNewLimit()
+    {
+        // Found by the systematic tests: TryTakePermit compared against a Current read before its compare-and-swap, so a
+        // Set(1) landing in between let a second permit through (2-4 bodies under a limit lowered to 1).
+        var limit = new ScriptedCurrentLimit(3, 3, 3, 1);
+
+        Assert.True(limit.TryAcquire());
+        Assert.False(limit.TryAcquire());
+        Assert.Equal(1, limit.InFlight);
+    }
+
+    /// <summary>A limit whose <see cref="ConcurrencyLimit.Current"/> returns a script of values, one per read, then the last forever.</summary>
+    private sealed class ScriptedCurrentLimit(params int[] script) : ConcurrencyLimit
+    {
+        private int _reads;
+
+        public override int Current => script[Math.Min(Interlocked.Increment(ref _reads), script.Length) - 1];
+
+        public override string Kind => "scripted";
+    }
+
     /// <summary>Room for 1,024 results: a completion-order stream's least channel capacity.</summary>
     private const int StreamCapacity = 1024;
 
