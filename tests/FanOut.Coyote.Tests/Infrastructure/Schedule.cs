@@ -44,10 +44,22 @@ public sealed class Schedule(int index, ulong seed)
     /// <summary>True with probability <paramref name="percent"/>%.</summary>
     public bool Chance(int percent) => Next(100) < percent;
 
+    /// <summary>
+    /// <c>FANOUT_SCHEDULE_POINTS=off</c> makes every point go on at once (the choices are still counted): the baseline that
+    /// shows what the injected yields add (see the project's README).
+    /// </summary>
+    private static readonly bool s_pointsOff = string.Equals(Environment.GetEnvironmentVariable("FANOUT_SCHEDULE_POINTS"), "off", StringComparison.OrdinalIgnoreCase);
+
     /// <summary>A scheduling point: go on at once, or let other work run first.</summary>
     public async ValueTask PointAsync()
     {
-        switch (Next(16))
+        var choice = Next(16);
+        if (s_pointsOff)
+        {
+            return;
+        }
+
+        switch (choice)
         {
             case < 7:
                 return;

@@ -1,4 +1,7 @@
+using System.Net;
+
 using FanOut.Coyote.Tests.Infrastructure;
+using FanOut.Http;
 
 using Xunit.Abstractions;
 
@@ -110,5 +113,56 @@ public sealed class NestedUseTests(ITestOutputHelper output)
 
         output.WriteLine(exploration.Summary);
         Assert.True(exploration.Passed, exploration.Summary);
+    }
+
+    /// <summary>
+    /// Issue 25: a FanOut loop whose bodies call an <see cref="HttpClient"/> with <c>AddFanOutLimit</c> on the same limit
+    /// (docs/limits.md shares one <c>orders</c> limit that way) needed two permits per item and deadlocked once the loop held
+    /// them all. The handler's send either reuses the item's permit or fails at once; the loop never hangs.
+    /// </summary>
+    [Fact]
+    [Trait(DefectTraits.Category, DefectTraits.Defect)]
+    public async Task FanOutAsync_BodySendsThroughTheHttpHandlerOnItsOwnLimit_CompletesOrFailsAndReturnsEveryPermit()
+    {
+        var exploration = await Explorer.RunAsync(async schedule =>
+        {
+            var limit = ConcurrencyLimit.Fixed(2);
+            var occupancy = new Occupancy(limit);
+            var hosts = new HostConcurrencyLimits(new FanOutHttpOptions { LimitFactory = _ => limit });
+            using var client = new HttpClient(new FanOutLimitHandler(hosts) { InnerHandler = new ScheduledHandler(schedule) });
+            var call = new Settlement("call", 2 + schedule.Next(4));
+            schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {call}";
+            var body = Probe.Body(schedule, occupancy, call, "call");
+            var run = call.Items.FanOutAsync(
+                async (item, token) =>
+                {
+                    using var response = await client.GetAsync(new Uri($"http://orders.test/{item}"), token);
+                    return await body(item, token);
+                },
+                new FanOutOptions { Limit = limit });
+            try
+            {
+                Probe.AssertResults(await run, call);
+            }
+            catch (Exception e) when (e is not InvariantException)
+            {
+                call.AssertAtMostOnce(); // failed at once, naming the limit: also right
+            }
+
+            Probe.AssertQuiet(limit, occupancy);
+        });
+
+        output.WriteLine(exploration.Summary);
+        Assert.True(exploration.Passed, exploration.Summary);
+    }
+
+    /// <summary>The downstream: answers 200 after some scheduling points; no socket.</summary>
+    private sealed class ScheduledHandler(Schedule schedule) : HttpMessageHandler
+    {
+        protected override async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+        {
+            await Probe.PointsAsync(schedule, 2);
+            return new HttpResponseMessage(HttpStatusCode.OK) { RequestMessage = request };
+        }
     }
 }
