@@ -23,11 +23,9 @@ public sealed class CompletionTests(ITestOutputHelper output)
             var done = new Settlement("done call", 1 + schedule.Next(3));
             var holding = new Settlement("holding call", 2 + schedule.Next(2));
             schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {done}; {holding}";
-            var lazy = schedule.Chance(50);
-            var doneBody = Probe.Body(schedule, occupancy, done, "done call");
-            var first = lazy
-                ? Probe.Lazy(done.Items, schedule).FanOutAsync(doneBody, new FanOutOptions { Limit = limit })
-                : done.Items.FanOutAsync(doneBody, new FanOutOptions { Limit = limit });
+
+            // An array: its end is known without a pull (a lazy source's end is found only by pulling once more).
+            var first = done.Items.FanOutAsync(Probe.Body(schedule, occupancy, done, "done call"), new FanOutOptions { Limit = limit });
             await Probe.PointsAsync(schedule, 3);
 
             var holdingBody = Probe.Body(schedule, occupancy, holding, "holding call");
@@ -70,10 +68,7 @@ public sealed class CompletionTests(ITestOutputHelper output)
             using var leases = limit.AsRateLimiter();
             var call = new Settlement("call", 1 + schedule.Next(3));
             schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {call}";
-            var body = Probe.Body(schedule, occupancy, call, "call");
-            var run = schedule.Chance(50)
-                ? Probe.Lazy(call.Items, schedule).FanOutAsync(body, new FanOutOptions { Limit = limit })
-                : call.Items.FanOutAsync(body, new FanOutOptions { Limit = limit });
+            var run = call.Items.FanOutAsync(Probe.Body(schedule, occupancy, call, "call"), new FanOutOptions { Limit = limit });
 
             for (var k = 0; k < 2; k++)
             {
