@@ -15,7 +15,7 @@ public sealed class UserLimitTests(ITestOutputHelper output)
     /// <remarks>
     /// The bound is loose on purpose: the permits the loop holds when the waiter queues each finish one item (Current),
     /// and workers between a look and a take may start one more each; 4 x Current leaves room for both, and a hog starts
-    /// every item left (here 40).
+    /// every item left (here up to 23).
     /// </remarks>
     [Fact]
     [Trait(DefectTraits.Category, DefectTraits.Defect)]
@@ -27,7 +27,7 @@ public sealed class UserLimitTests(ITestOutputHelper output)
         {
             var limit = new SemaphoreLimit(Capacity);
             var occupancy = new Occupancy(limit);
-            var call = new Settlement("call", 40);
+            var call = new Settlement("call", 24);
             var startedSinceQueued = -1;
             schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {call}";
             var body = Probe.Body(schedule, occupancy, call, "call");
