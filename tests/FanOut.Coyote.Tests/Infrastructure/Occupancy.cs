@@ -69,7 +69,8 @@ public sealed class Occupancy(ConcurrencyLimit limit)
         {
             if (_violations.Count > 0)
             {
-                throw new InvariantException(_violations[0]);
+                var more = _violations.Count > 1 ? $" (and {_violations.Count - 1} more)" : "";
+                throw new InvariantException($"{_violations[0]}{more}; at the end InFlight {limit.InFlight}, most in use at once {Max}");
             }
         }
     }

@@ -42,7 +42,19 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
         Assert.True(exploration.Passed, exploration.Summary);
     }
 
+    /// <summary>
+    /// <c>Set(n)</c> up and down while two calls run: once <c>InFlight</c> has drained to a lowered value, no permit is
+    /// granted above it.
+    /// </summary>
+    /// <remarks>
+    /// Found by this suite, not listed in issue 25: about one schedule in 100,000 has two (once four) bodies running under
+    /// <c>Settable</c> lowered to 1 after <c>InFlight</c> drained to 1, with <c>InFlight</c> 0 at the end (no permit lost
+    /// or given back twice). <c>ConcurrencyLimit.TryTakePermit</c> reads <c>Current</c> once, before its compare-and-swap
+    /// loop on the count: a worker that read 4 before <c>Set(1)</c> and swaps after the drain takes room that no longer
+    /// exists (a torn read: the rule "room is reserved with one atomic operation").
+    /// </remarks>
     [Fact]
+    [Trait(DefectTraits.Category, DefectTraits.Defect)]
     public async Task FanOutAsync_SettableSetUpAndDownWhileTwoCallsRun_StaysWithinEveryValue()
     {
         var exploration = await Explorer.RunAsync(async schedule =>
