@@ -49,7 +49,7 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
     /// <remarks>
     /// Found by this suite, not listed in issue 25: about one schedule in 100,000 has two (once four) bodies running under
     /// <c>Settable</c> lowered to 1 after <c>InFlight</c> drained to 1, with <c>InFlight</c> 0 at the end (no permit lost
-    /// or given back twice). <c>ConcurrencyLimit.TryTakePermit</c> reads <c>Current</c> once, before its compare-and-swap
+    /// or given back twice). The likely cause: <c>ConcurrencyLimit.TryTakePermit</c> reads <c>Current</c> once, before its compare-and-swap
     /// loop on the count: a worker that read 4 before <c>Set(1)</c> and swaps after the drain takes room that no longer
     /// exists (a torn read: the rule "room is reserved with one atomic operation").
     /// </remarks>
