@@ -26,7 +26,8 @@ public sealed class NestedUseTests(ITestOutputHelper output)
             var limit = ConcurrencyLimit.Fixed(1);
             var occupancy = new Occupancy(limit);
             var ordered = schedule.Chance(50);
-            var rows = new Settlement("stream", schedule.Chance(10) ? ChannelCapacity + 2 + schedule.Next(8) : 2 + schedule.Next(3));
+            var fills = schedule.Chance(10);
+            var rows = new Settlement("stream", fills ? ChannelCapacity + 2 + schedule.Next(8) : 2 + schedule.Next(3));
             var handled = 0;
             schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {rows}; {handled} rows handled (ordered: {ordered})";
             var options = new FanOutOptions { Limit = limit, Ordered = ordered };
@@ -50,6 +51,17 @@ public sealed class NestedUseTests(ITestOutputHelper output)
             await foreach (var row in stream)
             {
                 seen.Add(row);
+
+                // A lagging consumer: now and then it lets the workers fill the channel (until the stream stops making
+                // progress) before it handles its first row, so the fan-out below starts while they wait on a full channel.
+                if (fills && seen.Count == 1 && schedule.Chance(50))
+                {
+                    for (var (stalls, last) = (0, -1); rows.SettledCount < ChannelCapacity && stalls < 100; last = rows.SettledCount)
+                    {
+                        stalls = rows.SettledCount == last ? stalls + 1 : 0;
+                        await Task.Yield();
+                    }
+                }
 
                 // The consumer fans out on the same limit for the first rows, and now and then after.
                 if (seen.Count <= 2 || schedule.Chance(2))
