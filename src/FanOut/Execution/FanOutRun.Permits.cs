@@ -68,9 +68,18 @@ internal abstract partial class FanOutRun<T>
                 return await ClaimInTurnAsync(slot).ConfigureAwait(false);
             }
 
-            if (_rateLimiter is not null && slot.Lease is null && !await TakeLeaseAsync(slot).ConfigureAwait(false))
+            if (_rateLimiter is not null && slot.Lease is null)
             {
-                return GiveUp(slot);
+                var leased = await TakeLeaseAsync(slot).ConfigureAwait(false);
+                if (leased == PermitLook.Again)
+                {
+                    continue;
+                }
+
+                if (leased == PermitLook.GaveUp)
+                {
+                    return GiveUp(slot);
+                }
             }
 
             if (!slot.HoldsAnyPermit)
@@ -126,18 +135,17 @@ internal abstract partial class FanOutRun<T>
 
             if (!_permits.RoomMayComeFromOutside || !_permits.TryBecomeWaiter())
             {
-                // Retire: room comes back to the call's own workers, or another worker of the call waits for it. The window
-                // slot goes first, so that nothing of a retired worker runs after the call completes.
-                var inWindow = LeaveWindow(slot);
-                if (TryRetire(slot))
+                // Retire: room comes back to the call's own workers, or another worker of the call waits for it.
+                var heldMore = slot.InWindow || slot.Lease is not null;
+                if (TryRetireWorker(slot))
                 {
                     return PermitLook.GaveUp;
                 }
 
-                if (inWindow)
+                if (heldMore)
                 {
                     LeaveSeeking(slot);
-                    return PermitLook.Again; // the call's last worker: take the window slot again, then wait
+                    return PermitLook.Again; // the call's last worker gave its window slot or lease back: take them again, then wait
                 }
 
                 if (!_permits.TryBecomeWaiter())
@@ -167,13 +175,13 @@ internal abstract partial class FanOutRun<T>
     /// permit of the pool, in a place of the limiter's queue (at most the limit's worth); false, with nothing of it held,
     /// when the items left are already promised to queued workers, the queue is full, or the run stopped.
     /// </summary>
-    private async ValueTask<bool> TakeLeaseAsync(WorkerSlot<T> slot)
+    private async ValueTask<PermitLook> TakeLeaseAsync(WorkerSlot<T> slot)
     {
         var lease = _rateLimiter!.AttemptAcquire(1); // may throw: the slot's permit, if any, goes back in the worker's finally
         if (lease.IsAcquired)
         {
             slot.Lease = lease;
-            return true;
+            return PermitLook.Taken;
         }
 
         lease.Dispose();
@@ -183,21 +191,37 @@ internal abstract partial class FanOutRun<T>
         // queued, so the end of a run spends no tokens on workers that would find nothing.
         if (NoItemsLeft)
         {
-            return false;
+            return PermitLook.GaveUp;
         }
 
-        if (_source.KnownCount >= 0 && _source.KnownCount - _source.ClaimedCount <= _permits.LeaseQueued && TryRetire(slot))
+        if (_source.KnownCount >= 0 && _source.KnownCount - _source.ClaimedCount <= _permits.LeaseQueued)
         {
-            return false; // the items left are promised to workers already queued
+            // The items left are promised to workers already queued: retire (the call's last worker queues all the same).
+            var inWindow = slot.InWindow;
+            if (TryRetireWorker(slot))
+            {
+                return PermitLook.GaveUp;
+            }
+
+            if (inWindow)
+            {
+                return PermitLook.Again;
+            }
         }
 
         while (!_permits.TryEnterLeaseQueue())
         {
             // As many of the call's workers queue as the limit has permits: this one retires. It cannot be the call's last
             // worker unless the queued ones just left, and then it looks again.
-            if (TryRetire(slot))
+            var inWindow = slot.InWindow;
+            if (TryRetireWorker(slot))
             {
-                return false;
+                return PermitLook.GaveUp;
+            }
+
+            if (inWindow)
+            {
+                return PermitLook.Again;
             }
 
             await Task.Yield();
@@ -207,7 +231,7 @@ internal abstract partial class FanOutRun<T>
         EnterSeeking(slot); // the room it gave back is still its own until it holds a permit again: nobody starts a worker for it
         try
         {
-            return await AcquireLeaseAsync(slot, _permits.WaitToken).ConfigureAwait(false);
+            return await AcquireLeaseAsync(slot, _permits.WaitToken).ConfigureAwait(false) ? PermitLook.Taken : PermitLook.GaveUp;
         }
         finally
         {
@@ -448,6 +472,27 @@ internal abstract partial class FanOutRun<T>
     {
         slot.Lease?.Dispose();
         slot.Lease = null;
+    }
+
+    /// <summary>
+    /// Retires a worker that holds no item: it gives back everything it holds (window slot, lease, permit, its place among
+    /// the seekers) and only then counts itself out, so nothing of a retired worker is left when the last worker completes
+    /// the call. False when it is the call's last worker: it stays, takes its place among the seekers again, and must take
+    /// again what it gave back.
+    /// </summary>
+    private bool TryRetireWorker(WorkerSlot<T> slot)
+    {
+        LeaveWindow(slot);
+        ReleaseLease(slot);
+        GivePermit(slot);
+        LeaveSeeking(slot);
+        if (TryRetire(slot))
+        {
+            return true;
+        }
+
+        EnterSeeking(slot);
+        return false;
     }
 
     /// <summary>
