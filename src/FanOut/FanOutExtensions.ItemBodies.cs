@@ -12,7 +12,9 @@ namespace FanOut;
 /// <c>(item, ct) =&gt; ...</c> to the calls inside it when they take a token. Where a method group fits both a one-argument
 /// and a two-argument body, the two-argument one is chosen (lower <see cref="OverloadResolutionPriorityAttribute"/> here;
 /// C# 12 on net8.0 reports such a call as ambiguous: pass a lambda). As in the other shortcuts, a ValueTask body wins over a
-/// Task body on net10.0, and net8.0 has the Task bodies only (see FanOutExtensions.TaskBodies.cs).
+/// Task body on net10.0, and net8.0 has the Task bodies only (see FanOutExtensions.TaskBodies.cs). A <c>default</c> third
+/// argument fits both a token and options; it is taken as the token on both targets (net10.0: the options overloads rank
+/// lower; C# 12: the token overload needs no default of its own).
 /// </remarks>
 public static partial class FanOutExtensions
 {
@@ -81,7 +83,6 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
-    [OverloadResolutionPriority(1)]
     public static Task<TResult[]> FanOutAsync<T, TResult>(
         this IEnumerable<T> source,
         int maxConcurrency,
@@ -98,7 +99,6 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
-    [OverloadResolutionPriority(1)]
     public static Task FanOutAsync<T>(
         this IEnumerable<T> source,
         int maxConcurrency,
@@ -115,7 +115,6 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
-    [OverloadResolutionPriority(1)]
     public static Task<TResult[]> FanOutAsync<T, TResult>(
         this IAsyncEnumerable<T> source,
         int maxConcurrency,
@@ -132,7 +131,6 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
-    [OverloadResolutionPriority(1)]
     public static Task FanOutAsync<T>(
         this IAsyncEnumerable<T> source,
         int maxConcurrency,
@@ -207,6 +205,7 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-1)]
     public static Task<TResult[]> FanOutAsync<T, TResult>(
         this IEnumerable<T> source,
         int maxConcurrency,
@@ -223,6 +222,7 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-1)]
     public static Task FanOutAsync<T>(
         this IEnumerable<T> source,
         int maxConcurrency,
@@ -239,6 +239,7 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-1)]
     public static Task<TResult[]> FanOutAsync<T, TResult>(
         this IAsyncEnumerable<T> source,
         int maxConcurrency,
@@ -255,6 +256,7 @@ public static partial class FanOutExtensions
     /// <param name="cancellationToken">Cancels the run.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
     /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-1)]
     public static Task FanOutAsync<T>(
         this IAsyncEnumerable<T> source,
         int maxConcurrency,

@@ -92,6 +92,34 @@ public sealed class FanOutOverloadMatrixTests
     }
 
     [Fact]
+    public void DefaultThirdArgument_IsTheTokenOnBothTargets()
+    {
+        // `default` fits both the token and the options. net10.0 ranks the options overloads lower; C# 12 prefers the
+        // overload that needs no default of its own (the options one would still default its token).
+        const string Source = """
+            using System.Net.Http;
+            using System.Threading.Tasks;
+            using FanOut;
+
+            static class Default
+            {
+                static async Task RunAsync(string[] urls, HttpClient http) =>
+                    _ = await urls.FanOutAsync(8, async (url, ct) => await http.GetStringAsync(url, ct), default);
+            }
+            """;
+
+        foreach (var compilation in new[] { Compile(Source, Net10References(), LanguageVersion.CSharp13), Compile(Source, Net8References(), LanguageVersion.CSharp12) })
+        {
+            Assert.Empty(Errors(compilation));
+            var tree = compilation.SyntaxTrees.Single();
+            var call = tree.GetRoot().DescendantNodes().OfType<InvocationExpressionSyntax>().Single(c => c.ArgumentList.Arguments.Count == 3);
+            var method = Assert.IsAssignableFrom<IMethodSymbol>(compilation.GetSemanticModel(tree).GetSymbolInfo(call).Symbol);
+            Assert.Equal("cancellationToken", method.Parameters[^1].Name);
+            Assert.DoesNotContain(method.Parameters, parameter => parameter.Name == "options");
+        }
+    }
+
+    [Fact]
     public void Net8_TaskAndValueTaskShortcutsSideBySide_WouldBeAmbiguous()
     {
         // Why net8.0 has one body type per shape: C# 12 reports an async lambda ambiguous between a Task and a ValueTask body.
