@@ -120,6 +120,33 @@ public sealed class FanOutOverloadMatrixTests
     }
 
     [Fact]
+    public void Net10_MethodGroupWithAndWithoutToken_BindsTheOneThatTakesTheToken()
+    {
+        // A method group that fits a one-argument and a two-argument body: the token-taking one ranks higher on net10.0
+        // (C# 12 on net8.0 cannot rank them: pass a lambda there, as the class remarks say).
+        const string Source = """
+            using System.Threading;
+            using System.Threading.Tasks;
+            using FanOut;
+
+            static class Group
+            {
+                static Task<string> GetAsync(string url) => Task.FromResult(url);
+                static Task<string> GetAsync(string url, CancellationToken ct) => Task.FromResult(url);
+                static async Task RunAsync(string[] urls) => _ = await urls.FanOutAsync(8, GetAsync);
+            }
+            """;
+
+        var compilation = Compile(Source, Net10References(), LanguageVersion.CSharp13);
+        Assert.Empty(Errors(compilation));
+        var tree = compilation.SyntaxTrees.Single();
+        var call = tree.GetRoot().DescendantNodes().OfType<InvocationExpressionSyntax>().Single(c => c.ArgumentList.Arguments.Count == 2);
+        var method = Assert.IsAssignableFrom<IMethodSymbol>(compilation.GetSemanticModel(tree).GetSymbolInfo(call).Symbol);
+        var body = (INamedTypeSymbol)method.Parameters.Single(parameter => parameter.Name == "body").Type;
+        Assert.Equal(3, body.TypeArguments.Length);
+    }
+
+    [Fact]
     public void Net8_TaskAndValueTaskShortcutsSideBySide_WouldBeAmbiguous()
     {
         // Why net8.0 has one body type per shape: C# 12 reports an async lambda ambiguous between a Task and a ValueTask body.
