@@ -73,11 +73,7 @@ public sealed class ExplicitLimitFix : CodeFixProvider
         if (options is not null && OperationWalk.Unwrap(options.Value).Syntax is BaseObjectCreationExpressionSyntax creation)
         {
             // Options without a limit: add the limit first in their initializer.
-            var limit = LimitedParallelOptions.LimitAssignment();
-            var initializer = creation.Initializer is { } existing
-                ? existing.WithExpressions(existing.Expressions.Insert(0, limit))
-                : InitializerExpression(SyntaxKind.ObjectInitializerExpression, SingletonSeparatedList<ExpressionSyntax>(limit));
-            newLoop = loop.ReplaceNode(creation, creation.WithInitializer(initializer).WithAdditionalAnnotations(Formatter.Annotation));
+            newLoop = loop.ReplaceNode(creation, LimitedParallelOptions.WithLimit(creation));
         }
         else if (token?.Syntax is ArgumentSyntax tokenArgument)
         {

@@ -1,3 +1,4 @@
+using System.Collections.Generic;
 using System.Collections.Immutable;
 using System.Composition;
 using System.Linq;
@@ -119,27 +120,32 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
         var symbols = KnownSymbols.From(model.Compilation);
         var token = TokenName.Unique(model, whenAll.SpanStart);
         var body = found.Loop is { } loop
-            ? BodyFromLoop(loop, found.Added!, model, symbols, token)
-            : BodyFrom(OperationWalk.Unwrap(found.Select!.Arguments[1].Value), model, symbols, token, whenAll.SpanStart);
+            ? BodyFromLoop(loop, found.Added!, model, symbols, token, found.OuterTokens)
+            : BodyFrom(OperationWalk.Unwrap(found.Select!.Arguments[1].Value), model, symbols, token, whenAll.SpanStart, found.OuterTokens);
         var source = found.Source;
 
+        // The outer token the work used now cancels the whole fan-out; inside, the body's token replaces it (no FO0004).
+        var outerToken = found.OuterToken?.WithoutTrivia();
         ExpressionSyntax replacement = target switch
         {
-            // The short forms: FanOutAsync(limit, body) for a fixed limit, FanOutAsync(body) for the adaptive default.
+            // The short forms: FanOutAsync(limit, body[, token]) for a fixed limit, FanOutAsync(body[, cancellationToken: token])
+            // for the adaptive default.
             Target.FanOutFixed => InvocationExpression(
                 MemberAccessExpression(SyntaxKind.SimpleMemberAccessExpression, Receiver(source), IdentifierName("FanOutAsync")),
-                ArgumentList(SeparatedList([
+                ArgumentList(SeparatedList(new[]
+                {
                     Argument(LiteralExpression(SyntaxKind.NumericLiteralExpression, Literal(LimitPlaceholder.Value))),
                     Argument(body),
-                ]))),
+                }.Concat(outerToken is null ? [] : [Argument(outerToken)])))),
             Target.FanOutAdaptive => InvocationExpression(
                 MemberAccessExpression(SyntaxKind.SimpleMemberAccessExpression, Receiver(source), IdentifierName("FanOutAsync")),
-                ArgumentList(SingletonSeparatedList(Argument(body)))),
+                ArgumentList(SeparatedList(new[] { Argument(body) }.Concat(
+                    outerToken is null ? [] : [Argument(NameColon(IdentifierName("cancellationToken")), default, outerToken)])))),
             _ => InvocationExpression(
                 ParseExpression("System.Threading.Tasks.Parallel.ForEachAsync").WithAdditionalAnnotations(Simplifier.Annotation),
                 ArgumentList(SeparatedList([
                     Argument(source.WithoutTrivia()),
-                    Argument(LimitedParallelOptions.Create()),
+                    Argument(LimitedParallelOptions.Create(outerToken)),
                     Argument(body),
                 ]))),
         };
@@ -149,11 +155,13 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
         if (found.Loop is { } removedLoop)
         {
             // The loop and the list's declaration go; the WhenAll becomes the fan-out.
-            var loopStatement = (StatementSyntax)removedLoop.Syntax;
+            // At top level each statement sits in a GlobalStatementSyntax, which goes with it.
+            var loopStatement = FanOutSource.Removable((StatementSyntax)removedLoop.Syntax);
+            var declaration = FanOutSource.Removable(found.Declaration!);
             var awaiting = whenAll.FirstAncestorOrSelf<StatementSyntax>()!;
-            newRoot = root.TrackNodes(whenAll, loopStatement, found.Declaration!, awaiting);
+            newRoot = root.TrackNodes(whenAll, loopStatement, declaration, awaiting);
             newRoot = newRoot.ReplaceNode(newRoot.GetCurrentNode(whenAll)!, replacement);
-            newRoot = newRoot.RemoveNodes([newRoot.GetCurrentNode(loopStatement)!, newRoot.GetCurrentNode(found.Declaration!)!], SyntaxRemoveOptions.KeepNoTrivia)!;
+            newRoot = newRoot.RemoveNodes([newRoot.GetCurrentNode(loopStatement)!, newRoot.GetCurrentNode(declaration)!], SyntaxRemoveOptions.KeepNoTrivia)!;
 
             // The blank line that set the WhenAll apart from the loop has nothing to set apart any more.
             var statement = newRoot.GetCurrentNode(awaiting)!;
@@ -179,11 +187,11 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
     }
 
     /// <summary>The FanOutAsync body <c>async (x, ct) =&gt; await Call(x, ct)</c> made from the loop's <c>tasks.Add(Call(x))</c>.</summary>
-    private static ParenthesizedLambdaExpressionSyntax BodyFromLoop(IForEachLoopOperation loop, IInvocationOperation added, SemanticModel model, KnownSymbols symbols, string token)
+    private static ParenthesizedLambdaExpressionSyntax BodyFromLoop(IForEachLoopOperation loop, IInvocationOperation added, SemanticModel model, KnownSymbols symbols, string token, IReadOnlyList<ArgumentSyntax> outerTokens)
     {
         var statement = (ForEachStatementSyntax)loop.Syntax;
         var task = (ExpressionSyntax)added.Arguments[0].Value.Syntax;
-        var call = (ExpressionSyntax)new AsyncBodyRewriter(model, symbols, token).Visit(task)!;
+        var call = (ExpressionSyntax)new AsyncBodyRewriter(model, symbols, token, outerTokens).Visit(task)!;
         var awaited = AwaitExpression(Token(SyntaxKind.AwaitKeyword).WithTrailingTrivia(Space), call.WithoutTrivia());
         var item = Parameter(statement.Identifier.WithoutTrivia());
         if (!statement.Type.IsVar)
@@ -199,9 +207,9 @@ public sealed class WhenAllToBoundedFanOutFix : CodeFixProvider
     }
 
     /// <summary>The FanOutAsync body <c>async (item, ct) =&gt; ...</c> made from a Select selector.</summary>
-    private static ParenthesizedLambdaExpressionSyntax BodyFrom(IOperation selector, SemanticModel model, KnownSymbols symbols, string token, int position)
+    private static ParenthesizedLambdaExpressionSyntax BodyFrom(IOperation selector, SemanticModel model, KnownSymbols symbols, string token, int position, IReadOnlyList<ArgumentSyntax> outerTokens)
     {
-        var rewriter = new AsyncBodyRewriter(model, symbols, token);
+        var rewriter = new AsyncBodyRewriter(model, symbols, token, outerTokens);
         var creation = (IDelegateCreationOperation)selector;
         if (creation.Target is IAnonymousFunctionOperation { Syntax: LambdaExpressionSyntax lambda } function)
         {

@@ -11,7 +11,8 @@ namespace FanOut.Analyzers;
 /// <summary>
 /// FO0003: Task.WhenAll over a <c>Select</c> projection of a collection whose size is not a small compile-time constant
 /// (a parameter, field, query result, any IEnumerable), or over a list a foreach filled with one task per item of one
-/// (<c>foreach (var x in source) tasks.Add(CallAsync(x));</c>): every item starts at once, with no limit.
+/// (<c>foreach (var x in source) tasks.Add(CallAsync(x));</c>, in a method or in top-level statements): every item starts
+/// at once, with no limit. Work that is limited where the rule cannot count it is left alone (<see cref="LimitedWork"/>).
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
 public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
@@ -53,14 +54,17 @@ public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
 
         var select = ProjectionSource.FindSelect(invocation.Arguments[0].Value, symbols, out var throughLocal);
         IOperation source;
+        IOperation perItem;
         Location? loopLocation = null;
         if (select is { Arguments.Length: 2 })
         {
             source = select.Arguments[0].Value;
+            perItem = select.Arguments[1].Value;
         }
-        else if (select is null && TaskLoop.Find(invocation.Arguments[0].Value, symbols, out _) is { } loop)
+        else if (select is null && TaskLoop.Find(invocation.Arguments[0].Value, symbols, out var add) is { } loop)
         {
             source = loop.Collection;
+            perItem = add!.Arguments[0].Value;
             loopLocation = loop.Syntax.GetLocation();
             throughLocal = true;
         }
@@ -69,7 +73,9 @@ public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
             return;
         }
 
-        if (ProjectionSource.IsSmallConstant(source, symbols))
+        // A small fixed set, or work already held to a limit (a gate inside it, a Polly pipeline, an HttpClient whose
+        // handlers may limit it): not the unbounded fan-out this rule is about.
+        if (ProjectionSource.IsSmallConstant(source, symbols) || LimitedWork.IsLimited(perItem, symbols))
         {
             return;
         }

@@ -7,8 +7,15 @@ namespace FanOut;
 /// <c>Parallel.ForEachAsync(source, options, body)</c>: <c>await items.FanOutAsync(8, body)</c> runs at most 8 bodies at once
 /// (<see cref="ConcurrencyLimit.Fixed"/>, a fresh limit per call, FailFast; a fixed limit never re-runs an item).
 /// </summary>
+/// <remarks>
+/// The ValueTask bodies here are net10.0 only: C# 12, net8.0's default, cannot choose between a ValueTask and a Task body
+/// for an <see langword="async"/> lambda (it ignores <see cref="OverloadResolutionPriorityAttribute"/>), and on net8.0 the
+/// shortcut takes the Task body, which every async lambda and the README's <c>(url, ct) =&gt; http.GetStringAsync(url, ct)</c>
+/// fit (FanOutExtensions.TaskBodies.cs).
+/// </remarks>
 public static partial class FanOutExtensions
 {
+#if NET9_0_OR_GREATER
     /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
     /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
@@ -120,6 +127,7 @@ public static partial class FanOutExtensions
         Func<T, CancellationToken, ValueTask<TResult>> body,
         CancellationToken cancellationToken = default) =>
         source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: body, cancellationToken: cancellationToken);
+#endif
 
     /// <summary>Options for a fixed limit of <paramref name="maxConcurrency"/>, after checking the source as the primary overloads do.</summary>
     private static FanOutOptions Bounded(object source, int maxConcurrency)

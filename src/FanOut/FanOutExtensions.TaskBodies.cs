@@ -1,14 +1,17 @@
-#if NET9_0_OR_GREATER
 namespace FanOut;
 
 /// <summary>The overloads whose bodies return <see cref="Task"/>: the natural first attempt, <c>(u, ct) =&gt; http.GetStringAsync(u, ct)</c>.</summary>
 /// <remarks>
-/// net10.0 only. An <see langword="async"/> lambda fits both a Task and a ValueTask body; C# 13 and later pick the ValueTask
-/// overload (its <see cref="System.Runtime.CompilerServices.OverloadResolutionPriorityAttribute"/>), but C# 12, the default
-/// for net8.0 projects, reports the call as ambiguous. The net8.0 assembly therefore has the ValueTask overloads only.
+/// An <see langword="async"/> lambda fits both a Task and a ValueTask body; C# 13 and later pick the ValueTask overload (its
+/// <see cref="System.Runtime.CompilerServices.OverloadResolutionPriorityAttribute"/>), but C# 12, the default for net8.0
+/// projects, reports the call as ambiguous. So each shape has one body type on net8.0: the options overloads take ValueTask
+/// bodies (the Task ones here are net10.0 only), the <c>maxConcurrency</c> shortcuts take Task bodies (their ValueTask
+/// twins are net10.0 only), which makes the README's <c>urls.FanOutAsync(8, (url, ct) =&gt; http.GetStringAsync(url, ct))</c>
+/// compile on both.
 /// </remarks>
 public static partial class FanOutExtensions
 {
+#if NET9_0_OR_GREATER
     /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     public static Task<TResult[]> FanOutAsync<T, TResult>(
         this IEnumerable<T> source,
@@ -72,6 +75,7 @@ public static partial class FanOutExtensions
         FanOutOptions? options = null,
         CancellationToken cancellationToken = default) =>
         source.FanOutOutcomes(AsValueTask(source, body), options, cancellationToken);
+#endif
 
     /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
     /// <param name="source">The items.</param>
@@ -195,4 +199,3 @@ public static partial class FanOutExtensions
         return (item, cancellationToken) => new ValueTask(body(item, cancellationToken));
     }
 }
-#endif

@@ -21,7 +21,10 @@ namespace FanOut;
 /// <c>urls.FanOutAsync((u, ct) =&gt; http.GetStringAsync(u, ct))</c> returns <c>string[]</c>), with a
 /// <see cref="FanOutOptions"/> or with a plain maximum concurrency (<c>items.FanOutAsync(8, body)</c>, the shape of
 /// <c>Parallel.ForEachAsync(source, options, body)</c>). Where both body shapes fit (an <see langword="async"/> lambda),
-/// the <see cref="ValueTask"/> one is chosen: it allocates nothing for a body that completes synchronously.
+/// the <see cref="ValueTask"/> one is chosen: it allocates nothing for a body that completes synchronously. On net8.0,
+/// whose C# 12 cannot choose between the two, each shape has one: ValueTask bodies with options, Task bodies with a
+/// maximum concurrency. <c>FanOutAsync</c> also takes a body of the item alone (<c>items.FanOutAsync(8, async x =&gt; ...)</c>)
+/// and a maximum concurrency with options (<c>items.FanOutAsync(8, body, options)</c>).
 /// </para>
 /// </remarks>
 public static partial class FanOutExtensions

@@ -1,3 +1,4 @@
+using System.Collections.Generic;
 using System.Linq;
 
 using FanOut.Analyzers.Analysis;
@@ -13,7 +14,8 @@ namespace FanOut.Analyzers.CodeFixes.Rewriting;
 
 /// <summary>
 /// Rewrites a loop body for an async loop: blocking waits become <c>await</c>, Task.WaitAll/WaitAny become awaited
-/// WhenAll/WhenAny, and calls that can take a cancellation token get the body's token. Reads the original tree's
+/// WhenAll/WhenAny, calls that can take a cancellation token get the body's token, and so do the calls given a token
+/// from outside the body (when the caller names them). Reads the original tree's
 /// semantic model, so it must visit nodes of that tree.
 /// </summary>
 internal sealed class AsyncBodyRewriter : CSharpSyntaxRewriter
@@ -22,12 +24,21 @@ internal sealed class AsyncBodyRewriter : CSharpSyntaxRewriter
     private readonly KnownSymbols _symbols;
     private readonly string _token;
 
-    public AsyncBodyRewriter(SemanticModel model, KnownSymbols symbols, string token)
+    /// <summary>Token arguments from outside the body, each replaced by the body's token.</summary>
+    private readonly HashSet<ArgumentSyntax> _outerTokens;
+
+    public AsyncBodyRewriter(SemanticModel model, KnownSymbols symbols, string token, IEnumerable<ArgumentSyntax>? outerTokens = null)
     {
         _model = model;
         _symbols = symbols;
         _token = token;
+        _outerTokens = [.. outerTokens ?? []];
     }
+
+    public override SyntaxNode? VisitArgument(ArgumentSyntax node) =>
+        _outerTokens.Contains(node)
+            ? node.WithExpression(IdentifierName(_token).WithTriviaFrom(node.Expression))
+            : base.VisitArgument(node);
 
     /// <summary>Whether a fix can rewrite this wait: <c>.Wait()</c> only without a timeout or token.</summary>
     public static bool CanRewrite(IOperation wait, KnownSymbols symbols) =>

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Linq;
 
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;
@@ -34,5 +35,20 @@ internal static class LimitedParallelOptions
                 argumentList: null,
                 InitializerExpression(SyntaxKind.ObjectInitializerExpression, initializers))
             .WithAdditionalAnnotations(Formatter.Annotation);
+    }
+
+    /// <summary>Whether the options <paramref name="creation"/> writes set MaxDegreeOfParallelism.</summary>
+    public static bool SetsLimit(BaseObjectCreationExpressionSyntax creation) =>
+        creation.Initializer?.Expressions.OfType<AssignmentExpressionSyntax>()
+            .Any(static assignment => assignment.Left is IdentifierNameSyntax { Identifier.ValueText: "MaxDegreeOfParallelism" }) == true;
+
+    /// <summary><paramref name="creation"/> with <c>MaxDegreeOfParallelism = 50</c> first in its initializer.</summary>
+    public static BaseObjectCreationExpressionSyntax WithLimit(BaseObjectCreationExpressionSyntax creation)
+    {
+        var limit = LimitAssignment();
+        var initializer = creation.Initializer is { } existing
+            ? existing.WithExpressions(existing.Expressions.Insert(0, limit))
+            : InitializerExpression(SyntaxKind.ObjectInitializerExpression, SingletonSeparatedList<ExpressionSyntax>(limit));
+        return creation.WithInitializer(initializer).WithAdditionalAnnotations(Formatter.Annotation);
     }
 }

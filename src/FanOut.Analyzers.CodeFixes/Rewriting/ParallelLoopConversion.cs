@@ -16,8 +16,8 @@ namespace FanOut.Analyzers.CodeFixes.Rewriting;
 
 /// <summary>
 /// Turns <c>Parallel.ForEach(source, [options,] item =&gt; ...)</c> into
-/// <c>await Parallel.ForEachAsync(source, [options,] async (item, ct) =&gt; ...)</c> (and Parallel.For into ForAsync):
-/// the shared rewrite of FO0001 and FO0002.
+/// <c>await Parallel.ForEachAsync(source, options, async (item, ct) =&gt; ...)</c> (and Parallel.For into ForAsync), the
+/// options given a MaxDegreeOfParallelism of 50 when they have none: the shared rewrite of FO0001 and FO0002.
 /// </summary>
 internal static class ParallelLoopConversion
 {
@@ -78,9 +78,21 @@ internal static class ParallelLoopConversion
 
         var access = (MemberAccessExpressionSyntax)loop.Expression;
         var asyncName = access.Name.Identifier.ValueText + "Async";
-        var newLoop = loop
-            .ReplaceNode(body, newLambda)
-            .WithExpression(access.WithName(access.Name.WithIdentifier(Identifier(asyncName))));
+
+        // The async twins default to ProcessorCount at once, a limit for CPU work (FO0005): the rewrite writes one to tune.
+        var options = (model.GetOperation(loop, cancellationToken) as IInvocationOperation)?.Arguments
+            .FirstOrDefault(argument => KnownSymbols.Is(argument.Parameter?.Type, symbols.ParallelOptions));
+        var optionsCreation = options is null ? null : OperationWalk.Unwrap(options.Value).Syntax as BaseObjectCreationExpressionSyntax;
+        var newLoop = loop.ReplaceNodes(
+            new SyntaxNode?[] { body, optionsCreation is not null && !LimitedParallelOptions.SetsLimit(optionsCreation) ? optionsCreation : null }.OfType<SyntaxNode>(),
+            (original, _) => original == body ? newLambda : LimitedParallelOptions.WithLimit((BaseObjectCreationExpressionSyntax)original));
+        if (options is null)
+        {
+            newLoop = newLoop.WithArgumentList(newLoop.ArgumentList.WithArguments(
+                newLoop.ArgumentList.Arguments.Insert(newLoop.ArgumentList.Arguments.Count - 1, Argument(LimitedParallelOptions.Create()))));
+        }
+
+        newLoop = newLoop.WithExpression(access.WithName(access.Name.WithIdentifier(Identifier(asyncName))));
         var awaited = AwaitExpression(Token(SyntaxKind.AwaitKeyword).WithTrailingTrivia(Space), newLoop.WithoutLeadingTrivia())
             .WithLeadingTrivia(loop.GetLeadingTrivia());
 

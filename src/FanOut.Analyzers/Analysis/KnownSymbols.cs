@@ -16,6 +16,14 @@ internal sealed class KnownSymbols
         CancellationToken = compilation.GetTypeByMetadataName("System.Threading.CancellationToken");
         Enumerable = compilation.GetTypeByMetadataName("System.Linq.Enumerable");
         FanOutExtensions = compilation.GetTypeByMetadataName("FanOut.FanOutExtensions");
+        ConcurrencyLimit = compilation.GetTypeByMetadataName("FanOut.ConcurrencyLimit");
+        SemaphoreSlim = compilation.GetTypeByMetadataName("System.Threading.SemaphoreSlim");
+        RateLimiter = compilation.GetTypeByMetadataName("System.Threading.RateLimiting.RateLimiter");
+        HttpMessageInvoker = compilation.GetTypeByMetadataName("System.Net.Http.HttpMessageInvoker");
+        HttpClientFactory = compilation.GetTypeByMetadataName("System.Net.Http.IHttpClientFactory");
+        FanOutLimitHandler = compilation.GetTypeByMetadataName("FanOut.Http.FanOutLimitHandler");
+        ResiliencePipeline = compilation.GetTypeByMetadataName("Polly.ResiliencePipeline");
+        ResiliencePipelineOfT = compilation.GetTypeByMetadataName("Polly.ResiliencePipeline`1");
     }
 
     /// <summary>System.Threading.Tasks.Parallel, or null when the compilation has no TPL.</summary>
@@ -45,6 +53,30 @@ internal sealed class KnownSymbols
     /// <summary>FanOut.FanOutExtensions, or null when the FanOut library is not referenced.</summary>
     public INamedTypeSymbol? FanOutExtensions { get; }
 
+    /// <summary>FanOut.ConcurrencyLimit, the base of every FanOut limit.</summary>
+    public INamedTypeSymbol? ConcurrencyLimit { get; }
+
+    /// <summary>System.Threading.SemaphoreSlim.</summary>
+    public INamedTypeSymbol? SemaphoreSlim { get; }
+
+    /// <summary>System.Threading.RateLimiting.RateLimiter, or null when the package is not referenced.</summary>
+    public INamedTypeSymbol? RateLimiter { get; }
+
+    /// <summary>System.Net.Http.HttpMessageInvoker, the base of HttpClient.</summary>
+    public INamedTypeSymbol? HttpMessageInvoker { get; }
+
+    /// <summary>System.Net.Http.IHttpClientFactory (Microsoft.Extensions.Http): clients whose handlers are configured out of sight.</summary>
+    public INamedTypeSymbol? HttpClientFactory { get; }
+
+    /// <summary>FanOut.Http.FanOutLimitHandler, or null when FanOut.Http is not referenced.</summary>
+    public INamedTypeSymbol? FanOutLimitHandler { get; }
+
+    /// <summary>Polly.ResiliencePipeline (Polly v8).</summary>
+    public INamedTypeSymbol? ResiliencePipeline { get; }
+
+    /// <summary>Polly.ResiliencePipeline&lt;T&gt;.</summary>
+    public INamedTypeSymbol? ResiliencePipelineOfT { get; }
+
     /// <summary>Resolves the symbols of one compilation.</summary>
     public static KnownSymbols From(Compilation compilation) => new(compilation);
 
@@ -73,6 +105,25 @@ internal sealed class KnownSymbols
 
     /// <summary>System.Threading.CancellationToken.</summary>
     public bool IsCancellationToken(ITypeSymbol? type) => Is(type, CancellationToken);
+
+    /// <summary>Whether <paramref name="type"/> is <paramref name="known"/> or derives from it (false when either is missing).</summary>
+    public static bool IsOrDerivesFrom(ITypeSymbol? type, ITypeSymbol? known)
+    {
+        if (known is null)
+        {
+            return false;
+        }
+
+        for (var current = type; current is not null; current = current.BaseType)
+        {
+            if (Is(current.OriginalDefinition, known))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
 
     /// <summary>Whether two symbols are the same type (false when either is missing).</summary>
     public static bool Is(ITypeSymbol? type, ITypeSymbol? known) =>

@@ -107,15 +107,17 @@ internal static class ProjectionSource
         constant is { HasValue: true, Value: int count } && count <= SmallFanOutCount;
 
     /// <summary>The initializer of a local declared with one, in the same tree; null otherwise.</summary>
-    private static IOperation? InitializerOf(ILocalReferenceOperation local)
+    public static IOperation? InitializerOf(ILocalReferenceOperation local) => InitializerOf(local.Local, local.SemanticModel);
+
+    /// <summary>The initializer of a local or field declared with one, in the tree of <paramref name="model"/>; null otherwise.</summary>
+    public static IOperation? InitializerOf(ISymbol variable, SemanticModel? model)
     {
-        var model = local.SemanticModel;
         if (model is null)
         {
             return null;
         }
 
-        foreach (var reference in local.Local.DeclaringSyntaxReferences)
+        foreach (var reference in variable.DeclaringSyntaxReferences)
         {
             if (reference.GetSyntax() is VariableDeclaratorSyntax { Initializer.Value: { } value }
                 && value.SyntaxTree == model.SyntaxTree)

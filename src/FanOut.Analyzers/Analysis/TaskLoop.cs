@@ -1,3 +1,4 @@
+using System.Collections.Generic;
 using System.Linq;
 
 using Microsoft.CodeAnalysis;
@@ -8,7 +9,7 @@ namespace FanOut.Analyzers.Analysis;
 
 /// <summary>
 /// The loop form of an unbounded fan-out: <c>foreach (var x in source) tasks.Add(CallAsync(x)); await Task.WhenAll(tasks);</c>,
-/// the list filled by a foreach earlier in the same block as the Task.WhenAll that awaits it.
+/// the list filled by a foreach earlier in the same block (or the same top-level statements) as the Task.WhenAll that awaits it.
 /// </summary>
 internal static class TaskLoop
 {
@@ -21,12 +22,13 @@ internal static class TaskLoop
         add = null;
         if (ProjectionSource.SkipMaterialization(OperationWalk.Unwrap(argument), symbols) is not ILocalReferenceOperation list
             || argument.SemanticModel is not { } model
-            || argument.Syntax.FirstAncestorOrSelf<StatementSyntax>() is not { Parent: BlockSyntax block } statement)
+            || argument.Syntax.FirstAncestorOrSelf<StatementSyntax>() is not { } statement
+            || SiblingStatements(statement) is not { } siblings)
         {
             return null;
         }
 
-        foreach (var candidate in block.Statements.TakeWhile(s => s != statement).Reverse().OfType<ForEachStatementSyntax>())
+        foreach (var candidate in siblings.TakeWhile(s => s != statement).Reverse().OfType<ForEachStatementSyntax>())
         {
             if (model.GetOperation(candidate) is IForEachLoopOperation loop && SingleAdd(loop, list.Local) is { } call)
             {
@@ -37,6 +39,17 @@ internal static class TaskLoop
 
         return null;
     }
+
+    /// <summary>
+    /// The statements of the block that holds <paramref name="statement"/>: a block's, or the top-level statements of the
+    /// file (each wrapped in a GlobalStatementSyntax) for a program without Main. Null anywhere else.
+    /// </summary>
+    public static IEnumerable<StatementSyntax>? SiblingStatements(StatementSyntax statement) => statement.Parent switch
+    {
+        BlockSyntax block => block.Statements,
+        GlobalStatementSyntax { Parent: CompilationUnitSyntax unit } => unit.Members.OfType<GlobalStatementSyntax>().Select(static global => global.Statement),
+        _ => null,
+    };
 
     /// <summary>The loop body's only statement when it is <c>list.Add(x)</c> on <paramref name="list"/>.</summary>
     private static IInvocationOperation? SingleAdd(IForEachLoopOperation loop, ILocalSymbol list)

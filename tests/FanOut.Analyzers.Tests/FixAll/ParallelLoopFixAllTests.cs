@@ -34,12 +34,12 @@ public sealed class ParallelLoopFixAllTests
         {
             async Task RunAsync(IEnumerable<int> ids, int[] more)
             {
-                await Parallel.ForEachAsync(ids, async (id, ct) =>
+                await Parallel.ForEachAsync(ids, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (id, ct) =>
                 {
                     var price = await GetPriceAsync(id, ct);
                     await SaveAsync(id, price, ct);
                 });
-                await Parallel.ForEachAsync(more, async (id, ct) => Console.WriteLine(await GetPriceAsync(id, ct)));
+                await Parallel.ForEachAsync(more, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (id, ct) => Console.WriteLine(await GetPriceAsync(id, ct)));
             }
 
             static Task<decimal> GetPriceAsync(int id, CancellationToken cancellationToken = default) => Task.FromResult((decimal)id);
@@ -91,8 +91,8 @@ public sealed class ParallelLoopFixAllTests
             {
                 async Task RunAsync(IEnumerable<int> ids)
                 {
-                    await Parallel.ForEachAsync(ids, async (id, ct) => await Task.Delay(id, ct));
-                    await Parallel.ForAsync(0, 10, async (i, ct) => await Task.Delay(i, ct));
+                    await Parallel.ForEachAsync(ids, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (id, ct) => await Task.Delay(id, ct));
+                    await Parallel.ForAsync(0, 10, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (i, ct) => await Task.Delay(i, ct));
                 }
             }
             """;

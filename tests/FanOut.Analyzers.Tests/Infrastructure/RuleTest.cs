@@ -50,10 +50,26 @@ internal sealed class RuleTest<TAnalyzer, TFix> : CSharpCodeFixTest<TAnalyzer, T
     public static Task FixAsync(string source, string fixedSource, bool withFanOut = false) =>
         new RuleTest<TAnalyzer, TFix>(withFanOut) { TestCode = Usings + source, FixedCode = Usings + fixedSource }.RunAsync();
 
-    /// <summary>As <see cref="FixAsync"/>, for a program of top-level statements.</summary>
-    public static Task FixProgramAsync(string source, string fixedSource)
+    /// <summary>Checks the diagnostics of <paramref name="source"/> (markup) compiled with FanOut and <paramref name="references"/>.</summary>
+    public static Task AnalyzeWithAsync(string source, params MetadataReference[] references)
     {
-        var test = new RuleTest<TAnalyzer, TFix>(withFanOut: false) { TestCode = Usings + source, FixedCode = Usings + fixedSource };
+        var test = new RuleTest<TAnalyzer, TFix>(withFanOut: true) { TestCode = Usings + source };
+        test.TestState.AdditionalReferences.AddRange(references);
+        return test.RunAsync();
+    }
+
+    /// <summary>As <see cref="AnalyzeAsync"/>, for a program of top-level statements.</summary>
+    public static Task AnalyzeProgramAsync(string source, bool withFanOut = false)
+    {
+        var test = new RuleTest<TAnalyzer, TFix>(withFanOut) { TestCode = Usings + source };
+        test.TestState.OutputKind = OutputKind.ConsoleApplication;
+        return test.RunAsync();
+    }
+
+    /// <summary>As <see cref="FixAsync"/>, for a program of top-level statements.</summary>
+    public static Task FixProgramAsync(string source, string fixedSource, bool withFanOut = false)
+    {
+        var test = new RuleTest<TAnalyzer, TFix>(withFanOut) { TestCode = Usings + source, FixedCode = Usings + fixedSource };
         test.TestState.OutputKind = OutputKind.ConsoleApplication;
         test.FixedState.OutputKind = OutputKind.ConsoleApplication;
         return test.RunAsync();

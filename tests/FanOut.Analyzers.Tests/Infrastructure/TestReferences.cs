@@ -21,6 +21,21 @@ internal static class TestReferences
     public static MetadataReference FanOutLibrary { get; } =
         MetadataReference.CreateFromFile(typeof(FanOutExtensions).Assembly.Location);
 
+    /// <summary>System.Threading.RateLimiting (RateLimiter, TokenBucketRateLimiter), which FanOut references.</summary>
+    public static MetadataReference RateLimiting { get; } =
+        MetadataReference.CreateFromFile(typeof(System.Threading.RateLimiting.RateLimiter).Assembly.Location);
+
+    /// <summary>Microsoft.Extensions.Http (IHttpClientFactory) and FanOut.Http: handler pipelines configured out of sight.</summary>
+    public static ImmutableArray<MetadataReference> HttpClientFactory { get; } =
+    [
+        MetadataReference.CreateFromFile(typeof(System.Net.Http.IHttpClientFactory).Assembly.Location),
+        MetadataReference.CreateFromFile(typeof(FanOut.Http.FanOutLimitHandler).Assembly.Location),
+    ];
+
+    /// <summary>Polly.Core (ResiliencePipeline).</summary>
+    public static MetadataReference Polly { get; } =
+        MetadataReference.CreateFromFile(typeof(global::Polly.ResiliencePipeline).Assembly.Location);
+
     private static ImmutableArray<MetadataReference> LoadFramework()
     {
         var directory = Path.GetDirectoryName(typeof(object).Assembly.Location)!;

@@ -103,7 +103,7 @@ public sealed class AsyncLambdaInParallelLoopTests
         {
             async Task RunAsync(IEnumerable<int> ids)
             {
-                await Parallel.ForEachAsync(ids, async (id, ct) =>
+                await Parallel.ForEachAsync(ids, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (id, ct) =>
                 {
                     await Task.Delay(id, ct);
                     Console.WriteLine(id);
@@ -145,7 +145,7 @@ public sealed class AsyncLambdaInParallelLoopTests
         {
             static async Task Main(string[] args)
             {
-                await Parallel.ForEachAsync(args, async (arg, ct) => await Task.Delay(arg.Length, ct));
+                await Parallel.ForEachAsync(args, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (arg, ct) => await Task.Delay(arg.Length, ct));
             }
         }
         """);

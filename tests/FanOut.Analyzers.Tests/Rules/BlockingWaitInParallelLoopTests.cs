@@ -105,7 +105,7 @@ public sealed class BlockingWaitInParallelLoopTests
         {
             async Task RunAsync(IEnumerable<int> ids)
             {
-                await Parallel.ForEachAsync(ids, async (id, ct) =>
+                await Parallel.ForEachAsync(ids, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (id, ct) =>
                 {
                     var price = await GetPriceAsync(id, ct);
                     Console.WriteLine(price);
@@ -158,7 +158,7 @@ public sealed class BlockingWaitInParallelLoopTests
         Console.WriteLine(results.Sum());
         """, """
         var results = new int[10];
-        await Parallel.ForAsync(0, results.Length, async (i, ct) => results[i] = await Task.FromResult(i));
+        await Parallel.ForAsync(0, results.Length, new ParallelOptions { MaxDegreeOfParallelism = 50 }, async (i, ct) => results[i] = await Task.FromResult(i));
         Console.WriteLine(results.Sum());
         """);
 

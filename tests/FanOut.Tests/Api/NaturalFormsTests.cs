@@ -95,6 +95,85 @@ public sealed class NaturalFormsTests
         Assert.Throws<ArgumentOutOfRangeException>(() => e.Succeeded(5L));
     }
 
+    [Fact]
+    public async Task FanOutAsync_ReadmeQuickStart_ReturnsThePagesInOrder()
+    {
+        // Issue 26 item 2: the README's line, verbatim; on net8.0 it bound the no-result overload (CS0029).
+        using var http = new HttpClient(new EchoHandler());
+        var urls = s_urls;
+        var cancellationToken = CancellationToken.None;
+        string[] pages = await urls.FanOutAsync(8, (url, ct) => http.GetStringAsync(url, ct), cancellationToken).WithTimeout();
+        Assert.Equal(s_urls.Select(u => "page " + u), pages);
+    }
+
+    [Fact]
+    public async Task FanOutAsync_OneArgumentBodies_ReturnInOrderAndHoldTheLimit()
+    {
+        using var http = new HttpClient(new EchoHandler());
+        string[] pages = await s_urls.FanOutAsync(16, async url => await http.GetStringAsync(url)).WithTimeout();
+        string[] direct = await s_urls.FanOutAsync(16, url => http.GetStringAsync(url)).WithTimeout();
+        int[] lengths = await s_urls.FanOutAsync(2, url => new ValueTask<int>(url.Length)).WithTimeout();
+
+        var probe = new ConcurrencyProbe();
+        var ran = 0;
+        await Enumerable.Range(0, 30).FanOutAsync(3, async _ =>
+        {
+            probe.Enter();
+            try
+            {
+                await Task.Delay(1);
+                Interlocked.Increment(ref ran);
+            }
+            finally
+            {
+                probe.Exit();
+            }
+        }).WithTimeout();
+
+        Assert.Equal(s_urls.Select(u => "page " + u), pages);
+        Assert.Equal(pages, direct);
+        Assert.Equal(s_urls.Select(u => u.Length), lengths);
+        Assert.Equal(30, ran);
+        Assert.InRange(probe.Max, 1, 3);
+    }
+
+    [Fact]
+    public async Task FanOutAsync_LimitBodyAndOptions_KeepsTheLimitAndTheOptions()
+    {
+        var probe = new ConcurrencyProbe();
+        var e = await Assert.ThrowsAsync<FanOutException<int>>(() => Enumerable.Range(0, 20).FanOutAsync(
+            2,
+            async (i, ct) =>
+            {
+                probe.Enter();
+                try
+                {
+                    await Task.Delay(1, ct);
+                    return i == 5 ? throw new InvalidOperationException("five") : i;
+                }
+                finally
+                {
+                    probe.Exit();
+                }
+            },
+            new FanOutOptions { Errors = ErrorMode.RunAll }).WithTimeout());
+
+        // RunAll: the failure did not stop the other 19; the limit of 2 held throughout.
+        Assert.Equal(5, e.Failures.Single().Index);
+        Assert.True(e.TryGetResult(19, out var last));
+        Assert.Equal(19, last);
+        Assert.InRange(probe.Max, 1, 2);
+    }
+
+    [Fact]
+    public void FanOutAsync_LimitAndOptionsWithALimit_ThrowsNamingOptions()
+    {
+        var options = new FanOutOptions { Limit = ConcurrencyLimit.Fixed(4) };
+        var e = Assert.Throws<ArgumentException>(() => { _ = s_urls.FanOutAsync(8, (u, _) => Task.FromResult(u), options); });
+        Assert.Equal("options", e.ParamName);
+        Assert.Contains("pass the limit once", e.Message);
+    }
+
     private sealed class EchoHandler : HttpMessageHandler
     {
         protected override Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken) =>
