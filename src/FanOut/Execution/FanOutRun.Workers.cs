@@ -167,18 +167,42 @@ internal abstract partial class FanOutRun<T>
         }
         finally
         {
+            // Whatever the worker still holds goes back here, whatever threw on the way (the slot records each as it is
+            // taken). A lease's Dispose and a limit's Release are user code: what they throw is recorded, and neither stops
+            // the rest from going back nor the worker from counting itself out (a call must never be left uncompleted).
             deadline?.Dispose();
-
-            // Whatever the worker still holds goes back here, whatever threw on the way (the slot records each as it is taken).
             slot.EndBody();
             LeaveWindow(slot);
-            ReleaseLease(slot);
-            GivePermit(slot);
-            LeaveSeeking(slot);
-            if (slot.HoldsBorrowed)
+            try
             {
-                slot.HoldsBorrowed = false;
-                _permits.ReturnBorrowed();
+                ReleaseLease(slot);
+            }
+            catch (Exception e)
+            {
+                RecordException(e);
+            }
+
+            try
+            {
+                GivePermit(slot);
+            }
+            catch (Exception e)
+            {
+                RecordException(e);
+            }
+
+            try
+            {
+                LeaveSeeking(slot);
+                if (slot.HoldsBorrowed)
+                {
+                    slot.HoldsBorrowed = false;
+                    _permits.ReturnBorrowed();
+                }
+            }
+            catch (Exception e)
+            {
+                RecordException(e); // a protocol invariant broken (Debug builds assert them): fail the call, never hang it
             }
 
             // A worker that retired counted itself out already (TryRetire), while another worker was still active.

@@ -213,7 +213,15 @@ internal abstract partial class FanOutRun<T>
 
         // Unregister without waiting: a callback already running only cancels _cts, which stays valid.
         _callerRegistration.Unregister();
-        _permits.Complete();
+        try
+        {
+            _permits.Complete();
+        }
+        catch (Exception e)
+        {
+            _failures.Add(e); // a broken protocol invariant (Debug builds check them here): the call fails with it, it never hangs
+        }
+
         _limit.LeaveCall();
         var canceled = _callerToken.IsCancellationRequested;
         var exceptions = _failures.Collect(CreateRunAllException);
