@@ -90,17 +90,17 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
         }
     }
 
-    /// <summary>The DOM's text without tags, styles and scripts, entities decoded, runs of white space as one space.</summary>
+    /// <summary>The DOM's text without tags, styles and scripts (an inline tag joins its neighbours, a block one is a space), entities decoded, runs of white space as one space.</summary>
     private static string VisibleText(string dom)
     {
-        var text = Tag().Replace(Hidden().Replace(dom, " "), " ");
+        var text = Tag().Replace(Hidden().Replace(dom, " "), m => m.Groups["inline"].Success ? string.Empty : " ");
         return Space().Replace(System.Net.WebUtility.HtmlDecode(text), " ");
     }
 
     [GeneratedRegex("<(script|style|svg)[^>]*>.*?</\\1>", RegexOptions.Singleline)]
     private static partial Regex Hidden();
 
-    [GeneratedRegex("<[^>]+>")]
+    [GeneratedRegex("<(?:/?(?<inline>code|b|a|span)\\b)?[^>]*>")]
     private static partial Regex Tag();
 
     [GeneratedRegex("\\s+")]
