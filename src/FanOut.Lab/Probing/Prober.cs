@@ -282,7 +282,7 @@ public sealed class Prober
                 ? $"nothing was measured ({EndedText(endedBy)})"
                 : endedBy == LevelEnd.Measured
                     ? $"every level failed; even {first.Concurrency} at a time: {first.FailureCount.ToString("N0", CultureInfo.InvariantCulture)} of {first.Requests.ToString("N0", CultureInfo.InvariantCulture)} requests failed ({string.Join(", ", first.Failures.Select(f => $"{f.Value.ToString("N0", CultureInfo.InvariantCulture)} {f.Key}"))}); fix the endpoint before choosing a limit"
-                    : $"no level finished within capacity before {EndedText(endedBy)}");
+                    : $"{EndedText(endedBy)} before any level had only ok answers (level {first.Concurrency}: {first.Ok.ToString("N0", CultureInfo.InvariantCulture)} ok of {first.Requests.ToString("N0", CultureInfo.InvariantCulture)})");
         }
 
         var cause = endedBy != LevelEnd.Measured ? EndedText(endedBy)
