@@ -28,13 +28,36 @@ public sealed class RecommendationBuilderTests
     public void For_AdvisedStrategyMuchSlower_SaysTheSeedIsContradicted()
     {
         var recommendation = RecommendationBuilder.For(s_shape, Scenario(
+            Case("FanOut (Fixed 50)", 100, concurrency: 50),
+            Case("Parallel.ForEachAsync (DOP 50)", 500, concurrency: 50)))!;
+
+        Assert.Equal("FanOut (Fixed 50)", recommendation.Best.Strategy);
+        Assert.Equal("50 (50 in flight)", recommendation.Limit);
+        Assert.StartsWith("Contradicts", recommendation.SeedCheck, StringComparison.Ordinal);
+        Assert.Contains("5.0x the fastest of the cases that completed every item", recommendation.SeedCheck, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void For_AnUnboundedRowFastest_AdvisesTheFastestBoundedAndQuotesTheUnbounded()
+    {
+        // One voice with analyzer FO0003: a row with no bound is quoted, never advised, in every shape.
+        var recommendation = RecommendationBuilder.For(s_shape, Scenario(
             Case("Task.WhenAll", 100, concurrency: 2000),
             Case("Parallel.ForEachAsync (DOP 50)", 500, concurrency: 50)))!;
 
+        Assert.Equal("Parallel.ForEachAsync (DOP 50)", recommendation.Best.Strategy);
+        Assert.Equal("Task.WhenAll", Assert.Single(recommendation.Excluded).Strategy);
+        Assert.Contains("faster with no bound: Task.WhenAll 100.00 ms with 2,000 in flight", recommendation.Evidence, StringComparison.Ordinal);
+        Assert.Equal("Agrees with seed 000: a DOP: Parallel.ForEachAsync (DOP 50) is the fastest of the bounded cases that completed every item here.", recommendation.SeedCheck);
+    }
+
+    [Fact]
+    public void For_OnlyUnboundedRowsCompleted_AdvisesTheFastestAndSaysItHasNoLimit()
+    {
+        var recommendation = RecommendationBuilder.For(s_shape, Scenario(Case("Task.WhenAll", 100, concurrency: 2000)))!;
+
         Assert.Equal("Task.WhenAll", recommendation.Best.Strategy);
         Assert.Equal("no limit (2,000 in flight)", recommendation.Limit);
-        Assert.StartsWith("Contradicts", recommendation.SeedCheck, StringComparison.Ordinal);
-        Assert.Contains("5.0x", recommendation.SeedCheck, StringComparison.Ordinal);
     }
 
     [Fact]
