@@ -54,8 +54,8 @@ public sealed record ProbeCommandSettings(ProbeSettings Probe, string OutPath, b
             headers.Add(new(header[..colon], header[(colon + 1)..].Trim()));
         }
 
-        error = WholeNumber("--max-concurrency", input.MaxConcurrency, 1, ProbeSettings.MaxAllowedConcurrency)
-            ?? WholeNumber("--max-requests", input.MaxRequests, 1, long.MaxValue)
+        error = WholeNumberRange.Check("--max-concurrency", input.MaxConcurrency, 1, ProbeSettings.MaxAllowedConcurrency)
+            ?? WholeNumberRange.Check("--max-requests", input.MaxRequests, 1, long.MaxValue)
             ?? Positive("--duration", input.Duration, "seconds")
             ?? Positive("--timeout", input.Timeout, "seconds")
             ?? Positive("--slo-p99", input.SloP99, "milliseconds")
@@ -130,11 +130,6 @@ public sealed record ProbeCommandSettings(ProbeSettings Probe, string OutPath, b
         };
         return new ProbeCommandSettings(probe, outPath, input.Json);
     }
-
-    private static string? WholeNumber(string name, double? value, double min, double max) =>
-        value is { } v && !(v >= min && v <= max && v == Math.Floor(v))
-            ? $"{name} {Text(v)} is not a whole number in [{Text(min)}, {(max >= long.MaxValue ? "no limit" : Text(max))}]: use e.g. {name} {Text(Math.Clamp(64, min, max))}."
-            : null;
 
     private static string? Positive(string name, double? value, string unit) =>
         value is { } v && !(v > 0 && double.IsFinite(v))

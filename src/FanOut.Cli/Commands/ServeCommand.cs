@@ -47,9 +47,9 @@ public static class ServeCommand
     /// <summary>Checks the raw values; returns the server options, or null with a one-line error naming the bad value and its valid range.</summary>
     public static DownstreamOptions? Validate(double? port, double? capacity, double? queue, double? rate, string? latency, out string? error)
     {
-        error = WholeNumber("--port", port, 0, 65535)
-            ?? WholeNumber("--capacity", capacity, 1, DownstreamOptions.MaxCapacity)
-            ?? WholeNumber("--queue", queue, 0, DownstreamOptions.MaxQueue);
+        error = WholeNumberRange.Check("--port", port, 0, 65535)
+            ?? WholeNumberRange.Check("--capacity", capacity, 1, DownstreamOptions.MaxCapacity)
+            ?? WholeNumberRange.Check("--queue", queue, 0, DownstreamOptions.MaxQueue);
         if (error is null && rate is { } r && !(r >= DownstreamOptions.MinRatePerSecond && r <= DownstreamOptions.MaxRatePerSecond))
         {
             error = $"--rate {Text(r)} is outside [{Text(DownstreamOptions.MinRatePerSecond)}, {Text(DownstreamOptions.MaxRatePerSecond)}] requests/s: use e.g. --rate 500, or leave it out for no limit.";
@@ -112,11 +112,6 @@ public static class ServeCommand
 
         return ExitCodes.Success;
     }
-
-    private static string? WholeNumber(string name, double? value, int min, int max) =>
-        value is { } v && !(v >= min && v <= max && v == Math.Floor(v))
-            ? $"{name} {Text(v)} is not a whole number in [{min}, {max}]: use e.g. {name} {Math.Clamp(64, min, max)}."
-            : null;
 
     private static string Text(double value) => value.ToString(CultureInfo.InvariantCulture);
 }

@@ -46,14 +46,9 @@ public static class ProbeSummary
             console.WriteLine(ProbeText.CapacityLine(capacity));
         }
 
-        if (report.Usl is { } usl)
+        foreach (var line in ProbeText.UslLines(report))
         {
-            var peak = usl.PeakConcurrency is { } p ? $"throughput peaks at {p.ToString("0", CultureInfo.InvariantCulture)} at once" : "no peak (kappa 0: throughput levels off, it does not fall)";
-            console.WriteLine($"USL fit: sigma {usl.Sigma.ToString("0.####", CultureInfo.InvariantCulture)}, kappa {usl.Kappa.ToString("0.######", CultureInfo.InvariantCulture)}, lambda {ProbeText.Rate(usl.Lambda)} ok/s, R2 {usl.R2.ToString("0.###", CultureInfo.InvariantCulture)}: {peak}.");
-            if (report.UslBand is { } band)
-            {
-                console.WriteLine($"USL band ({band.Resamples} bootstrap resamples over the levels): {band.Plain}");
-            }
+            console.WriteLine(line);
         }
 
         if (report.OpenLoop is { } open)

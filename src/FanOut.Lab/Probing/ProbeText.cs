@@ -41,4 +41,43 @@ public static class ProbeText
             _ => $"Capacity: none found (no level was within capacity{estimate}).",
         };
     }
+
+    /// <summary>
+    /// The USL fit in one or two lines (the fit, then its bootstrap band), or none without a fit. A modelled peak beyond
+    /// the capacity the search measured is not offered as a figure: the curve is smoothed over the levels and cannot see
+    /// the edge where the server started to reject or queue, so the lines say to use the capacity instead.
+    /// </summary>
+    public static IReadOnlyList<string> UslLines(ProbeReport report)
+    {
+        ArgumentNullException.ThrowIfNull(report);
+        if (report.Usl is not { } usl)
+        {
+            return [];
+        }
+
+        var fit = $"USL fit: sigma {F(usl.Sigma, "0.####")}, kappa {F(usl.Kappa, "0.######")}, lambda {Rate(usl.Lambda)} ok/s, R2 {F(usl.R2, "0.###")}";
+        var band = report.UslBand;
+        if (PeakBeyondCapacity(report) is { } capacity)
+        {
+            var peak = F(usl.PeakConcurrency!.Value, "0");
+            return
+            [
+                $"{fit}. Its curve peaks at {peak} at once, past the capacity measured above ({capacity}): the fit smooths the levels over the edge where the server began to {(report.Capacity!.Signal == CapacityFinding.Rejections ? "reject" : "queue")}, so use the capacity, not the curve's peak.",
+                .. band is null ? Array.Empty<string>() : [$"USL band ({band.Resamples} bootstrap resamples over the levels): contention sigma between {F(band.SigmaLow, "0.####")} and {F(band.SigmaHigh, "0.####")}; the modelled peak is left out, as above."],
+            ];
+        }
+
+        var shape = usl.PeakConcurrency is { } p ? $"throughput peaks at {F(p, "0")} at once" : "no peak (kappa 0: throughput levels off, it does not fall)";
+        return
+        [
+            $"{fit}: {shape}.",
+            .. band is null ? Array.Empty<string>() : [$"USL band ({band.Resamples} bootstrap resamples over the levels): {band.Plain}"],
+        ];
+    }
+
+    /// <summary>The measured capacity when the fit's peak lies beyond the first level found beyond it (the peak is then not shown); null otherwise.</summary>
+    public static int? PeakBeyondCapacity(ProbeReport report) =>
+        report.Usl?.PeakConcurrency is { } peak && report.Capacity is { Within: { } within, Beyond: { } beyond } && peak > beyond ? within : null;
+
+    private static string F(double value, string format) => value.ToString(format, CultureInfo.InvariantCulture);
 }

@@ -269,6 +269,12 @@ public sealed class Prober
             return Recommender.AtCapacity(within, beyond, "was beyond it: " + (why ?? test.Failure(beyond) ?? "it stopped the ramp"), capacity.Estimate);
         }
 
+        if (within is null && endedBy != LevelEnd.Measured && CleanSoFar(levels) is { } clean)
+        {
+            // Stopped before a level was judged in full, but every answer so far was ok: that much is known to work.
+            return Recommender.AtLeast(clean, EndedText(endedBy));
+        }
+
         if (within is null)
         {
             var first = levels.FirstOrDefault();
@@ -276,7 +282,7 @@ public sealed class Prober
                 ? $"nothing was measured ({EndedText(endedBy)})"
                 : endedBy == LevelEnd.Measured
                     ? $"every level failed; even {first.Concurrency} at a time: {first.FailureCount.ToString("N0", CultureInfo.InvariantCulture)} of {first.Requests.ToString("N0", CultureInfo.InvariantCulture)} requests failed ({string.Join(", ", first.Failures.Select(f => $"{f.Value.ToString("N0", CultureInfo.InvariantCulture)} {f.Key}"))}); fix the endpoint before choosing a limit"
-                    : $"no level finished within capacity before {EndedText(endedBy)}");
+                    : $"{EndedText(endedBy)} before any level had only ok answers (level {first.Concurrency}: {first.Ok.ToString("N0", CultureInfo.InvariantCulture)} ok of {first.Requests.ToString("N0", CultureInfo.InvariantCulture)})");
         }
 
         var cause = endedBy != LevelEnd.Measured ? EndedText(endedBy)
@@ -284,6 +290,13 @@ public sealed class Prober
             : $"--max-concurrency {_settings.MaxConcurrency} was reached without rejections, added latency or flat throughput";
         return Recommender.AtLeast(within, cause);
     }
+
+    /// <summary>The highest level of an unbroken run from the first in which every answer was ok and at least as many
+    /// came back as were in flight (so that many really were served at once), finished or cut short; null when none.</summary>
+    private static LevelResult? CleanSoFar(IReadOnlyList<LevelResult> levels) =>
+        levels.OrderBy(l => l.Concurrency)
+            .TakeWhile(l => l.FailureCount == 0 && l.StopReason is null && l.Ok >= l.Concurrency)
+            .LastOrDefault();
 
     private string EndedText(string endedBy) => endedBy switch
     {
@@ -353,7 +366,9 @@ public sealed class Prober
         if (!_budget.Exhausted)
         {
             var pause = _settings.Plan.BurstPause;
-            _progress.Note($"Rate check: {rejected.Concurrency} requests at once after a {pause.TotalSeconds.ToString("0.##", CultureInfo.InvariantCulture)} s pause");
+            var named = evidence.Count > 0;
+            var seconds = pause.TotalSeconds.ToString("0.##", CultureInfo.InvariantCulture);
+            _progress.Note($"Rate check: {rejected.Concurrency} requests at once after a {seconds} s pause (a rate limit lets them all through, a concurrency limit rejects them again)");
             try
             {
                 await Task.Delay(pause, _time, stop).ConfigureAwait(false);
@@ -368,6 +383,8 @@ public sealed class Prober
             {
                 evidence.Add($"a burst of {rejected.Concurrency} after a pause passed whole");
             }
+
+            _progress.Note(RateCheckFinding(burst, rejected.Concurrency, named));
         }
 
         var sustained = rejected.OkPerSecondWhileRejecting ?? rejected.OkPerSecond;
@@ -388,6 +405,15 @@ public sealed class Prober
             ? RateVerdict.None
             : new RateVerdict(true, sustained, $"{string.Join(" and ", evidence)}; it let {ProbeText.Rate(sustained)} ok/s through while rejecting");
     }
+
+    /// <summary>What the rate check found, in a line: the burst's result and what it says about the limit.</summary>
+    private static string RateCheckFinding(bool? burst, int count, bool named) => (burst, named) switch
+    {
+        (true, _) => $"Rate check: all {count} passed after the pause: the rejections follow the request rate, not the concurrency",
+        (false, true) => $"Rate check: some of the {count} were rejected again, but the rejections carried Retry-After/RateLimit headers: treated as a rate limit",
+        (false, false) => $"Rate check: some of the {count} were rejected again: the limit is on concurrency, not on rate",
+        (null, _) => "Rate check: cut short (budget spent or interrupted): no finding",
+    };
 
     /// <summary>Sends <paramref name="count"/> requests at once on fresh connections; true when none was rejected, null when cut short.</summary>
     private async Task<bool?> BurstAsync(int count, CancellationToken stop)

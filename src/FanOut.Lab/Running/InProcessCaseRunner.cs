@@ -94,6 +94,7 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
 
             // Outside the timed window: resetting counters and server statistics is not the strategy's cost.
             lifecycle?.RunStarting();
+            labCase.Strategy.PrepareRun();
             recorder.Start();
             labCase.Strategy.RunAsync(workload, items, cancellationToken).GetAwaiter().GetResult();
             var metrics = recorder.Stop() with { Limit = labCase.Strategy.LastLimit, Outcome = labCase.Strategy.LastOutcome };

@@ -14,6 +14,9 @@ public sealed class DownstreamCapacityScenario : Scenario
     public override string Id => "downstream-capacity";
 
     /// <inheritdoc/>
+    public override string Purpose => "A real HTTP server with a capacity: which API gets every item through, and which gets 429s";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Pick the concurrency you can afford, then choose the API that enforces it; an unbounded Task.WhenAll over a large list \"is a denial-of-service attack on your own downstream service\"; the default DOP (ProcessorCount) is tuned for CPU, not I/O.",

@@ -21,6 +21,9 @@ public sealed class DownstreamCrashScenario : Scenario
     public override string Id => "downstream-crash";
 
     /// <inheritdoc/>
+    public override string Purpose => "The server crashes mid-run: every API must finish, failures counted, nothing hung";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Parallel.ForEachAsync \"cancels that inner token when one iteration fails so the rest can bail early\"; the seeds never show what a fan-out does when the downstream itself fails.",

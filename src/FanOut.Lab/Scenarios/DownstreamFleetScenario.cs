@@ -27,6 +27,9 @@ public sealed class DownstreamFleetScenario : Scenario
     public override string Id => "downstream-fleet";
 
     /// <inheritdoc/>
+    public override string Purpose => "Four processes, one downstream: a shared Redis limit against a local limit in each";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Pick the concurrency you can afford, then choose the API that enforces it.",

@@ -33,6 +33,9 @@ public sealed class DownstreamHttpClientScenario : Scenario
     public override string Id => "downstream-http-client";
 
     /// <inheritdoc/>
+    public override string Purpose => "Plain HttpClient calls limited by FanOut.Http's handler (AddFanOutLimit), no loop";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Pick the concurrency you can afford, then choose the API that enforces it; an unbounded Task.WhenAll over a large list \"is a denial-of-service attack on your own downstream service\".",

@@ -21,6 +21,9 @@ public sealed class DownstreamRateLimitScenario : Scenario
     public override string Id => "downstream-rate-limit";
 
     /// <inheritdoc/>
+    public override string Purpose => "A real HTTP server with a rate limit: concurrency limits against a paced rate";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Pick the concurrency you can afford, then choose the API that enforces it. (Seed 002 adds: a burst suits no upstream that has \"a request quota\".)",

@@ -15,6 +15,9 @@ public sealed class HashFilesScenario : Scenario
     public override string Id => "hash-files";
 
     /// <inheritdoc/>
+    public override string Purpose => "Files: read and SHA-256 hash each, disk and CPU together";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Use Parallel.ForEach when the work is CPU-bound and the data is already in memory: hashing 100,000 files (SHA256.HashData(stream), \"CPU + sync I/O, no await\").",

@@ -17,6 +17,9 @@ public sealed class PriceSyncScenario : Scenario
     public override string Id => "price-sync";
 
     /// <inheritdoc/>
+    public override string Purpose => "A price sync: GET a price, write it to SQLite, where the one database writer is the limit";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Parallel.ForEachAsync with MaxDegreeOfParallelism = 20 over ids from the database: GetFromJsonAsync(\"/price/{id}\") then SavePriceAsync, which \"never blocks a pool thread\". Seed 002 warns that a burst suits no upstream with \"contention for some resource (e.g. write lock in the DB)\".",

@@ -21,6 +21,9 @@ public sealed class RuntimeVariantsScenario(Scenario inner, IReadOnlyList<Runtim
     public override string Id => inner.Id;
 
     /// <inheritdoc/>
+    public override string Purpose => $"{inner.Purpose}; as JIT, NativeAOT and trimmed builds";
+
+    /// <inheritdoc/>
     public override SeedReference Seed => inner.Seed;
 
     /// <inheritdoc/>

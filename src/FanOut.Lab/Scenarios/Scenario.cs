@@ -8,6 +8,9 @@ public abstract class Scenario
     /// <summary>The id used on the command line, e.g. <c>seed000-fanout500</c>.</summary>
     public abstract string Id { get; }
 
+    /// <summary>What the scenario finds out, in a line a person choosing one can read (<c>fanout list</c>); empty when not said.</summary>
+    public virtual string Purpose => string.Empty;
+
     /// <summary>The seed this scenario reproduces.</summary>
     public abstract SeedReference Seed { get; }
 

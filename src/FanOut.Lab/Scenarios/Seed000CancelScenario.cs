@@ -29,6 +29,9 @@ public sealed class Seed000CancelScenario : Scenario
     public override string Id => "seed000-cancel";
 
     /// <inheritdoc/>
+    public override string Purpose => "The caller cancels: how fast each API stops and what keeps running";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Cancellation: Parallel.ForEach and ForEachAsync take it through ParallelOptions (ForEachAsync also passes the token to the body); Task.WhenAll only cancels if the tasks you created honor a token.",

@@ -29,6 +29,9 @@ public sealed class Seed000ErrorsScenario : Scenario
     public override string Id => "seed000-errors";
 
     /// <inheritdoc/>
+    public override string Purpose => "An item throws: what each API still starts, finishes and lets you catch";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "On first exception: Parallel.ForEach stops launching iterations; Parallel.ForEachAsync cancels its token and stops scheduling new items; Task.WhenAll lets every task run to completion. Exception surface: AggregateException; await unwraps to the first exception.",

@@ -23,6 +23,9 @@ public sealed class Seed000FanOut500Scenario : Scenario
     public override string Id => "seed000-fanout500";
 
     /// <inheritdoc/>
+    public override string Purpose => "Waits: how fast 500 of them finish with each API, and how many each keeps in flight";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "000_501b81ed9e953635.txt",
         "Pick the concurrency you can afford, then choose the API that enforces it. WhenAll ~24 ms (500 in flight), ForEachAsync DOP 50 ~210 ms (50), default ~640 ms (16 = ProcessorCount).",

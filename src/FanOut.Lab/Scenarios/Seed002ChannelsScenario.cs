@@ -19,6 +19,9 @@ public sealed class Seed002ChannelsScenario : Scenario, IRuntimeVariantVerdict
     public override string Id => "seed002-channels";
 
     /// <inheritdoc/>
+    public override string Purpose => "Random waits: a Channel with every writer at once against ForEachAsync at several limits";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "002_471f48bc28b1ada9.txt",
         "Channels ~12x faster than TPL at DOP 4; thread count never above 19; not setting the parallelism is the worst of both worlds. Channel 68 ms, Parallel.For@4 799 ms, ForEachAsync@4 754 ms, @40 100 ms, default 384 ms; threads 8 at start, 19 at end.",

@@ -14,6 +14,9 @@ public sealed class Seed003SyncAsyncScenario : Scenario
     public override string Id => "seed003-sync-async";
 
     /// <inheritdoc/>
+    public override string Purpose => "A few long waits: a blocking loop against Task, ValueTask and ForEachAsync (time and allocations)";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "003_64d182cba7046d91.txt",
         "All ~1.005 s; allocations 400 B / 1016 B / 1576 B / 3800 B (sync / async / ValueTask / ForEachAsync); use ForEachAsync only for CPU-bound work.",

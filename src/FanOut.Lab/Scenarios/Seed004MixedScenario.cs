@@ -16,6 +16,9 @@ public sealed class Seed004MixedScenario : Scenario
     public override string Id => "seed004-mixed";
 
     /// <inheritdoc/>
+    public override string Purpose => "Mixed CPU and waits: a plain projection against Task.Run and ForEachAsync";
+
+    /// <inheritdoc/>
     public override SeedReference Seed { get; } = new(
         "004_8b07686f852b60f4.txt",
         "A task parallelises only after it really yields; Task.Run projection and ForEachAsync are ~5x faster than plain projection when CPU-bound. 25/10M/0: 289.62 / 57.54 / 56.25 ms; 50/50M/0: 2,896.39 / 520.02 / 528.44; 50/50M/1: 835.96 / 512.02 / 543.74.",

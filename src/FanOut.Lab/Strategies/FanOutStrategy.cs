@@ -18,6 +18,7 @@ public sealed class FanOutStrategy : Strategy
     private readonly string? _variant;
     private readonly AdaptiveLimitOptions _adaptive = new();
     private ConcurrencyLimit? _lastLimit;
+    private ConcurrencyLimit? _preparedLimit;
 
     private FanOutStrategy(int? fixedLimit, ErrorMode errors, double? ratePerSecond = null, string? variant = null)
     {
@@ -79,12 +80,22 @@ public sealed class FanOutStrategy : Strategy
     public override double? PacePerSecond => _ratePerSecond;
 
     /// <inheritdoc/>
+    /// <remarks>The fresh limit becomes <see cref="LimitNow"/> at once: the timeline's first point is its initial limit (2 by default).</remarks>
+    public override void PrepareRun()
+    {
+        var limit = NewLimit();
+        _preparedLimit = limit;
+        Volatile.Write(ref _lastLimit, limit);
+    }
+
+    /// <inheritdoc/>
     /// <remarks>The library's own task is returned as it is (no await here), so a caller sees exactly what the library's
     /// task holds; only the adaptive RunAll strategy swallows its expected <see cref="FanOutException"/>.</remarks>
     public override Task RunAsync(Workload workload, int[] items, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(workload);
-        var limit = _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
+        var limit = _preparedLimit ?? NewLimit();
+        _preparedLimit = null;
         Volatile.Write(ref _lastLimit, limit);
         if (_ratePerSecond is { } rate)
         {
@@ -94,6 +105,8 @@ public sealed class FanOutStrategy : Strategy
         var run = items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = _errors }, cancellationToken);
         return _fixed is null && _errors == ErrorMode.RunAll ? CountedFailuresAsync(run, cancellationToken) : run;
     }
+
+    private ConcurrencyLimit NewLimit() => _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
 
     private async Task PacedAsync(Workload workload, int[] items, ConcurrencyLimit limit, double ratePerSecond, CancellationToken cancellationToken)
     {

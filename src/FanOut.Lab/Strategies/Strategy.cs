@@ -33,6 +33,12 @@ public abstract class Strategy
     /// <summary>True when the strategy's limit moves during a run (<see cref="LimitNow"/> is then worth recording).</summary>
     public virtual bool LimitMoves => false;
 
+    /// <summary>Makes the next run's own state (a fresh limit) before the recorder's first sample, so that sample reads
+    /// the run's start value, not where the previous run left off. The next <see cref="RunAsync"/> uses it.</summary>
+    public virtual void PrepareRun()
+    {
+    }
+
     /// <summary>What the last run did around its first failure or the caller's cancellation, for observed strategies; null for the rest.</summary>
     public virtual Outcomes.OutcomeRunMetrics? LastOutcome => null;
 

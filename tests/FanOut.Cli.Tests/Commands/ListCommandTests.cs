@@ -5,35 +5,36 @@ namespace FanOut.Cli.Tests.Commands;
 public sealed class ListCommandTests
 {
     [Fact]
-    public async Task List_PrintsEveryScenarioWithItsSeedFile()
+    public async Task List_NamesEveryScenarioByWhatItDoesNotBySeedFile()
     {
-        var cli = new CliHarness();
-        Assert.Equal(0, await cli.RunAsync("list"));
-        foreach (var (id, seed) in new[]
-        {
-            ("seed000-fanout500", "000_"), ("seed001-io", "001_"), ("seed001-cpu", "001_"),
-            ("seed002-channels", "002_"), ("seed003-sync-async", "003_"), ("seed004-mixed", "004_"),
-        })
-        {
-            var line = cli.Output.Split('\n').Single(l => l.StartsWith(id + " ", StringComparison.Ordinal));
-            Assert.Contains(seed, line, StringComparison.Ordinal);
-        }
-    }
-
-    [Fact]
-    public async Task List_EveryDescriptionStartsInOneColumn()
-    {
+        // Issue 26: the list showed seed file hashes (000_501b81ed9e953635.txt), which tell a person choosing nothing.
         var cli = new CliHarness();
         Assert.Equal(0, await cli.RunAsync("list"));
         var lines = cli.Output.Split('\n', StringSplitOptions.RemoveEmptyEntries);
-        Assert.Equal(ScenarioCatalog.Default.Scenarios.Count, lines.Length);
+        foreach (var scenario in ScenarioCatalog.Default.Scenarios)
+        {
+            var line = lines.Single(l => l.StartsWith(scenario.Id + " ", StringComparison.Ordinal));
+            Assert.False(string.IsNullOrWhiteSpace(scenario.Purpose), $"{scenario.Id} says nothing about what it does");
+            Assert.EndsWith("  " + scenario.Purpose, line.TrimEnd(), StringComparison.Ordinal);
+        }
 
-        // The seed file and the description start at the same column on every line, whatever the longest id is.
-        var seedColumns = lines.Select(l => l.IndexOf(" seed ", StringComparison.Ordinal)).Distinct().ToArray();
-        var describeColumns = lines.Select(l => l.IndexOf(".txt", StringComparison.Ordinal) + ".txt".Length).Distinct().ToArray();
-        Assert.Single(seedColumns);
-        Assert.Single(describeColumns);
-        Assert.All(lines, l => Assert.Equal(' ', l[describeColumns[0]]));
-        Assert.All(lines, l => Assert.NotEqual(' ', l[describeColumns[0] + 2]));
+        Assert.DoesNotContain(".txt", cli.Output, StringComparison.Ordinal);
+        Assert.Contains("Waits: how fast 500 of them finish with each API", cli.Output, StringComparison.Ordinal);
+        Assert.Contains("500 items x Task.Delay(20ms); 7 cases", cli.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task List_PurposeAndWhatItRunsStartInOneColumn()
+    {
+        var cli = new CliHarness();
+        Assert.Equal(0, await cli.RunAsync("list"));
+        var lines = cli.Output.Split('\n', StringSplitOptions.RemoveEmptyEntries).Select(l => l.TrimEnd()).ToArray();
+        Assert.Equal(2 * ScenarioCatalog.Default.Scenarios.Count, lines.Length);
+
+        // Every purpose (first line) and every description (second line) starts at one column, whatever the longest id is.
+        var column = ScenarioCatalog.Default.Scenarios.Max(s => s.Id.Length) + 2;
+        Assert.All(lines, l => Assert.Equal(' ', l[column - 1]));
+        Assert.All(lines, l => Assert.NotEqual(' ', l[column]));
+        Assert.All(lines.Where((_, i) => i % 2 == 1), l => Assert.True(string.IsNullOrWhiteSpace(l[..column]), l));
     }
 }

@@ -4,11 +4,12 @@ namespace FanOut.Cli.Tests.Commands;
 public sealed class ServeCommandTests
 {
     [Theory]
-    [InlineData("serve --port 70000", "--port 70000", "[0, 65535]")]
-    [InlineData("serve --port -1", "--port -1", "[0, 65535]")]
-    [InlineData("serve --capacity 0", "--capacity 0", "[1, 10000]")]
-    [InlineData("serve --capacity 2.5", "--capacity 2.5", "whole number")]
-    [InlineData("serve --queue -3", "--queue -3", "[0, 100000]")]
+    [InlineData("serve --port 70000", "--port 70000 is too large", "it must be at most 65535 (and at least 0)")]
+    [InlineData("serve --port -1", "--port -1 is too small", "it must be at least 0 (and at most 65535)")]
+    [InlineData("serve --capacity 0", "--capacity 0 is too small", "it must be at least 1 (and at most 10000)")]
+    [InlineData("serve --capacity -1", "--capacity -1 is too small", "it must be at least 1 (and at most 10000)")]
+    [InlineData("serve --capacity 2.5", "--capacity 2.5 is not a whole number", "a whole number from 1 to 10000")]
+    [InlineData("serve --queue -3", "--queue -3 is too small", "it must be at least 0 (and at most 100000)")]
     [InlineData("serve --rate 0", "--rate 0", "[0.01, 1000000]")]
     [InlineData("serve --rate abc", "--rate 'abc'", "requests per second")]
     [InlineData("serve --latency uniform:50-10", "'uniform:50-10'", "fixed:MS")]
@@ -19,6 +20,15 @@ public sealed class ServeCommandTests
         var cli = new CliHarness();
         cli.AssertUsageError(await cli.RunAsync(commandLine.Split(' ')), namesValue, namesRange);
         Assert.DoesNotContain("listening", cli.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Serve_NegativeCapacity_SaysTheBoundNotThatItIsNoWholeNumber()
+    {
+        // Issue 26: "serve --capacity -1" said "-1 is not a whole number", which it is.
+        var cli = new CliHarness();
+        Assert.Equal(2, await cli.RunAsync("serve", "--capacity", "-1"));
+        Assert.Equal("fanout: --capacity -1 is too small: it must be at least 1 (and at most 10000), e.g. --capacity 64.", cli.Error.ToString().Trim());
     }
 
     [Fact]

@@ -19,6 +19,26 @@ public sealed class UsageErrorTests
         Assert.DoesNotContain("==", cli.Output, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("seed000-fanout50", "seed000-fanout500")]
+    [InlineData("seed001-cpuu", "seed001-cpu")]
+    [InlineData("DOWNSTREAM-CAPACTY", "downstream-capacity")]
+    [InlineData("hash", "hash-files")]
+    public async Task Run_NearMissScenario_SaysDidYouMeanAndListsTheChoices(string typed, string meant)
+    {
+        // Issue 26: "run seed000-fanout50" listed every scenario with no "did you mean".
+        var cli = new CliHarness();
+        cli.AssertUsageError(await cli.RunAsync("run", typed), $"unknown scenario '{typed}': did you mean {meant}? choose one of all, ", "seed000-fanout500");
+    }
+
+    [Fact]
+    public async Task Run_FarFromEveryScenario_NoGuess()
+    {
+        var cli = new CliHarness();
+        cli.AssertUsageError(await cli.RunAsync("run", "nope"), "unknown scenario 'nope': choose one of all, ", "hash-files");
+        Assert.DoesNotContain("did you mean", cli.Error.ToString(), StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Invoke_UnwritableOut_NamesTheFolderAndExits2()
     {

@@ -20,6 +20,9 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         BurstPause = TimeSpan.FromMilliseconds(500),
     };
 
+    /// <summary>The last probe's progress lines: levels and notes, as the console shows them.</summary>
+    private IReadOnlyList<string> _notes = [];
+
     [Fact]
     public async Task Probe_Capacity24Queue500Lognormal_RecommendsNearTheCapacity()
     {
@@ -37,6 +40,9 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         Assert.Equal(RecommendationStatus.Final, report.Recommendation.Status);
         Assert.Null(report.Recommendation.RatePerSecond);
         Assert.Contains(report.Levels, l => l.Rejections > 0);
+
+        // Issue 26: the rate check's line says what it found, not only what it sent.
+        Assert.Contains(_notes, l => l.StartsWith("Rate check: some of the ", StringComparison.Ordinal) && l.EndsWith("were rejected again: the limit is on concurrency, not on rate", StringComparison.Ordinal));
     }
 
     [Fact]
@@ -46,6 +52,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         Assert.NotNull(report.Recommendation.RatePerSecond);
         Assert.InRange(report.Recommendation.RatePerSecond!.Value, 0.8 * 300, 1.2 * 300);
         Assert.Contains("rate", report.Recommendation.Reason, StringComparison.Ordinal);
+        Assert.Contains(_notes, l => l.StartsWith("Rate check: all ", StringComparison.Ordinal) && l.EndsWith("passed after the pause: the rejections follow the request rate, not the concurrency", StringComparison.Ordinal));
 
         // This server's TokenBucketRateLimiter adds its tokens per timer tick, so on a busy machine (a late tick) it
         // lets fewer than 300/s through, and the open-loop check may then see rejections at 90% of 300: the advice is
@@ -80,9 +87,9 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         Assert.Equal(LevelEnd.MaxRequests, report.EndedBy);
         Assert.Equal(15, Assert.Single(report.Levels).Requests);
 
-        // Not even level 1 ran its plan: no recommendation, no code to paste.
-        Assert.Equal(RecommendationStatus.None, report.Recommendation.Status);
-        Assert.Null(report.Recommendation.Limit);
+        // Not even level 1 ran its plan, but its 15 answers were ok: "at least 1" (as its line said), no code to paste.
+        Assert.Equal(RecommendationStatus.AtLeast, report.Recommendation.Status);
+        Assert.Equal(1, report.Recommendation.Limit);
         Assert.Null(report.Recommendation.Code);
         Assert.Contains("--max-requests 20 was spent", report.Recommendation.Reason, StringComparison.Ordinal);
     }
@@ -146,6 +153,42 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task Probe_CancelledAfterACleanLevelOne_SaysAtLeastOne()
+    {
+        // Issue 26: interrupted after a clean level 1, the probe said "no level finished within capacity".
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
+        using var cancel = new CancellationTokenSource();
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Plan = ShortPlan };
+        var report = await new Prober(settings, new CancelAfterLevels(1, cancel), TimeProvider.System).RunAsync(cancel.Token);
+        Assert.Equal(LevelEnd.Interrupted, report.EndedBy);
+        Assert.Equal([1], report.Levels.Where(l => l.EndedBy == LevelEnd.Measured).Select(l => l.Concurrency));
+
+        Assert.Equal(RecommendationStatus.AtLeast, report.Recommendation.Status);
+        Assert.Equal(1, report.Recommendation.Limit);
+        Assert.StartsWith("at least 1 at once", report.Recommendation.Reason, StringComparison.Ordinal);
+        Assert.DoesNotContain("no level finished within capacity", report.Recommendation.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Probe_CancelledDuringACleanLevelOne_SaysAtLeastOne()
+    {
+        // Level 1 cut short after clean answers: nothing rejected, so 1 at once is known to work.
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
+        using var cancel = new CancellationTokenSource();
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Plan = ShortPlan };
+        var report = await new Prober(settings, new CancelAfterLevels(0, cancel), TimeProvider.System).RunAsync(cancel.Token);
+        Assert.Equal(LevelEnd.Interrupted, report.EndedBy);
+        var first = Assert.Single(report.Levels);
+        Assert.Equal(LevelEnd.Interrupted, first.EndedBy);
+        Assert.Equal(0, first.FailureCount);
+
+        Assert.Equal(RecommendationStatus.AtLeast, report.Recommendation.Status);
+        Assert.Equal(1, report.Recommendation.Limit);
+        Assert.StartsWith("at least 1 at once", report.Recommendation.Reason, StringComparison.Ordinal);
+        Assert.Contains("the probe was interrupted", report.Recommendation.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Probe_RefusedPort_ThrowsUnreachableNamingHostAndPort()
     {
         int port;
@@ -182,6 +225,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     private async Task<ProbeReport> ProbeOnceAsync(DownstreamServer server)
     {
         var progress = new SilentProbeProgress();
+        _notes = progress.Lines;
         var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), MaxConcurrency = 128, Plan = ShortPlan };
         var report = await new Prober(settings, progress, TimeProvider.System).RunAsync(CancellationToken.None);
         foreach (var line in progress.Lines)

@@ -32,6 +32,13 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
             Assert.True(check.Success, "the page's chart check did not run (script error?)");
             Assert.Equal($"ok {charts}", check.Groups["result"].Value);
 
+            // What a reader sees (issue 26): no internal check counter, and the advice for waits is FanOut's default, not all at once.
+            var text = VisibleText(dom);
+            Assert.DoesNotContain("Chart check", text, StringComparison.Ordinal);
+            Assert.Contains("Written by fanout; self-contained (no network).", text, StringComparison.Ordinal);
+            Assert.Contains("Waits (async I/O, no known downstream limit) FanOut (adaptive) none to choose: FanOut's default starts at 2", text, StringComparison.Ordinal);
+            Assert.DoesNotContain("prefer Task.WhenAll", text, StringComparison.Ordinal);
+
             var screenshot = Path.Combine(AppContext.BaseDirectory, "report-screenshot.png");
             File.Delete(screenshot);
             (_, _, exit) = await HeadlessChromium.RunAsync(page, $"--screenshot={screenshot}", "--window-size=1280,2400", "--hide-scrollbars");
@@ -82,6 +89,22 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
             folder.Delete(recursive: true);
         }
     }
+
+    /// <summary>The DOM's text without tags, styles and scripts (an inline tag joins its neighbours, a block one is a space), entities decoded, runs of white space as one space.</summary>
+    private static string VisibleText(string dom)
+    {
+        var text = Tag().Replace(Hidden().Replace(dom, " "), m => m.Groups["inline"].Success ? string.Empty : " ");
+        return Space().Replace(System.Net.WebUtility.HtmlDecode(text), " ");
+    }
+
+    [GeneratedRegex("<(script|style|svg)[^>]*>.*?</\\1>", RegexOptions.Singleline)]
+    private static partial Regex Hidden();
+
+    [GeneratedRegex("<(?:/?(?<inline>code|b|a|span)\\b)?[^>]*>")]
+    private static partial Regex Tag();
+
+    [GeneratedRegex("\\s+")]
+    private static partial Regex Space();
 
     [GeneratedRegex("<svg class=\"chart\"")]
     private static partial Regex ChartTag();

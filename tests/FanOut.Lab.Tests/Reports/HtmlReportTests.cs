@@ -28,6 +28,33 @@ public sealed class HtmlReportTests
     }
 
     [Fact]
+    public void Write_Recommendations_WaitsAdviseFanOutsDefaultNeverAllAtOnce()
+    {
+        // Issue 26: the page said "Use Task.WhenAll: none needed, all 500 at once; prefer Task.WhenAll for I/O", which FO0003 flags.
+        var section = Section(HtmlReport.Write(GoldenFileTests.Fixture(), s_all), "recommendations");
+        var waits = section[section.IndexOf("<tr><td><a href=\"#seed000-fanout500\">", StringComparison.Ordinal)..];
+        waits = waits[..waits.IndexOf("</tr>", StringComparison.Ordinal)];
+
+        Assert.Contains("<td><b>FanOut (adaptive)</b></td>", waits, StringComparison.Ordinal);
+        Assert.Contains("none to choose: FanOut&#39;s default starts at 2", waits, StringComparison.Ordinal);
+        Assert.Contains("<td class=\"measured\">Measured, not advised", waits, StringComparison.Ordinal);
+        Assert.DoesNotContain("<b>Task.WhenAll</b>", section, StringComparison.Ordinal);
+        Assert.DoesNotContain("prefer Task.WhenAll", section, StringComparison.Ordinal);
+        Assert.DoesNotContain("all 500 at once", section, StringComparison.Ordinal);
+        Assert.DoesNotContain("at once", waits, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Write_Footer_HasNoInternalCheckCounter()
+    {
+        var html = HtmlReport.Write(GoldenFileTests.Fixture(), s_all);
+        var footer = html[html.IndexOf("<footer>", StringComparison.Ordinal)..html.IndexOf("</footer>", StringComparison.Ordinal)];
+
+        Assert.DoesNotContain("Chart check", html, StringComparison.Ordinal);
+        Assert.Equal("<footer>Written by <code>fanout</code>; self-contained (no network). <span id=\"chart-check\"></span>", footer);
+    }
+
+    [Fact]
     public void Write_SingleScenarioWithoutFinishedCases_SaysSoAndGivesItsCommand()
     {
         var fixture = GoldenFileTests.Fixture();
@@ -83,6 +110,12 @@ public sealed class HtmlReportTests
 
         Assert.Contains("<a href=\"#extra\">Extra</a>", html, StringComparison.Ordinal);
         Assert.Contains("<section id=\"extra\"><h2>Extra</h2><p>probe</p></section>", html, StringComparison.Ordinal);
+    }
+
+    private static string Section(string html, string id)
+    {
+        var start = html.IndexOf($"<section id=\"{id}\">", StringComparison.Ordinal);
+        return html[start..html.IndexOf("</section>", start, StringComparison.Ordinal)];
     }
 
     private sealed class ExtraSection : IReportSection

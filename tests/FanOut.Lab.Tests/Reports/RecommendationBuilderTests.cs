@@ -28,13 +28,74 @@ public sealed class RecommendationBuilderTests
     public void For_AdvisedStrategyMuchSlower_SaysTheSeedIsContradicted()
     {
         var recommendation = RecommendationBuilder.For(s_shape, Scenario(
+            Case("FanOut (Fixed 50)", 100, concurrency: 50),
+            Case("Parallel.ForEachAsync (DOP 50)", 500, concurrency: 50)))!;
+
+        Assert.Equal("FanOut (Fixed 50)", recommendation.Best.Strategy);
+        Assert.Equal("50 (50 in flight)", recommendation.Limit);
+        Assert.StartsWith("Contradicts", recommendation.SeedCheck, StringComparison.Ordinal);
+        Assert.Contains("5.0x the fastest of the cases that completed every item", recommendation.SeedCheck, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void For_AnUnboundedRowFastest_AdvisesTheFastestBoundedAndQuotesTheUnbounded()
+    {
+        // One voice with analyzer FO0003: a row with no bound is quoted, never advised, in every shape.
+        var recommendation = RecommendationBuilder.For(s_shape, Scenario(
             Case("Task.WhenAll", 100, concurrency: 2000),
             Case("Parallel.ForEachAsync (DOP 50)", 500, concurrency: 50)))!;
 
+        Assert.Equal("Parallel.ForEachAsync (DOP 50)", recommendation.Best.Strategy);
+        Assert.Equal("Task.WhenAll", Assert.Single(recommendation.Excluded).Strategy);
+        Assert.Contains("faster with no bound: Task.WhenAll 100.00 ms with 2,000 in flight", recommendation.Evidence, StringComparison.Ordinal);
+        Assert.Equal("Agrees with seed 000: a DOP: Parallel.ForEachAsync (DOP 50) is the fastest of the bounded cases that completed every item here.", recommendation.SeedCheck);
+    }
+
+    [Fact]
+    public void For_OnlyUnboundedRowsCompleted_AdvisesTheFastestAndSaysItHasNoLimit()
+    {
+        var recommendation = RecommendationBuilder.For(s_shape, Scenario(Case("Task.WhenAll", 100, concurrency: 2000)))!;
+
         Assert.Equal("Task.WhenAll", recommendation.Best.Strategy);
-        Assert.StartsWith("none needed", recommendation.Limit, StringComparison.Ordinal);
-        Assert.StartsWith("Contradicts", recommendation.SeedCheck, StringComparison.Ordinal);
-        Assert.Contains("5.0x", recommendation.SeedCheck, StringComparison.Ordinal);
+        Assert.Equal("no limit (2,000 in flight)", recommendation.Limit);
+    }
+
+    [Fact]
+    public void For_NoKnownLimitAndAllAtOnceFastest_AdvisesFanOutsDefaultAndQuotesTheUnboundedRow()
+    {
+        // Issue 26: "Use Task.WhenAll: none needed, all 500 at once; prefer Task.WhenAll for I/O" is what FO0003 flags.
+        var waits = new WorkloadShape("Waits", "capacity", "seed 001: Task.WhenAll for I/O", "Task.WhenAll", NoKnownLimit: true);
+        var recommendation = RecommendationBuilder.For(waits, Scenario(
+            Case("Task.WhenAll", 20.7, concurrency: 2000),
+            Case("Parallel.ForEachAsync (DOP 50)", 226, concurrency: 50),
+            Case("FanOut (adaptive)", 83.1, concurrency: 256, limitFinal: 256)))!;
+
+        Assert.Equal("FanOut (adaptive)", recommendation.Best.Strategy);
+        Assert.Equal("Parallel.ForEachAsync (DOP 50)", recommendation.RunnerUp!.Strategy);
+        Assert.StartsWith("none to choose: FanOut's default starts at 2, grows while latency holds", recommendation.Limit, StringComparison.Ordinal);
+        Assert.EndsWith("here it settled at 256 (peak 256)", recommendation.Limit, StringComparison.Ordinal);
+        Assert.Equal("Task.WhenAll", Assert.Single(recommendation.Excluded).Strategy);
+        Assert.Contains("the fastest row with at most 256 in flight", recommendation.Evidence, StringComparison.Ordinal);
+        Assert.Contains("faster with no bound: Task.WhenAll 20.70 ms with 2,000 in flight", recommendation.Evidence, StringComparison.Ordinal);
+        Assert.StartsWith("Measured, not advised (seed 001: Task.WhenAll for I/O): Task.WhenAll took 20.70 ms with 2,000 in flight", recommendation.SeedCheck, StringComparison.Ordinal);
+        foreach (var text in new[] { recommendation.Limit, recommendation.Evidence, recommendation.SeedCheck })
+        {
+            Assert.DoesNotContain("at once", text, StringComparison.Ordinal);
+            Assert.DoesNotContain("prefer Task.WhenAll", text, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
+    public void For_NoKnownLimitAndAFixedLimitFaster_StillAdvisesTheDefaultAndSaysHowFarBehind()
+    {
+        var waits = new WorkloadShape("Waits", "capacity", "seed 001: Task.WhenAll for I/O", "Task.WhenAll", NoKnownLimit: true);
+        var recommendation = RecommendationBuilder.For(waits, Scenario(
+            Case("FanOut (Fixed 50)", 100, concurrency: 50),
+            Case("FanOut (adaptive)", 120, concurrency: 256, limitFinal: 128)))!;
+
+        Assert.Equal("FanOut (adaptive)", recommendation.Best.Strategy);
+        Assert.Contains("1.2x the fastest row with at most 256 in flight (FanOut (Fixed 50) 100.00 ms)", recommendation.Evidence, StringComparison.Ordinal);
+        Assert.Null(recommendation.RunnerUp);
     }
 
     [Fact]
@@ -44,8 +105,10 @@ public sealed class RecommendationBuilderTests
     private static ScenarioResult Scenario(params CaseResult[] cases) =>
         new() { Id = "capacity", Seed = "s", SeedClaim = "c", SeedMachine = "m", Scale = 1, Full = false, Cases = cases };
 
-    private static CaseResult Case(string strategy, double meanMs, int concurrency, double failed429 = 0) => new()
+    private static CaseResult Case(string strategy, double meanMs, int concurrency, double failed429 = 0, int? limitFinal = null) => new()
     {
+        LimitFinal = limitFinal,
+        LimitPeak = limitFinal,
         Strategy = strategy,
         Workload = "GET",
         Parameters = new Dictionary<string, object> { ["itemCount"] = 2000 },

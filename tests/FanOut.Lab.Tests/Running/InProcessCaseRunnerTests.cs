@@ -50,4 +50,16 @@ public sealed class InProcessCaseRunnerTests
         Assert.True(result.AllocatedBytes > 10_000, $"allocated {result.AllocatedBytes}");
         Assert.True(result.CompletedWorkItems >= 200, $"work items {result.CompletedWorkItems}");
     }
+
+    [Fact]
+    public void Run_AdaptiveCaseAfterAWarmUpThatClimbed_TimelineStartsAtTheInitialLimit()
+    {
+        var result = new InProcessCaseRunner(s_quick).Run(new LabCase(FanOutStrategy.Adaptive(), () => new RecordingWorkload(400, 1), 400));
+        Assert.True(result.Succeeded, result.Error);
+        Assert.True(result.LimitPeak > 2, $"the limit never climbed (peak {result.LimitPeak}): a stale first sample would look the same");
+
+        // The first point is the fresh limit's start, not where the warm-up (or the previous run) left it.
+        var limit = result.Timeline!.Limit!;
+        Assert.Equal(new AdaptiveLimitOptions().InitialLimit, limit[0]);
+    }
 }

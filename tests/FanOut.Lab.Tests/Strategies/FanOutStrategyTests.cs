@@ -21,6 +21,18 @@ public sealed class FanOutStrategyTests
     }
 
     [Fact]
+    public async Task PrepareRun_AfterARunThatClimbed_LimitNowIsTheFreshLimitsStart()
+    {
+        var strategy = FanOutStrategy.Adaptive();
+        await strategy.RunAsync(new RecordingWorkload(400, waitMs: 1), Enumerable.Range(0, 400).ToArray(), CancellationToken.None);
+        Assert.True(strategy.LastLimit!.Peak > 2, $"the first run never climbed (peak {strategy.LastLimit.Peak}): the test would prove nothing");
+
+        strategy.PrepareRun();
+
+        Assert.Equal(new AdaptiveLimitOptions().InitialLimit, strategy.LimitNow);
+    }
+
+    [Fact]
     public void LastLimit_Fixed_IsNull()
     {
         Assert.Null(FanOutStrategy.Fixed(3).LastLimit);

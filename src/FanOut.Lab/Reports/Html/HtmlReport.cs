@@ -10,7 +10,7 @@ namespace FanOut.Lab.Reports.Html;
 /// <remarks>
 /// Charts are SVG written here, not drawn by a script: the page reads the same with JavaScript off, prints, and has no
 /// dependency to vendor or update. The inline script only checks that every chart has data and writes the result into
-/// the page (<c>body[data-chart-check]</c>), for the browser test and for a reader who wonders.
+/// the page (<c>body[data-chart-check]</c>) for the browser test; a reader sees a line only when a chart drew nothing.
 /// </remarks>
 public static class HtmlReport
 {
@@ -27,7 +27,7 @@ public static class HtmlReport
         svg .error-bar{stroke:#000;stroke-width:1.2;fill:none}svg .reference{fill:#000;stroke:#000;stroke-width:1.5}
         .table-wrap{overflow-x:auto}table{border-collapse:collapse;font-size:12px;margin:6px 0}
         th,td{border:1px solid #ddd;padding:3px 6px;white-space:nowrap}th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
-        table.matrix td{white-space:normal;vertical-align:top}td.contradicts{background:#fff1f0}td.agrees{background:#f3fbf3}
+        table.matrix td{white-space:normal;vertical-align:top}td.contradicts{background:#fff1f0}td.agrees{background:#f3fbf3}td.measured{background:#fffbe6}
         .claim,.verdict{max-width:1000px}.verdict{background:#f6f8fa;padding:6px 10px;border-left:3px solid #1f77b4}
         .no-chart,.note{color:#666}pre{background:#f6f8fa;padding:8px;overflow-x:auto}
         dl.machine{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px}dt{font-weight:600}
@@ -49,7 +49,7 @@ public static class HtmlReport
           var result = empty.length === 0 ? 'ok ' + charts.length : 'empty ' + empty.length + ' of ' + charts.length + ': ' + empty.join(' | ');
           document.body.setAttribute('data-chart-check', result);
           var line = document.getElementById('chart-check');
-          if (line) { line.textContent = 'Chart check: ' + result + '.'; }
+          if (line && empty.length > 0) { line.textContent = empty.length + ' of ' + charts.length + ' charts drew nothing: ' + empty.join(' | ') + '.'; }
         })();
         """;
 

@@ -32,16 +32,9 @@ public sealed class ProbeSection(ProbeReport report) : IReportSection
         html.Append("<p class=\"note\">").Append(Svg.Text($"{report.RequestsSent.ToString("N0", CultureInfo.InvariantCulture)} requests{budget} in {report.Seconds.ToString("0.0", CultureInfo.InvariantCulture)} s ({report.EndedBy}), from {report.Machine.Processor} ({report.Machine.ProcessorCount} cores), {report.Machine.DotnetVersion}.")).Append("</p>");
 
         html.Append("<div class=\"charts\">").Append(ThroughputChart()).Append(LatencyChart()).Append("</div>");
-        if (report.Usl is { } usl)
+        if (ProbeText.UslLines(report) is { Count: > 0 } usl)
         {
-            var peak = usl.PeakConcurrency is { } p ? $"peak at {p.ToString("0", CultureInfo.InvariantCulture)} at once" : "no peak (kappa 0)";
-            html.Append("<p>").Append(Svg.Text($"USL fit: sigma {usl.Sigma.ToString("0.####", CultureInfo.InvariantCulture)}, kappa {usl.Kappa.ToString("0.######", CultureInfo.InvariantCulture)}, lambda {ProbeText.Rate(usl.Lambda)} ok/s, R2 {usl.R2.ToString("0.###", CultureInfo.InvariantCulture)}: {peak}."));
-            if (report.UslBand is { } band)
-            {
-                html.Append(' ').Append(Svg.Text($"With {band.Resamples} bootstrap resamples over the levels: {band.Plain}"));
-            }
-
-            html.Append("</p>");
+            html.Append("<p>").Append(Svg.Text(string.Join(' ', usl))).Append("</p>");
         }
 
         AppendLevels(html);
@@ -72,7 +65,7 @@ public sealed class ProbeSection(ProbeReport report) : IReportSection
             series.Add(new("USL fit", Palette.Series(1), xs, xs.Select(usl.Throughput).ToArray(), Dashed: true));
         }
 
-        if (report.UslBand is { PeakLow: { } low } band && low <= right)
+        if (report.UslBand is { PeakLow: { } low } band && low <= right && ProbeText.PeakBeyondCapacity(report) is null)
         {
             series.Add(new("peak band (95%)", Palette.Series(2), [low, low], [0, top], Dashed: true));
             if (band.PeakHigh is { } high && high <= right)

@@ -25,7 +25,7 @@ public sealed class RecommendationsSection(IReadOnlyList<Recommendation> recomme
             return;
         }
 
-        html.Append("<p>For each kind of work measured: the fastest strategy that completed every item (a case whose items failed, e.g. turned away with 429, exceeded the downstream's means and is not recommended), compared at the heaviest size the scenario ran.</p>");
+        html.Append("<p>For each kind of work measured: the fastest strategy that completed every item (a case whose items failed, e.g. turned away with 429, exceeded the downstream's means and is not recommended), compared at the heaviest size the scenario ran. For I/O whose downstream limit nobody knows, the advice is FanOut's default, the adaptive limit; a row with no bound is quoted, not advised.</p>");
         html.Append("<table class=\"matrix\"><thead><tr><th>Work</th><th>Use</th><th>Limit</th><th>Runner-up</th><th>Seeds</th></tr></thead><tbody>");
         foreach (var r in recommendations)
         {
@@ -33,7 +33,7 @@ public sealed class RecommendationsSection(IReadOnlyList<Recommendation> recomme
                 .Append("<td><b>").Append(Svg.Text(r.Best.Strategy)).Append("</b></td>")
                 .Append("<td>").Append(Svg.Text(r.Limit)).Append("</td>")
                 .Append("<td>").Append(Svg.Text(r.RunnerUp?.Strategy ?? "-")).Append("</td>")
-                .Append("<td class=\"").Append(r.SeedCheck.StartsWith("Contradicts", StringComparison.Ordinal) ? "contradicts" : "agrees").Append("\">")
+                .Append("<td class=\"").Append(SeedClass(r.SeedCheck)).Append("\">")
                 .Append(Svg.Text(r.SeedCheck)).Append("</td></tr>");
         }
 
@@ -46,4 +46,9 @@ public sealed class RecommendationsSection(IReadOnlyList<Recommendation> recomme
             html.Append("</details>");
         }
     }
+
+    private static string SeedClass(string seedCheck) =>
+        seedCheck.StartsWith("Contradicts", StringComparison.Ordinal) ? "contradicts"
+        : seedCheck.StartsWith("Agrees", StringComparison.Ordinal) ? "agrees"
+        : "measured";
 }

@@ -8,7 +8,7 @@ namespace FanOut.Lab.Reports.Recommendations;
 /// <param name="Best">The fastest case that completed every item (the downstream's means respected).</param>
 /// <param name="Limit">The concurrency to use, as text.</param>
 /// <param name="RunnerUp">The fastest eligible case of another strategy, or null.</param>
-/// <param name="Excluded">Faster cases left out because items failed (the downstream turned them away), with why.</param>
+/// <param name="Excluded">Faster cases left out, the evidence says why: items failed (the downstream turned them away), or, where no downstream limit is known, the case had no bound.</param>
 /// <param name="Evidence">The figures, in a sentence.</param>
 /// <param name="SeedCheck">Where the seeds' advice is confirmed or contradicted here.</param>
 public sealed record Recommendation(

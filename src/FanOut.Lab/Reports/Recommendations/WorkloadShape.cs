@@ -5,12 +5,16 @@ namespace FanOut.Lab.Reports.Recommendations;
 /// <param name="ScenarioId">The scenario whose cases measure it.</param>
 /// <param name="SeedAdvice">What the seeds advised, in a sentence, naming the seed.</param>
 /// <param name="AdvisedPrefix">The start of the advised strategy's name (e.g. <c>Parallel.ForEach (</c>), or null when the seeds are silent.</param>
-public sealed record WorkloadShape(string Name, string ScenarioId, string SeedAdvice, string? AdvisedPrefix)
+/// <param name="NoKnownLimit">
+/// True for I/O whose downstream limit nobody knows: the advice is FanOut's default (the adaptive limit), never "all at
+/// once", whatever an unbounded row measured against a simulated wait that nothing limits (analyzer FO0003 flags it).
+/// </param>
+public sealed record WorkloadShape(string Name, string ScenarioId, string SeedAdvice, string? AdvisedPrefix, bool NoKnownLimit = false)
 {
     /// <summary>The shapes the lab measures, in the order the recommendations list them.</summary>
     public static IReadOnlyList<WorkloadShape> All { get; } =
     [
-        new("Waits (async I/O, no downstream limit)", "seed000-fanout500", "seed 001: prefer Task.WhenAll for I/O", "Task.WhenAll"),
+        new("Waits (async I/O, no known downstream limit)", "seed000-fanout500", "seed 001: Task.WhenAll for I/O", "Task.WhenAll", NoKnownLimit: true),
         new("CPU-bound", "seed001-cpu", "seed 001: Parallel.ForEachAsync for CPU-bound work", "Parallel.ForEachAsync"),
         new("Mixed CPU and waits", "seed004-mixed", "seed 004: a Task.Run projection (or ForEachAsync), ~5x faster than a plain projection", "Task.Run"),
         new("A downstream with a capacity", "downstream-capacity", "seed 000: pick the concurrency you can afford, then an API that enforces it (ForEachAsync with a DOP)", "Parallel.ForEachAsync (DOP"),
