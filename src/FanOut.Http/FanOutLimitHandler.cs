@@ -89,9 +89,10 @@ public sealed class FanOutLimitHandler : DelegatingHandler
                 return response;
             }
 
-            // Inside a FanOut item a re-send is one of the item's re-runs: the loop and the handler draw on one budget, so
-            // one item is sent at most 1 + OverloadRetries times, not (1 + OverloadRetries) x (1 + MaxResends).
-            if (FanOutItem.IsRunning && !FanOutItem.TryTakeRetry())
+            // One layer re-runs, never two: inside a FanOut call that runs the item again after this overload (its body throws
+            // on the 429 as HttpClient's GetStringAsync does), the handler leaves the re-run to it. One item is then sent at
+            // most 1 + OverloadRetries times, or 1 + MaxResends where the call does not re-run, never their product (81).
+            if (FanOutItem.IsRunning && FanOutItem.WillRerun(new HttpRequestException($"Response status code does not indicate success: {(int)response.StatusCode} ({response.ReasonPhrase}).", null, response.StatusCode)))
             {
                 return response;
             }

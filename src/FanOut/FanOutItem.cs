@@ -2,21 +2,28 @@ using FanOut.Execution;
 
 namespace FanOut;
 
-/// <summary>What code inside a FanOut item's body (an HTTP handler, a lease, a resilience pipeline) can learn of the item it runs for.</summary>
+/// <summary>What code inside a FanOut call's bodies (an HTTP handler, a lease, a resilience pipeline) can learn of the call it runs for.</summary>
 /// <remarks>
-/// An item's re-runs are one budget across every layer: the run's own re-runs after an overload
-/// (<see cref="FanOutOptions.OverloadRetries"/>) and the re-sends of a layer inside the body that asks here first (FanOut.Http's
-/// handler does). One item is therefore sent at most <c>1 + OverloadRetries</c> times however many layers re-send.
+/// One layer re-runs an overloaded item, never two: an inner layer that would send the work again after an overload (a
+/// 429 or 503) first asks <see cref="WillRerun"/>, and leaves the re-run to the call when the call makes it. One item is then
+/// sent at most <c>1 + OverloadRetries</c> times, or <c>1 + MaxResends</c> where only the inner layer re-sends, never the
+/// product of the two. FanOut.Http's handler does this.
 /// </remarks>
 public static class FanOutItem
 {
-    /// <summary>True when the calling code runs inside the body of a FanOut item.</summary>
-    public static bool IsRunning => ItemScope.Current?.IsLending == true;
+    /// <summary>True when the calling code runs in the flow of a FanOut call's workers (its bodies, and what they call).</summary>
+    public static bool IsRunning => CallScope.Current is not null;
 
-    /// <summary>Takes one of the current item's remaining re-runs, for an inner layer that would send the item's work again after an overload.</summary>
-    /// <returns>
-    /// True: the item had a re-run left and this call took it. False: it has none left (return the overload to the body, whose
-    /// failure the run then settles), or the calling code runs in no FanOut item (see <see cref="IsRunning"/>: apply your own rules).
-    /// </returns>
-    public static bool TryTakeRetry() => ItemScope.Current is { IsLending: true } scope && scope.TryTakeRetry();
+    /// <summary>
+    /// True when the FanOut call the calling code runs for will run the item again if its body fails with
+    /// <paramref name="failure"/>: the call re-runs at all (<see cref="FanOutOptions.OverloadRetries"/> above 0) and its limit
+    /// judges <paramref name="failure"/> an overload. False outside a FanOut call.
+    /// </summary>
+    /// <param name="failure">The failure the body would throw (for a 429, the <see cref="System.Net.Http.HttpRequestException"/> an HttpClient throws).</param>
+    /// <exception cref="ArgumentNullException"><paramref name="failure"/> is null.</exception>
+    public static bool WillRerun(Exception failure)
+    {
+        ArgumentNullException.ThrowIfNull(failure);
+        return CallScope.Current?.WillRerun(failure) ?? false;
+    }
 }

@@ -51,11 +51,14 @@ internal sealed class CallPermits
     /// <summary>Canceled by the run's stop or the end of the items: every wait of the protocol ends with it. Made on the first wait.</summary>
     private CancellationTokenSource? _waits;
 
-    /// <summary>The enclosing item whose permit this call borrowed (a nested call on the same limit), until the call completes.</summary>
-    private ItemScope? _borrowed;
+    /// <summary>The enclosing call whose permit this call borrowed (a nested call on the same limit), until the call completes.</summary>
+    private CallScope? _borrowed;
+
+    /// <summary>1 once a worker of the call took the borrowed permit (or the call completed without one taking it).</summary>
+    private int _borrowedTaken;
 
     /// <summary>1 while a worker of the call holds the borrowed permit.</summary>
-    private int _borrowedTaken;
+    private int _borrowedHeld;
 
     public CallPermits(ConcurrencyLimit limit, CancellationToken runToken)
     {
@@ -98,10 +101,13 @@ internal sealed class CallPermits
         }
     }
 
-    /// <summary>Takes the enclosing item's permit of the same limit for this call, if the calling flow runs in such an item.</summary>
+    /// <summary>True while a worker of the call holds a permit, its own or borrowed: nested use of the limit may reuse it.</summary>
+    public bool HoldsAny => Volatile.Read(ref _held) > 0 || Volatile.Read(ref _borrowedHeld) != 0;
+
+    /// <summary>Takes a permit of the enclosing call on the same limit for this call, if the calling flow runs in such a call.</summary>
     public bool TryBorrow()
     {
-        if (ItemScope.Current is { } scope && scope.TryLend(_limit))
+        if (CallScope.Current is { } scope && scope.TryLend(_limit))
         {
             _borrowed = scope;
             return true;
@@ -111,12 +117,22 @@ internal sealed class CallPermits
     }
 
     /// <summary>Gives the borrowed permit to the worker asking, once: the call's first worker runs on it.</summary>
-    public bool TryTakeBorrowed() => _borrowed is not null && Interlocked.CompareExchange(ref _borrowedTaken, 1, 0) == 0;
+    public bool TryTakeBorrowed()
+    {
+        if (_borrowed is null || Interlocked.CompareExchange(ref _borrowedTaken, 1, 0) != 0)
+        {
+            return false;
+        }
+
+        Volatile.Write(ref _borrowedHeld, 1);
+        return true;
+    }
 
     /// <summary>Gives the borrowed permit back to the enclosing item (the worker holding it stopped).</summary>
     public void ReturnBorrowed()
     {
-        Debug.Assert(_borrowed is not null && Volatile.Read(ref _borrowedTaken) == 1);
+        Debug.Assert(_borrowed is not null && Volatile.Read(ref _borrowedHeld) == 1);
+        Volatile.Write(ref _borrowedHeld, 0);
         _borrowed!.Return();
     }
 

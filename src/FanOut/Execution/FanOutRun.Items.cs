@@ -124,8 +124,7 @@ internal abstract partial class FanOutRun<T>
         {
             if (_wantsSamples)
             {
-                // A nested lease that saw the downstream overloaded (a 429 the body handled) is part of the item's verdict.
-                _limit.RecordCompletion(start, outcome == ItemOutcome.Succeeded && slot.NestedOverload ? ItemOutcome.Overloaded : outcome);
+                _limit.RecordCompletion(start, outcome);
             }
         }
         catch (Exception e)
@@ -161,10 +160,8 @@ internal abstract partial class FanOutRun<T>
             return Disposition.Publish;
         }
 
-        // The re-run comes out of the item's one budget, which layers inside the body (an HTTP handler's re-sends) share.
-        if (mayRunAgain && callbackFailure is null && !_stopped
-            && OverloadRule.DelayBeforeAttempt(slot.Attempt + 1, failure, _limit.TimeProvider.GetUtcNow()) is { } delay
-            && slot.TryTakeRetry())
+        if (mayRunAgain && callbackFailure is null && !_stopped && slot.Attempt < _overloadRetries
+            && OverloadRule.DelayBeforeAttempt(slot.Attempt + 1, failure, _limit.TimeProvider.GetUtcNow()) is { } delay)
         {
             slot.Attempt++;
             slot.RetryDelay = delay;

@@ -49,10 +49,6 @@ internal abstract partial class FanOutRun<T>
 
     private async Task WorkerAsync(WorkerSlot<T> slot)
     {
-        // The worker's scope is the ambient item for everything its bodies call (nested use of the same limit reuses the
-        // item's permit): set once per worker, in the worker's own flow.
-        slot.Limit = _limit;
-        slot.Enter();
         ItemDeadline? deadline = null;
         try
         {
@@ -100,12 +96,6 @@ internal abstract partial class FanOutRun<T>
                     var start = BeginAttempt(out var timed);
                     var attemptDeadline = DeadlineFor(ref deadline);
                     var activity = StartAttemptActivity(index, slot.Attempt);
-                    if (slot.Attempt == 0)
-                    {
-                        slot.BeginItem(_overloadRetries);
-                    }
-
-                    slot.BeginBody();
                     var pending = InvokeAttempt(slot, index, attemptDeadline, out var failure);
                     if (failure is null)
                     {
@@ -124,7 +114,6 @@ internal abstract partial class FanOutRun<T>
                         }
                     }
 
-                    slot.EndBody();
                     disposition = Settle(slot, index, start, timed, failure, attemptDeadline, activity);
                     if (disposition != Disposition.Retry)
                     {
@@ -171,7 +160,6 @@ internal abstract partial class FanOutRun<T>
             // taken). A lease's Dispose and a limit's Release are user code: what they throw is recorded, and neither stops
             // the rest from going back nor the worker from counting itself out (a call must never be left uncompleted).
             deadline?.Dispose();
-            slot.EndBody();
             LeaveWindow(slot);
             try
             {

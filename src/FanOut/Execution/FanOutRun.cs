@@ -34,6 +34,9 @@ internal abstract partial class FanOutRun<T>
     /// <summary>The call's share of its limit: the protocol's counters and rules (see <see cref="CallPermits"/>).</summary>
     private readonly CallPermits _permits;
 
+    /// <summary>The call as code in its workers' flow sees it (nested use of the limit, re-runs left to the call).</summary>
+    private readonly CallScope _scope;
+
     /// <summary><see cref="FanOutOptions.ItemTimeout"/>; <see cref="Timeout.InfiniteTimeSpan"/> when there is none.</summary>
     private readonly TimeSpan _itemTimeout;
 
@@ -77,6 +80,7 @@ internal abstract partial class FanOutRun<T>
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
         _claimTurn = source.ClaimsSynchronously ? null : new SemaphoreSlim(1, 1);
         _permits = new CallPermits(_limit, _cts.Token);
+        _scope = new CallScope(_limit, _permits, _overloadRetries);
     }
 
     /// <summary>The token every body and the async enumerator get.</summary>
@@ -110,8 +114,9 @@ internal abstract partial class FanOutRun<T>
             _runActivity = FanOutTracing.StartRun(_limit);
         }
 
-        // Every worker runs in the caller's ExecutionContext (AsyncLocal values), captured once here.
-        _executionContext = ExecutionContext.Capture();
+        // Every worker runs in the caller's ExecutionContext (AsyncLocal values), captured once here, with the call's scope
+        // current in it (and only there: the caller's own context is left as it was).
+        _executionContext = _scope.CaptureWorkerContext();
         if (_runActivity is not null)
         {
             Activity.Current = callerActivity;

@@ -6,7 +6,7 @@ namespace FanOut.Sources;
 /// One worker's state: its claimed item (written by <see cref="ItemSource{T}.TryClaimAsync"/>, which may complete
 /// asynchronously) and the thread-pool work item that starts it.
 /// </summary>
-internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : ItemScope, IThreadPoolWorkItem
+internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : IThreadPoolWorkItem
 {
     /// <summary>The call this worker belongs to.</summary>
     public readonly FanOutRun<T> Owner = owner;

@@ -37,7 +37,8 @@ public sealed class LoopThroughHandlerTests
     [Fact]
     public async Task Loop_DownstreamAlways429_EachItemSentAtMostOnePlusOverloadRetriesTimes()
     {
-        // Before: the loop ran an item 1 + 8 times and the handler sent each run 1 + 8 times: 81 sends of one item.
+        // Before: the loop ran an item 1 + 8 times and the handler sent each run 1 + 8 times: 81 sends of one item. Now the
+        // handler leaves the re-run to the call, which makes it.
         var limit = ConcurrencyLimit.Adaptive();
         var server = new CountingServer(HttpStatusCode.TooManyRequests, r => r.Headers.RetryAfter = new RetryConditionHeaderValue(TimeSpan.Zero));
         using var client = Client(limit, server, new FanOutHttpOptions());
@@ -57,6 +58,21 @@ public sealed class LoopThroughHandlerTests
 
         await Assert.ThrowsAsync<OverloadedException>(() => run.WaitAsync(s_hang));
         Assert.Equal(9, server.Calls);
+        Assert.Equal(0, limit.InFlight);
+    }
+
+    [Fact]
+    public async Task FixedLoop_DownstreamAlways429_TheHandlerResendsAndTheLoopDoesNot()
+    {
+        // A fixed limit never re-runs an item: the handler's re-sends are the only ones (1 + MaxResends sends).
+        var limit = ConcurrencyLimit.Fixed(2);
+        var server = new CountingServer(HttpStatusCode.TooManyRequests, r => r.Headers.RetryAfter = new RetryConditionHeaderValue(TimeSpan.Zero));
+        using var client = Client(limit, server, new FanOutHttpOptions { MaxResends = 3 });
+
+        var run = new[] { 1 }.FanOutAsync(async (i, ct) => await client.GetStringAsync($"item/{i}", ct), new FanOutOptions { Limit = limit });
+
+        await Assert.ThrowsAsync<HttpRequestException>(() => run.WaitAsync(s_hang));
+        Assert.Equal(4, server.Calls);
         Assert.Equal(0, limit.InFlight);
     }
 

@@ -372,27 +372,21 @@ public sealed class PermitProtocolRegressionTests
         Assert.False(leases.AttemptAcquire(1).IsAcquired);
     }
 
-    [Fact]
-    public async Task OverloadRetries_NestedLayerTakesRetries_ItemRunsAtMostOnePlusOverloadRetriesTimes()
+    [Theory]
+    [InlineData("adaptive", 3, true)]
+    [InlineData("adaptive", 0, false)]
+    [InlineData("fixed", 3, false)]
+    public async Task FanOutItem_WillRerun_SaysWhetherTheCallRunsAnOverloadedItemAgain(string kind, int retries, bool expected)
     {
-        // The loop's re-runs and an inner layer's re-sends draw on one budget per item.
-        var attempts = 0;
-        var failed = await new[] { 1 }.FanOutAsync(
-            (i, _) =>
-            {
-                Interlocked.Increment(ref attempts);
-                while (FanOutItem.TryTakeRetry())
-                {
-                    Interlocked.Increment(ref attempts); // an inner layer's re-send
-                }
+        // An inner layer (FanOut.Http's handler) asks before it re-sends: one layer re-runs, never both (9 x 9 = 81 sends).
+        var limit = kind == "adaptive" ? ConcurrencyLimit.Adaptive() : ConcurrencyLimit.Fixed(2);
+        bool? seen = null;
 
-                throw new OverloadedException("busy", TimeSpan.Zero);
-            },
-            new FanOutOptions { Limit = ConcurrencyLimit.Adaptive(), OverloadRetries = 3 }).Settled();
+        await new[] { 1 }.FanOutAsync((i, _) => { seen = FanOutItem.WillRerun(new OverloadedException("busy")); return new ValueTask<int>(i); }, new FanOutOptions { Limit = limit, OverloadRetries = retries });
 
-        Assert.True(failed.IsFaulted);
-        Assert.Equal(4, attempts);
-        Assert.False(FanOutItem.IsRunning);
+        Assert.Equal(expected, seen);
+        Assert.False(FanOutItem.IsRunning); // the caller's own flow is not the call's
+        Assert.False(FanOutItem.WillRerun(new OverloadedException("busy")));
     }
 
     [Fact]

@@ -20,8 +20,8 @@ public sealed class ConcurrencyLease : RateLimitLease
     private readonly long _startTimestamp;
     private readonly bool _recordsSamples;
 
-    /// <summary>The FanOut item whose permit this lease reuses (taken inside that item's body), or null for a permit of its own.</summary>
-    private readonly ItemScope? _item;
+    /// <summary>The FanOut call whose permit this lease reuses (taken inside one of its bodies), or null for a permit of its own.</summary>
+    private readonly CallScope? _item;
 
     /// <summary>1 once disposed: the permit went back.</summary>
     private int _disposed;
@@ -46,12 +46,14 @@ public sealed class ConcurrencyLease : RateLimitLease
         }
     }
 
-    /// <summary>A lease that reuses the permit of the FanOut item whose body asked for it (nested use of the same limit).</summary>
-    internal ConcurrencyLease(ConcurrencyLimitRateLimiter owner, ConcurrencyLimit limit, ItemScope item)
+    /// <summary>A lease that reuses a permit of the FanOut call whose body asked for it (nested use of the same limit).</summary>
+    internal ConcurrencyLease(ConcurrencyLimitRateLimiter owner, ConcurrencyLimit limit, CallScope item)
     {
         _owner = owner;
         _limit = limit;
         _item = item;
+        _recordsSamples = limit.WantsSamples;
+        _startTimestamp = _recordsSamples ? limit.GetTimestamp() : 0; // no start hook: the item's own attempt was counted
     }
 
     /// <summary>True when this lease reuses the permit of the FanOut item whose body took it, rather than a permit of its own.</summary>
@@ -100,13 +102,20 @@ public sealed class ConcurrencyLease : RateLimitLease
 
         if (_item is not null)
         {
-            // The permit is the item's: it stays with the item, which records the attempt; an overload joins its verdict.
-            if (Outcome == ItemOutcome.Overloaded)
+            // The permit is the call's: it stays with the call, which records its item's attempt. An overload the lease saw
+            // (a 429 the body may handle) still reaches an adaptive limit, which backs off.
+            try
             {
-                _item.NestedOverload = true;
+                if (_recordsSamples && Outcome == ItemOutcome.Overloaded)
+                {
+                    _limit.RecordCompletion(_startTimestamp, ItemOutcome.Overloaded);
+                }
+            }
+            finally
+            {
+                _item.Return();
             }
 
-            _item.Return();
             _owner.OnLeaseReleased();
             return;
         }

@@ -162,13 +162,13 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
     }
 
     /// <summary>
-    /// A lease on the permit of the FanOut item whose body asks (a loop on this limit whose bodies call through it: FanOut.Http's
+    /// A lease on a permit of the FanOut call whose body asks (a loop on this limit whose bodies call through it: FanOut.Http's
     /// handler, a Polly pipeline): waiting for a second permit of a limit the caller already holds one of would deadlock once
     /// the items hold them all. Null outside such an item.
     /// </summary>
     private ConcurrencyLease? TryReuseItemPermit()
     {
-        if (ItemScope.Current is not { } item || !item.TryLend(_limit))
+        if (CallScope.Current is not { } item || !item.TryLend(_limit))
         {
             return null;
         }
