@@ -69,19 +69,25 @@ public sealed class AdaptiveFirstContactTests
     [Fact]
     public void Adaptive_FirstRejection_EndsTheRampAtOnce()
     {
-        // Grow on clean answers to 12, then the downstream rejects one call: the ramp is over, and the limit is below the
-        // calls still in flight (the downstream said no with them running).
+        // Grow on clean answers (rounds of 20 ms) to 12 or more, then the downstream rejects one call: the ramp is over, and
+        // the limit is below the calls still in flight (the downstream said no with them running).
         var clock = new FakeTimeProvider();
         var limit = Adaptive(clock);
         var started = new Queue<long>();
         Fill(limit, started);
-        while (limit.Current < 12)
+        for (var round = 0; round < 10 && limit.Current < 12; round++)
         {
-            clock.Advance(TimeSpan.FromMilliseconds(2));
-            limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
-            limit.Release();
+            clock.Advance(s_roundTrip);
+            for (var answers = started.Count; answers > 0; answers--)
+            {
+                limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
+                limit.Release();
+            }
+
             Fill(limit, started);
         }
+
+        Assert.True(limit.Current >= 12, $"ten rounds of clean answers: {limit.Current}");
 
         clock.Advance(TimeSpan.FromMilliseconds(0.5));
         var inFlight = limit.InFlight;

@@ -2,8 +2,9 @@ namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
 /// Issue 29 item 1 on the simulation suite: a fresh adaptive limit against a hard cap with no queue, over a client that
-/// pays an HTTP connection's first contact (30 ms before a new connection's first request reaches the server), so a
-/// rejection is not the instant "no" an in-process simulation would give: the burst the issue measured over HTTP.
+/// pays an HTTP stack's first contact (every call sent before the first answer reaches the server 30 ms late, a later new
+/// connection 1 ms late), so a rejection is not the instant "no" an in-process simulation gives: today's blind ramp
+/// shows here the 49%, 28% and 7% the issue measured over HTTP.
 /// </summary>
 public sealed class FirstContactScenarioTests
 {
@@ -24,7 +25,8 @@ public sealed class FirstContactScenarioTests
     {
         var simulation = new LimitSimulation(DownstreamScript.Constant(new DownstreamState { Capacity = capacity, Queue = 0 }))
         {
-            ConnectTime = TimeSpan.FromMilliseconds(30),
+            ColdStart = TimeSpan.FromMilliseconds(30),
+            ConnectTime = TimeSpan.FromMilliseconds(1),
         };
         var limit = ConcurrencyLimit.Adaptive(simulation.Options(new AdaptiveLimitOptions { BackoffRatio = backoffRatio }));
         simulation.Run(limit, items);

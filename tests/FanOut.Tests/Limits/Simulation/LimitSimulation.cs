@@ -33,6 +33,7 @@ public sealed class LimitSimulation
     private long _sequence;
     private int _served;
     private int _idleConnections;
+    private bool _answered;
 
     public LimitSimulation(DownstreamScript script, int seed = 1)
     {
@@ -43,8 +44,11 @@ public sealed class LimitSimulation
 
     public FakeTimeProvider Clock { get; }
 
-    /// <summary>What a call that finds no idle connection pays before it reaches the downstream (connect, a cold stack).</summary>
+    /// <summary>What a call that finds no idle connection pays before it reaches the downstream (a connect).</summary>
     public TimeSpan ConnectTime { get; init; }
+
+    /// <summary>What every call sent before the first answer came back pays instead (a cold stack: JIT, first connects).</summary>
+    public TimeSpan ColdStart { get; init; }
 
     /// <summary>How long a 429 takes to come back (on an open connection).</summary>
     public TimeSpan RejectionTime { get; init; } = TimeSpan.FromMilliseconds(0.5);
@@ -126,6 +130,7 @@ public sealed class LimitSimulation
                 _ready.Enqueue(e.Call.Item);
                 break;
             case EventKind.Answer:
+                _answered = true;
                 _idleConnections++;
                 if (e.Call.Served)
                 {
@@ -162,7 +167,7 @@ public sealed class LimitSimulation
         }
         else
         {
-            Schedule(Now + ConnectTime, EventKind.Arrive, call);
+            Schedule(Now + (_answered ? ConnectTime : ColdStart), EventKind.Arrive, call);
         }
     }
 
