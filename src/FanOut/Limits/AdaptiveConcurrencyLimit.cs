@@ -29,7 +29,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>
     /// True until the first window's end is fixed: until then each item start is counted, and the
     /// <see cref="AdaptiveControlLaw.FirstWindowSamples"/>-th fixes it, so the baseline's seed is the first items started
-    /// (all of them, however long they take), not the earliest completions of a crowd the ramp started (its luckiest ones).
+    /// (all of them, however long they take), not the earliest completions of the items started after them (their luckiest ones).
     /// </summary>
     private volatile bool _countingFirstWindow = true;
 
@@ -238,9 +238,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>
     /// Once the first window has set the baseline, counts the completions held back meanwhile (under the lock): each
-    /// success toward verifying the level it started at, and each in the new window if it started within it. A crowd the
-    /// ramp started often completes in the same timer tick as the first window's items; dropped, its items would not
-    /// verify their level until the next round.
+    /// success toward verifying the level it started at, and each in the new window if it started within it. Items started
+    /// after the first window's (a limit above four, or a call sharing the limit) often complete with them; dropped, they
+    /// would not verify their level until the next round.
     /// </summary>
     private void CountHeldBack(int inFlight)
     {

@@ -13,7 +13,7 @@ internal sealed class AdaptiveControlLaw
 {
     /// <summary>
     /// The most items of the first window, which seeds the baseline pool unconditionally: the first items started (in a FIFO
-    /// queue, the ones served without waiting, whatever the initial limit or however far the ramp has gone since).
+    /// queue, the ones served without waiting, whatever the initial limit or however far answers have grown the limit since).
     /// </summary>
     internal const int FirstWindowSamples = 4;
 
@@ -319,7 +319,7 @@ internal sealed class AdaptiveControlLaw
 
         if (!firstWindow)
         {
-            // The round passed: the limit its window started at (its lowest, if the ramp raised it since) is clean.
+            // The round passed: the limit its window started at (its lowest: answers have raised it since) is clean.
             _cleanLimit = Math.Max(_cleanLimit, LimitAt(statistics.WindowStart));
         }
 
@@ -420,7 +420,7 @@ internal sealed class AdaptiveControlLaw
             InSlowStart = false;
 
             // Re-measure the baseline at half of the highest level known clean: a round that passed, or a level whose items
-            // came back without queueing (after a ramp, rounds rarely pass whole).
+            // came back without queueing (rounds that answers outgrew rarely pass whole).
             _cleanLimit = Math.Max(_options.MinLimit, Math.Min(Math.Max(_cleanLimit, _verifiedLimit), limit / 2));
         }
     }
