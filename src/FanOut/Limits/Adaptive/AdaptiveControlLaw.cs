@@ -231,6 +231,12 @@ internal sealed class AdaptiveControlLaw
     /// <param name="inFlight">Bodies running when the item completed, itself included.</param>
     public void OnStaleOverload(int inFlight)
     {
+        // Each rejection of the burst also says where the downstream's level is: no higher than the calls it saw with it.
+        if (_overloadCeiling > 0)
+        {
+            _overloadCeiling = Math.Clamp(Math.Min(_overloadCeiling, inFlight), _options.MinLimit, _options.MaxLimit);
+        }
+
         Limit = Math.Clamp(Math.Min(Limit, inFlight - 1), _options.MinLimit, _options.MaxLimit);
         AssertInvariants();
     }
@@ -250,13 +256,16 @@ internal sealed class AdaptiveControlLaw
         if (statistics.WindowOverloads > 0)
         {
             ExitSlowStart(limit);
-            if (_overloadCeiling > 0 && limit >= _overloadCeiling)
+            // The level that rejected is the calls in flight with this one (the downstream held the others), not a limit
+            // that answers had grown past them before the "no" came back.
+            var rejectedAt = Math.Clamp(inFlight, _options.MinLimit, limit);
+            if (_overloadCeiling > 0 && rejectedAt >= _overloadCeiling)
             {
-                // A probe above the last overload's level was rejected: wait longer before the next one.
+                // A probe of the last overload's level was rejected again: wait longer before the next one.
                 _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing);
             }
 
-            _overloadCeiling = limit;
+            _overloadCeiling = rejectedAt;
             _windowsAtCeiling = 0;
             _probeStep = 1;
 
