@@ -6,77 +6,43 @@ using FanOut.Limits.Adaptive;
 namespace FanOut;
 
 /// <summary>
-/// A limit that slow-starts (doubles every round, or every <see cref="AdaptiveControlLaw.RampInterval"/> while rounds are
-/// slower than that, as long as latency stays flat and the limit is used), measuring the uncontended latency from its
-/// earliest completions, then holds within a latency band around that baseline, and backs off on overload failures.
-/// The statistics live in <see cref="LatencyStatistics"/>, the decisions in <see cref="AdaptiveControlLaw"/>; this
-/// class feeds them completions under its lock and runs the slow-start ramp's timer. See docs/library.md.
+/// A limit that slow-starts from a small initial limit (one more permit per uncontended answer while the limit is in use:
+/// a doubling per round trip, and nothing before the first answer), measuring the uncontended latency from its first
+/// items, then holds within a latency band around that baseline, and backs off on overload failures. The statistics live
+/// in <see cref="LatencyStatistics"/>, the decisions in <see cref="AdaptiveControlLaw"/>; this class feeds them
+/// completions under its lock. It has no timer: only answers move it. See docs/adaptive.md.
 /// </summary>
 internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 {
-    /// <summary><see cref="_rampState"/>: no timer; the next item start that fills the limit, or a wait, creates one.</summary>
-    private const int RampIdle = 0;
-
-    /// <summary><see cref="_rampState"/>: a timer runs.</summary>
-    private const int RampRunning = 1;
-
-    /// <summary><see cref="_rampState"/>: slow start is over (or the limit is at its maximum); never again.</summary>
-    private const int RampFinished = 2;
-
     private readonly AdaptiveLimitOptions _options;
     private readonly TimeProvider _time;
     private readonly Func<Exception, bool> _isOverload;
     private readonly LatencyStatistics _statistics;
     private readonly AdaptiveControlLaw _law;
 
-    /// <summary>
-    /// The ramp timer's period: .NET timers count whole milliseconds, and fire on the system's coarse clock (every 4 ms on a
-    /// kernel ticking at 250 Hz, whatever the period), so each tick doubles once for every
-    /// <see cref="AdaptiveControlLaw.RampInterval"/> that passed: the ramp keeps its pace in time, not in ticks.
-    /// </summary>
-    internal static readonly TimeSpan RampTickPeriod = TimeSpan.FromMilliseconds(1);
-
-    /// <summary>Ticks of <see cref="_time"/> in one <see cref="AdaptiveControlLaw.RampInterval"/>.</summary>
-    private readonly long _rampTicks;
-
-    /// <summary>Guards the statistics, the law and the ramp timer; user code (the overload test) runs before it is taken.</summary>
+    /// <summary>Guards the statistics and the law; user code (the overload test) runs before it is taken.</summary>
     private readonly Lock _lock = new();
 
     private volatile int _limit;
     private int _peak;
 
-    /// <summary>RampIdle, RampRunning or RampFinished; read on every item start, so the ramp costs one read once it is over.</summary>
-    private volatile int _rampState;
-
     /// <summary>
     /// True until the first window's end is fixed: until then each item start is counted, and the
     /// <see cref="AdaptiveControlLaw.FirstWindowSamples"/>-th fixes it, so the baseline's seed is the first items started
-    /// (all of them, however long they take), not the earliest completions of a crowd the ramp started (its luckiest ones).
+    /// (all of them, however long they take), not the earliest completions of the items started after them (their luckiest ones).
     /// </summary>
     private volatile bool _countingFirstWindow = true;
-
-    /// <summary>True once an item has completed (see <see cref="MayRiseUnprompted"/>).</summary>
-    private volatile bool _anyCompleted;
 
     /// <summary>Item starts counted while <see cref="_countingFirstWindow"/>.</summary>
     private int _firstWindowStarts;
 
-    /// <summary>Doublings the ramp held back while the first window's items were still starting.</summary>
-    private long _owedDoublings;
-
-    /// <summary>The most completions <see cref="HoldBack"/> keeps: a blind crowd and its first replacements.</summary>
-    private const int MaxHeldBack = 2 * AdaptiveControlLaw.BlindRampLimit;
+    /// <summary>The most completions <see cref="HoldBack"/> keeps: the answers that came in before the first window's last.</summary>
+    private const int MaxHeldBack = 256;
 
     /// <summary>Completions of items started after the first window's, while it was still open (see <see cref="CountHeldBack"/>).</summary>
     private HeldBackCompletion[]? _heldBack;
 
     private int _heldBackCount;
-
-    /// <summary>The slow-start ramp's timer while it runs.</summary>
-    private ITimer? _rampTimer;
-
-    /// <summary>When the limit last grew (or the ramp started), in timestamp ticks.</summary>
-    private long _lastIncrease;
 
     public AdaptiveConcurrencyLimit(AdaptiveLimitOptions options)
     {
@@ -86,8 +52,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _isOverload = options.IsOverload ?? AdaptiveLimitOptions.IsOverloadByDefault;
         _statistics = new LatencyStatistics(options.MaxLimit, options.MinWindowSamples);
         _law = new AdaptiveControlLaw(options);
-        _rampTicks = Math.Max(1, (long)(AdaptiveControlLaw.RampInterval.TotalSeconds * _time.TimestampFrequency));
-        _rampState = options.InitialLimit >= options.MaxLimit ? RampFinished : RampIdle;
         _limit = options.InitialLimit;
         _peak = options.InitialLimit;
         FanOutMetrics.RecordLimit(_limit, Kind);
@@ -123,12 +87,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
     }
 
-    /// <summary>True while the slow-start ramp's timer runs.</summary>
-    internal bool RampTimerRunning => _rampState == RampRunning;
-
-    /// <summary>Slow start's ramp runs, or will once a worker waits, and nothing has completed yet: only the timer can make room.</summary>
-    protected internal override bool MayRiseUnprompted => _rampState != RampFinished && !_anyCompleted;
-
     protected internal override bool WantsSamples => true;
 
     public override int MaxCurrent => _options.MaxLimit;
@@ -141,28 +99,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>The user's overload test as it is (it may throw): the run decides on a re-run with it and records what it throws.</summary>
     public override bool IsOverload(Exception failure) => _isOverload(failure);
 
-    /// <summary>Waits for a permit; the wait starts the slow-start ramp's timer (a run that never waits never creates one).</summary>
-    protected override Task<bool> WaitAsyncCore(CancellationToken cancellationToken)
-    {
-        if (_rampState == RampIdle)
-        {
-            StartRamp();
-        }
-
-        return base.WaitAsyncCore(cancellationToken);
-    }
-
-    /// <summary>
-    /// Called as each item starts (its permit taken): the start that fills the limit starts the slow-start ramp's timer, so a
-    /// run that never fills it (one item, a trickle) never creates one; and the first window's starts are counted.
-    /// </summary>
+    /// <summary>Called as each item starts (its permit taken): the first window's starts are counted.</summary>
     protected override long OnItemStarting()
     {
-        if (_rampState == RampIdle && InFlight >= _limit)
-        {
-            StartRamp();
-        }
-
         var timestamp = _time.GetTimestamp();
         if (_countingFirstWindow)
         {
@@ -180,7 +119,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             return;
         }
 
-        int before, after;
         lock (_lock)
         {
             _countingFirstWindow = false;
@@ -188,20 +126,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             {
                 _statistics.EndWindowAt(timestamp + 1, AdaptiveControlLaw.FirstWindowSamples);
             }
-
-            before = _law.Limit;
-            if (_rampState == RampRunning && _owedDoublings > 0)
-            {
-                // The doublings the ramp held back are due now, if the limit it stopped at is in use (this start included).
-                Ramp(_owedDoublings, InFlight);
-                _owedDoublings = 0;
-                Publish(_law.Limit, timestamp + 1); // after this start: the item counts for the level it started under
-            }
-
-            after = _law.Limit;
         }
-
-        Announce(before, after);
     }
 
     protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
@@ -214,11 +139,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             return;
         }
 
-        if (!_anyCompleted)
-        {
-            _anyCompleted = true;
-        }
-
         var succeeded = outcome == ItemOutcome.Succeeded;
         var overload = outcome == ItemOutcome.Overloaded;
         var now = _time.GetTimestamp();
@@ -228,46 +148,30 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             AssertInvariants();
             before = _law.Limit;
+            if (succeeded)
+            {
+                _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
+                _law.OnAnswer(now - startTimestamp, inFlight, _statistics);
+            }
+
             if (startTimestamp >= _statistics.WindowEnd && !overload)
             {
                 // Started after the first window's items: kept until they have set the baseline, then counted.
                 HoldBack(startTimestamp, now - startTimestamp, succeeded);
-                return;
             }
-
-            if (startTimestamp < _statistics.WindowStart)
+            else if (startTimestamp < _statistics.WindowStart)
             {
-                if (!overload)
+                if (overload)
                 {
-                    return;
+                    _law.OnStaleOverload(inFlight);
                 }
-
-                _law.OnStaleOverload(inFlight);
             }
             else
             {
-                if (succeeded)
-                {
-                    _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
-                }
-
                 _statistics.Record(now - startTimestamp, succeeded, overload, inFlight);
-                if (_statistics.WindowItems < _law.WindowSize(_statistics) && _statistics.WindowOverloads == 0)
+                if (_statistics.WindowItems >= _law.WindowSize(_statistics) || _statistics.WindowOverloads != 0)
                 {
-                    return;
-                }
-
-                _law.Decide(_statistics, inFlight);
-                if (_law.Holding)
-                {
-                    _law.Holding = false;
-                    _law.HoldUntil = _statistics.WindowItems + before;
-                }
-                else
-                {
-                    _law.HoldUntil = 0;
-                    _statistics.ResetWindow(_law.Limit == before ? _statistics.WindowStart : now);
-                    CountHeldBack(inFlight);
+                    Decide(inFlight, now);
                 }
             }
 
@@ -276,6 +180,27 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         Announce(before, after);
+    }
+
+    /// <summary>Closes the window: the law decides, and the window is extended or a new one begins (under the lock).</summary>
+    private void Decide(int inFlight, long now)
+    {
+        var before = _law.Limit;
+        _law.Decide(_statistics, inFlight);
+        if (_law.Holding)
+        {
+            _law.Holding = false;
+            _law.HoldUntil = _statistics.WindowItems + before;
+        }
+        else
+        {
+            _law.HoldUntil = 0;
+            // A new round in slow start (answers have grown the limit meanwhile), or a window after a change, counts only the
+            // items that start from now on; an unchanged limit after slow start keeps gathering them.
+            _statistics.ResetWindow(_law.Limit == before && !_law.InSlowStart ? _statistics.WindowStart : now);
+            _law.OnWindowReset();
+            CountHeldBack(inFlight);
+        }
     }
 
     /// <summary>
@@ -293,9 +218,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
 
             _statistics.ResetWindow(_time.GetTimestamp() + 1);
+            _law.OnWindowReset();
             _heldBack = null;
             _heldBackCount = 0;
-            _owedDoublings = 0;
             _firstWindowStarts = 0;
             _countingFirstWindow = true;
         }
@@ -313,9 +238,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>
     /// Once the first window has set the baseline, counts the completions held back meanwhile (under the lock): each
-    /// success toward verifying the level it started at, and each in the new window if it started within it. A crowd the
-    /// ramp started often completes in the same timer tick as the first window's items; dropped, its items would not
-    /// verify their level until the next round.
+    /// success toward verifying the level it started at, and each in the new window if it started within it. Items started
+    /// after the first window's (a limit above four, or a call sharing the limit) often complete with them; dropped, they
+    /// would not verify their level until the next round.
     /// </summary>
     private void CountHeldBack(int inFlight)
     {
@@ -342,127 +267,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _heldBack = null;
     }
 
-    /// <summary>Creates the ramp's timer unless another item start just did, or the ramp is over.</summary>
-    private void StartRamp()
-    {
-        lock (_lock)
-        {
-            if (_rampState != RampIdle)
-            {
-                return;
-            }
-
-            if (!_law.InSlowStart || _law.Limit >= _options.MaxLimit)
-            {
-                _rampState = RampFinished;
-                return;
-            }
-
-            _lastIncrease = _time.GetTimestamp();
-            _rampState = RampRunning;
-
-            // The timer must not capture the caller's ExecutionContext (AsyncLocal values) for the life of the ramp.
-            var restore = !ExecutionContext.IsFlowSuppressed();
-            var flow = restore ? ExecutionContext.SuppressFlow() : default;
-            try
-            {
-                _rampTimer = _time.CreateTimer(static state => ((AdaptiveConcurrencyLimit)state!).OnRampTick(), this, RampTickPeriod, RampTickPeriod);
-            }
-            finally
-            {
-                if (restore)
-                {
-                    flow.Undo();
-                }
-            }
-        }
-    }
-
-    /// <summary>One tick of the slow-start ramp: doubles a used limit that has not grown for a whole interval.</summary>
-    private void OnRampTick()
-    {
-        var inFlight = InFlight;
-        int before, after;
-        lock (_lock)
-        {
-            AssertInvariants();
-            if (_rampState != RampRunning)
-            {
-                return;
-            }
-
-            if (!_law.InSlowStart || _law.Limit >= _options.MaxLimit || inFlight == 0)
-            {
-                // Slow start is over, or nothing runs (the run ended or paused): the next start that fills the limit restarts it.
-                StopRamp(_law.InSlowStart && _law.Limit < _options.MaxLimit ? RampIdle : RampFinished);
-                return;
-            }
-
-            var now = _time.GetTimestamp();
-            _statistics.ObserveInFlight(inFlight);
-            before = _law.Limit;
-            var peak = Math.Max(inFlight, _statistics.WindowPeakInFlight);
-            Ramp((now - _lastIncrease) / _rampTicks, peak);
-            after = _law.Limit;
-            Publish(after, now);
-        }
-
-        try
-        {
-            Announce(before, after);
-        }
-        catch (Exception)
-        {
-            // A metrics listener (user code) threw: on a timer thread that would end the process. The limit has changed
-            // already; the next completion wakes any waiter this missed.
-        }
-    }
-
-    /// <summary>
-    /// Doubles the limit once per interval that passed (the law's ceilings bound them); the first doubling needs a limit that
-    /// was fully used (<paramref name="peakInFlight"/>), the others a crowd of at least the first window's size. Until the
-    /// first window's items have all started, the ramp stops at their number and keeps the doublings it owes for the start
-    /// that completes them (<see cref="CountFirstWindowStart"/>): the baseline's seed then starts ahead of the crowd, not
-    /// inside it, where a downstream may serve it last.
-    /// </summary>
-    private void Ramp(long intervals, int peakInFlight)
-    {
-        Debug.Assert(_lock.IsHeldByCurrentThread);
-        var seedStarting = _countingFirstWindow && _law.Limit <= AdaptiveControlLaw.FirstWindowSamples;
-        var cap = seedStarting ? AdaptiveControlLaw.FirstWindowSamples : int.MaxValue;
-        _owedDoublings = 0;
-        for (var doublings = 0; doublings < intervals; doublings++)
-        {
-            // Past the first doubling, one or two bodies at once (an app-limited source) earn no more: one step per tick, not
-            // the intervals it missed, so their limit does not run far ahead of its use.
-            var stalled = doublings > 0 && peakInFlight < AdaptiveControlLaw.FirstWindowSamples;
-            if (stalled || !_law.TryRamp(doublings == 0 ? peakInFlight : _law.Limit, cap))
-            {
-                if (seedStarting && _law.Limit == cap)
-                {
-                    _owedDoublings = intervals - doublings;
-                }
-
-                return;
-            }
-        }
-    }
-
-    private void StopRamp(int state)
-    {
-        _rampState = state;
-        _rampTimer?.Dispose();
-        _rampTimer = null;
-    }
-
     /// <summary>Makes the law's limit the limit everyone reads (under the lock).</summary>
     private void Publish(int limit, long now)
     {
-        if (limit > _limit)
-        {
-            _lastIncrease = now;
-        }
-
         if (limit != _limit)
         {
             _law.RecordChange(now);
@@ -472,11 +279,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         if (limit > _peak)
         {
             Volatile.Write(ref _peak, limit);
-        }
-
-        if (_rampState == RampRunning && (!_law.InSlowStart || limit >= _options.MaxLimit))
-        {
-            StopRamp(RampFinished);
         }
     }
 

@@ -19,17 +19,19 @@ public sealed record AdaptiveLimitOptions
     /// </value>
     public int MaxLimit { get; init; } = 256;
 
-    /// <summary>The limit the first items run under.</summary>
+    /// <summary>The limit the first items run under: the most calls sent to a downstream nothing has been heard from yet.</summary>
     /// <value>
-    /// Default 2, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. The first items set the baseline latency everything
-    /// later is compared with, so they should run without queueing: 2 at once is uncontended even for CPU work on 2 cores.
-    /// Any other value keeps latency control working (the first window is the first four items started, which a FIFO queue
-    /// serves first). Slow start then doubles the limit every round, or every 0.5 ms while rounds take longer than that
-    /// (a late timer tick catches up), up to 128 before anything has completed: a run of 100 items of 100 ms starts all of
-    /// them at the first timer tick (about 4 ms on Linux). The price is a blind first burst of up to 128 calls against a
-    /// slow downstream, argued with figures in docs/library.md.
+    /// Default 4, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. Before anything has answered, nothing raises the
+    /// limit: from here each uncontended answer adds one permit (a doubling per round trip, as TCP's slow start grows per
+    /// acknowledgement), so a downstream that takes fewer calls at once sees a burst bounded by the answers it gave
+    /// (Envoy's adaptive concurrency pins 3 while it measures; TCP starts at 10 segments). The first four items set the
+    /// baseline latency everything later is compared with. The price is paid by pure waits, which a limit that learns from
+    /// answers cannot tell from a cold HTTP server: 500 <c>Task.Delay(20)</c> bodies take about seven round trips instead of
+    /// two (docs/adaptive.md has the figures). If you know the downstream is elastic (timers, a service with room to spare),
+    /// raise this: at 64, those 500 waits take about four round trips, and a downstream that takes fewer than 64 at once sees
+    /// the rest of the first 64 rejected.
     /// </value>
-    public int InitialLimit { get; init; } = 2;
+    public int InitialLimit { get; init; } = 4;
 
     /// <summary>How far a window's median latency may rise above the uncontended baseline (the median of a pooled sample) before the limit backs off.</summary>
     /// <value>

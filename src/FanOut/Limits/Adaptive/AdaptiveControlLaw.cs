@@ -3,40 +3,31 @@ using System.Diagnostics;
 namespace FanOut.Limits.Adaptive;
 
 /// <summary>
-/// The adaptive limit's decisions: slow start (double per round, or per <see cref="RampInterval"/> while a round is
-/// slower than that, until a queue shows), then a latency band around the baseline (grow below it, hold inside it,
-/// back off in proportion above it), and a multiplicative back-off on overload failures. Reads the
-/// <see cref="LatencyStatistics"/>; never touches a clock or a lock (the owning limit calls it under its lock).
-/// The algorithm and its history are described in docs/library.md.
+/// The adaptive limit's decisions: slow start (one more permit per uncontended answer while the limit is in use, so a
+/// doubling per round trip, as TCP grows per acknowledgement; nothing grows it but answers), then a latency band around
+/// the baseline (grow below it, hold inside it, back off in proportion above it), and a multiplicative back-off on
+/// overload failures, above whose level probing is spaced out. Reads the <see cref="LatencyStatistics"/>; never touches a
+/// clock or a lock (the owning limit calls it under its lock). The law, its parameters and its anchors: docs/adaptive.md.
 /// </summary>
 internal sealed class AdaptiveControlLaw
 {
     /// <summary>
-    /// While slow start's rounds last longer than this, the limit doubles every interval instead of every round (as long as
-    /// the limit is used and no round has shown a queue): from 2, <see cref="BlindRampLimit"/> is reached after 3 ms (or
-    /// at the first timer tick after that), so a run of 100 items of 100 ms starts all of them within a few milliseconds
-    /// instead of waiting one item latency per doubling. Rounds shorter than this double per round.
-    /// </summary>
-    public static readonly TimeSpan RampInterval = TimeSpan.FromMilliseconds(0.5);
-
-    /// <summary>
     /// The most items of the first window, which seeds the baseline pool unconditionally: the first items started (in a FIFO
-    /// queue, the ones served without waiting, whatever the initial limit or however far the ramp has gone since).
+    /// queue, the ones served without waiting, whatever the initial limit or however far answers have grown the limit since).
     /// </summary>
     internal const int FirstWindowSamples = 4;
 
     /// <summary>
-    /// Once an item has completed, the time ramp takes the limit at most this many times above the highest limit an item
-    /// has started under and completed without queueing: the ramp runs ahead of the evidence by at most four doublings.
+    /// Slow start's evidence bound (failsafe-go's max limit factor): an answer grows the limit only while more than half of
+    /// it is in use, so a source that keeps few calls in flight never earns a limit far above them.
     /// </summary>
-    private const int RampHeadroom = 16;
+    private const int InFlightFactor = 2;
 
-    /// <summary>
-    /// Before any item has completed, the time ramp stops here: the most calls FanOut sends to a downstream it has not heard
-    /// from once. A run of pure waits longer than the ramp (about 8 ms) starts its items beyond this one item latency later;
-    /// a downstream that holds fewer (serves some, queues some, rejects the rest) sees at most this burst.
-    /// </summary>
-    internal const int BlindRampLimit = 128;
+    /// <summary>Windows the limit holds at the level an overload was seen at before it probes one step above it.</summary>
+    internal const int MinProbeSpacing = 2;
+
+    /// <summary>The most windows between two probes above a level that keeps rejecting (the spacing doubles per failed probe).</summary>
+    internal const int MaxProbeSpacing = 8;
 
     /// <summary>
     /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
@@ -44,8 +35,14 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private const int AssumedUncontendedLimit = 2;
 
-    /// <summary>Limit changes slow start remembers, to know the limit an item started under.</summary>
+    /// <summary>Limit levels slow start remembers, to know the limit an item started under.</summary>
     private const int HistoryCapacity = 64;
+
+    /// <summary>
+    /// Slow start records a level when the limit has grown by this factor since the last one (it grows by one per answer): a
+    /// level read back is then at most this much below the limit an item really started under, never above it.
+    /// </summary>
+    private const double HistoryStep = 1.25;
 
     /// <summary>The fewest pooled latencies the slow-start queue test needs (a quartile of fewer means nothing).</summary>
     private const int MinPoolForQueueTest = 3;
@@ -115,14 +112,20 @@ internal sealed class AdaptiveControlLaw
 
     private int _historyCount;
 
-    /// <summary>The level the ramp's headroom counts from: the verified limit, or a level the first window's items started at.</summary>
-    private int _rampBase;
-
-    /// <summary>True once an item has succeeded: from then on the ramp runs at most <see cref="RampHeadroom"/> ahead of the evidence.</summary>
-    private bool _completed;
+    /// <summary>The limit when the current slow-start round (window) began: its size, while answers grow the limit.</summary>
+    private int _roundLimit;
 
     /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
     private int _overloadCeiling;
+
+    /// <summary>Windows decided at or above <see cref="_overloadCeiling"/> since the limit last grew there or backed off.</summary>
+    private int _windowsAtCeiling;
+
+    /// <summary>Windows to hold at the ceiling before the next probe above it: doubles when a probe is rejected.</summary>
+    private int _probeSpacing = MinProbeSpacing;
+
+    /// <summary>Growth above the ceiling per window: 1 for a probe, doubling while probes pass (the downstream got bigger).</summary>
+    private int _probeStep = 1;
 
     /// <summary>Creates the law at <see cref="AdaptiveLimitOptions.InitialLimit"/>, in slow start.</summary>
     public AdaptiveControlLaw(AdaptiveLimitOptions options)
@@ -130,6 +133,7 @@ internal sealed class AdaptiveControlLaw
         _options = options;
         _growBelow = 1 + ((options.Tolerance - 1) / 2);
         Limit = options.InitialLimit;
+        _roundLimit = options.InitialLimit;
         _cleanLimit = Math.Max(options.MinLimit, Math.Min(options.InitialLimit, AssumedUncontendedLimit));
         RecordChange(long.MinValue);
     }
@@ -151,58 +155,39 @@ internal sealed class AdaptiveControlLaw
     {
         // Seeding the baseline: the earliest completions, which queue least; at limits 1 and 2 this is two rounds, so one
         // lucky or unlucky first item does not set the baseline.
-        var size = InSlowStart && statistics.PoolCount == 0 ? Math.Min(Math.Min(2 * Limit, FirstWindowSamples), statistics.WindowEndItems) : Limit;
+        var size = !InSlowStart ? Limit
+            : statistics.PoolCount == 0 ? Math.Min(Math.Min(2 * _roundLimit, FirstWindowSamples), statistics.WindowEndItems)
+            : _roundLimit;
         return Math.Min(Math.Max(size, HoldUntil), statistics.WindowCapacity);
     }
 
+    /// <summary>Notes that a new window begins: in slow start its size is the limit now, however far answers grow it meanwhile.</summary>
+    public void OnWindowReset() => _roundLimit = Limit;
+
     /// <summary>
-    /// The slow-start time ramp: doubles the limit when the limit was used (<paramref name="peakInFlight"/>) and no round is
-    /// being extended for a suspected queue, within <see cref="RampCeiling"/>. The caller calls it once per
-    /// <see cref="RampInterval"/> without an increase.
+    /// Slow start's growth: a successful answer adds one permit (TCP's slow start per acknowledgement: a doubling per round
+    /// trip) when the limit is in use (more than half of it in flight) and the answer did not queue (its latency within the
+    /// growth threshold of the baseline or the uncontended upper quartile, whichever is higher, once they are measured: a
+    /// spread downstream still grows on three answers in four). No round is being extended for a suspected queue.
     /// </summary>
-    /// <param name="peakInFlight">The most bodies seen running at once since the limit last changed.</param>
-    /// <param name="cap">A further bound the caller imposes (<see cref="int.MaxValue"/>: none).</param>
-    /// <returns>True when the limit grew.</returns>
-    public bool TryRamp(int peakInFlight, int cap)
+    /// <param name="latency">The answer's latency, in timestamp ticks.</param>
+    /// <param name="inFlight">Bodies running when it completed, itself included.</param>
+    /// <param name="statistics">The baseline.</param>
+    public void OnAnswer(long latency, int inFlight, LatencyStatistics statistics)
     {
-        var ceiling = Math.Min(RampCeiling(), cap);
-        if (!InSlowStart || HoldUntil != 0 || Limit >= ceiling || peakInFlight < Limit)
+        if (!InSlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit
+            || statistics.PoolCount == 0 || latency > Math.Max(statistics.Baseline * _growBelow, statistics.UpperQuartile))
         {
-            return false;
+            return;
         }
 
-        Limit = Grow(Limit, ceiling);
-        return true;
+        Limit++;
     }
 
-    /// <summary>
-    /// Slow start's step: double, or, from <see cref="BlindRampLimit"/> on, grow by half: every step past what a downstream
-    /// takes costs one rejected call per item of the step, and past 128 a doubling would cost that many at once.
-    /// </summary>
-    private static int Grow(int limit, long ceiling) =>
-        (int)Math.Min(limit < BlindRampLimit ? 2L * limit : limit + Math.Max(1L, limit / 2), ceiling);
-
-    /// <summary>
-    /// The most the time ramp may take the limit to: <see cref="GrowthCeiling"/>, and past <see cref="BlindRampLimit"/> one
-    /// step above the highest verified level (the ramp outruns rounds, so there it waits for each level's items to come back).
-    /// </summary>
-    private int RampCeiling()
-    {
-        var ceiling = GrowthCeiling();
-        return ceiling <= BlindRampLimit ? ceiling : Math.Min(ceiling, Math.Max(BlindRampLimit, Grow(_verifiedLimit, int.MaxValue)));
-    }
-
-    /// <summary>
-    /// The most slow start may grow to on the evidence so far: <see cref="BlindRampLimit"/> before any item has completed,
-    /// <see cref="RampHeadroom"/> times the highest level with evidence after (within the maximum either way).
-    /// </summary>
-    private int GrowthCeiling() =>
-        (int)Math.Min(_completed ? (long)RampHeadroom * Math.Max(_rampBase, _options.MinLimit) : BlindRampLimit, _options.MaxLimit);
-
-    /// <summary>Notes, during slow start, that the limit changed at <paramref name="timestamp"/>.</summary>
+    /// <summary>Notes, during slow start, that the limit changed at <paramref name="timestamp"/> (a level when it grew by <see cref="HistoryStep"/>).</summary>
     public void RecordChange(long timestamp)
     {
-        if (!InSlowStart)
+        if (!InSlowStart || (_historyCount > 0 && Limit >= _historyLimits[_historyCount - 1] && Limit < _historyLimits[_historyCount - 1] * HistoryStep))
         {
             return;
         }
@@ -227,7 +212,6 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     public void OnSuccess(long startTimestamp, long latency, LatencyStatistics statistics)
     {
-        _completed = true;
         if (!InSlowStart || (statistics.PoolCount > 0 && latency > statistics.Baseline * _growBelow))
         {
             return;
@@ -238,11 +222,6 @@ internal sealed class AdaptiveControlLaw
         {
             _verifiedLimit = Math.Max(_verifiedLimit, _historyLimits[index]);
         }
-
-        // The ramp may also build on the levels the first window's items started at (they come back before any queue could
-        // show; the ramp waits for all of them to start before it goes further), though a level is only verified for
-        // re-measuring once half of it came back clean.
-        _rampBase = Math.Max(_rampBase, statistics.PoolCount == 0 ? _historyLimits[index] : _verifiedLimit);
     }
 
     /// <summary>
@@ -252,6 +231,12 @@ internal sealed class AdaptiveControlLaw
     /// <param name="inFlight">Bodies running when the item completed, itself included.</param>
     public void OnStaleOverload(int inFlight)
     {
+        // Each rejection of the burst also says where the downstream's level is: no higher than the calls it saw with it.
+        if (_overloadCeiling > 0)
+        {
+            _overloadCeiling = Math.Clamp(Math.Min(_overloadCeiling, inFlight), _options.MinLimit, _options.MaxLimit);
+        }
+
         Limit = Math.Clamp(Math.Min(Limit, inFlight - 1), _options.MinLimit, _options.MaxLimit);
         AssertInvariants();
     }
@@ -271,7 +256,18 @@ internal sealed class AdaptiveControlLaw
         if (statistics.WindowOverloads > 0)
         {
             ExitSlowStart(limit);
-            _overloadCeiling = limit;
+            // The level that rejected is the calls in flight with this one (the downstream held the others), not a limit
+            // that answers had grown past them before the "no" came back.
+            var rejectedAt = Math.Clamp(inFlight, _options.MinLimit, limit);
+            if (_overloadCeiling > 0 && rejectedAt >= _overloadCeiling)
+            {
+                // A probe of the last overload's level was rejected again: wait longer before the next one.
+                _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing);
+            }
+
+            _overloadCeiling = rejectedAt;
+            _windowsAtCeiling = 0;
+            _probeStep = 1;
 
             // The multiplicative back-off, and no more than the other bodies still running: the downstream rejected this
             // one with them in flight.
@@ -288,11 +284,11 @@ internal sealed class AdaptiveControlLaw
         var latency = (double)window[window.Length / 2];
         var filled = statistics.WindowPeakInFlight >= limit;
         return InSlowStart
-            ? DecideInSlowStart(statistics, limit, window, latency, filled)
+            ? DecideInSlowStart(statistics, limit, window, latency)
             : DecideAfterSlowStart(statistics, limit, window, latency, filled);
     }
 
-    private int DecideInSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
+    private int DecideInSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency)
     {
         var firstWindow = statistics.PoolCount == 0;
         if (statistics.PoolCount >= MinPoolForQueueTest)
@@ -309,8 +305,11 @@ internal sealed class AdaptiveControlLaw
             {
                 // Gradient: by Little's law the round's queue drains when the limit is limit / ratio; aim at the growth
                 // threshold, but trust the jump only so far.
+                // The round ran at the level it began at; answers have grown the limit since, up to twice that level, with
+                // items that have not come back yet: cut from the round's level, not from the limit now.
                 ExitSlowStart(limit);
-                return Math.Clamp(Math.Max((int)(limit * _growBelow / ratio), limit / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+                var level = Math.Min(limit, _roundLimit);
+                return Math.Clamp(Math.Max((int)(level * _growBelow / ratio), level / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
             }
 
             if (ratio > _growBelow && window.Length < Math.Max(2 * limit, HoldSamples) && statistics.WindowItems + limit <= statistics.WindowCapacity)
@@ -329,13 +328,12 @@ internal sealed class AdaptiveControlLaw
 
         if (!firstWindow)
         {
-            // The round passed: the limit its window started at (its lowest, if the ramp raised it since) is clean.
+            // The round passed: the limit its window started at (its lowest: answers have raised it since) is clean.
             _cleanLimit = Math.Max(_cleanLimit, LimitAt(statistics.WindowStart));
         }
 
-        // Grow only when the round used the whole limit (an app-limited round says nothing about more concurrency), and no
-        // further than the evidence allows: the first window's few items do not vouch for a level the ramp reached blind.
-        return filled ? Math.Max(limit, Grow(limit, GrowthCeiling())) : limit;
+        // The round passed. Growth is per answer (OnAnswer), not per round.
+        return limit;
     }
 
     private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
@@ -371,13 +369,43 @@ internal sealed class AdaptiveControlLaw
             var step = Math.Max(1, (int)(limit * Math.Min(MaxGrowthFraction, (_growBelow / ratio) - 1)));
             if (_overloadCeiling > 0 && limit + step >= _overloadCeiling)
             {
-                step = 1;
+                step = ProbeStep(limit);
             }
 
             return (int)Math.Min((long)limit + step, _options.MaxLimit);
         }
 
         return limit;
+    }
+
+    /// <summary>
+    /// Growth near the level the last overload was seen at (once per clean window there): one step per window up to just
+    /// below it; the step onto or past it is a probe, taken only every <see cref="_probeSpacing"/> windows (a rejected probe
+    /// doubles the spacing, up to <see cref="MaxProbeSpacing"/>); once a probe passes, the steps double (1, 2, 4...: the
+    /// downstream got bigger, and the limit should find out how much in a few windows, not one permit at a time).
+    /// </summary>
+    private int ProbeStep(int limit)
+    {
+        if (limit + 1 < _overloadCeiling)
+        {
+            return 1;
+        }
+
+        if (++_windowsAtCeiling < _probeSpacing)
+        {
+            return 0;
+        }
+
+        _windowsAtCeiling = 0;
+        if (limit >= _overloadCeiling)
+        {
+            // The last probe passed: the old level no longer holds the downstream back.
+            _probeStep = Math.Min(2 * _probeStep, Math.Max(1, (int)(limit * MaxGrowthFraction)));
+            _probeSpacing = MinProbeSpacing;
+            _overloadCeiling = limit + _probeStep;
+        }
+
+        return _probeStep;
     }
 
     /// <summary>The limit slow start had at <paramref name="timestamp"/>.</summary>
@@ -401,7 +429,7 @@ internal sealed class AdaptiveControlLaw
             InSlowStart = false;
 
             // Re-measure the baseline at half of the highest level known clean: a round that passed, or a level whose items
-            // came back without queueing (after a ramp, rounds rarely pass whole).
+            // came back without queueing (rounds that answers outgrew rarely pass whole).
             _cleanLimit = Math.Max(_options.MinLimit, Math.Min(Math.Max(_cleanLimit, _verifiedLimit), limit / 2));
         }
     }

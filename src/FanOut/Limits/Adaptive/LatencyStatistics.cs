@@ -54,7 +54,7 @@ internal sealed class LatencyStatistics
     /// <summary>
     /// Items that started at or after this timestamp are left out of the window: set while the first window is open, once
     /// its items have started, so that the baseline is seeded by the first items started (all of them, however long they
-    /// take), not by the earliest completions of a larger crowd the ramp started (its luckiest ones).
+    /// take), not by the earliest completions of the items started after them (their luckiest ones).
     /// </summary>
     public long WindowEnd { get; private set; } = long.MaxValue;
 
@@ -70,7 +70,7 @@ internal sealed class LatencyStatistics
     /// <summary>Items in the window that failed with an overload signal.</summary>
     public int WindowOverloads { get; private set; }
 
-    /// <summary>The most bodies seen running at once during the window (sampled at each completion and each ramp tick).</summary>
+    /// <summary>The most bodies seen running at once during the window (sampled at each completion).</summary>
     public int WindowPeakInFlight { get; private set; }
 
     /// <summary>How many latencies a window can hold.</summary>

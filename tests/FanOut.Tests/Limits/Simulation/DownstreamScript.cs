@@ -1,0 +1,45 @@
+namespace FanOut.Tests.Limits.Simulation;
+
+/// <summary>How a scripted downstream's service time varies from one request to the next.</summary>
+public enum LatencyShape
+{
+    /// <summary>The median +-10% (uniform): a steady downstream.</summary>
+    Steady,
+
+    /// <summary>Lognormal around the median with p99 = 10x the median: a heavy tail with no overload behind it.</summary>
+    HeavyTail,
+}
+
+/// <summary>What a scripted downstream is like at one moment.</summary>
+public sealed record DownstreamState
+{
+    /// <summary>Requests served at once.</summary>
+    public int Capacity { get; init; } = 64;
+
+    /// <summary>Requests that wait (FIFO) for a slot beyond <see cref="Capacity"/>; more are answered 429 at once. 0: a hard cap.</summary>
+    public int Queue { get; init; }
+
+    /// <summary>The median service time of a request that starts being served now.</summary>
+    public TimeSpan Latency { get; init; } = TimeSpan.FromMilliseconds(20);
+
+    /// <summary>How service times spread around <see cref="Latency"/>.</summary>
+    public LatencyShape Shape { get; init; } = LatencyShape.Steady;
+
+    /// <summary>While set, every request is answered 429 at once with this Retry-After (a storm); the client waits it out.</summary>
+    public TimeSpan? RetryAfter { get; init; }
+}
+
+/// <summary>A downstream's state over time, from the start of a simulation: capacity, queue, latency and storms, scripted.</summary>
+/// <param name="stateAt">The state at a time since the start.</param>
+public sealed class DownstreamScript(Func<TimeSpan, DownstreamState> stateAt)
+{
+    /// <summary>The same state throughout.</summary>
+    public static DownstreamScript Constant(DownstreamState state) => new(_ => state);
+
+    /// <summary>Phases: each state holds from its start until the next one's.</summary>
+    public static DownstreamScript Phases(params (TimeSpan From, DownstreamState State)[] phases) =>
+        new(at => phases.Last(p => p.From <= at).State);
+
+    /// <summary>The state at <paramref name="at"/> since the start.</summary>
+    public DownstreamState At(TimeSpan at) => stateAt(at);
+}

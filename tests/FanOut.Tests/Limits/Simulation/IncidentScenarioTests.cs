@@ -1,0 +1,132 @@
+using Xunit.Abstractions;
+
+namespace FanOut.Tests.Limits.Simulation;
+
+/// <summary>
+/// Issue 29 item 2 on the simulation suite: long incidents against a fresh adaptive limit with the loop's defaults, each on
+/// a scripted downstream and a <see cref="Microsoft.Extensions.Time.Testing.FakeTimeProvider"/> (a run of 30 simulated
+/// seconds takes well under a second). The targets are the issue's.
+/// </summary>
+public sealed class IncidentScenarioTests(ITestOutputHelper output)
+{
+    private static readonly TimeSpan s_latency = TimeSpan.FromMilliseconds(20);
+
+    private static DownstreamState HardCap(int capacity) => new() { Capacity = capacity, Queue = 0, Latency = s_latency };
+
+    private static (LimitSimulation Simulation, ConcurrencyLimit Limit) Run(DownstreamScript script, TimeSpan duration, int items = int.MaxValue)
+    {
+        var simulation = new LimitSimulation(script);
+        var limit = ConcurrencyLimit.Adaptive(simulation.Options());
+        simulation.Run(limit, items, duration);
+        return (simulation, limit);
+    }
+
+    /// <summary>The first time from which every sample until <paramref name="until"/> has its limit within <paramref name="low"/>..<paramref name="high"/>.</summary>
+    private static TimeSpan? SettledFrom(LimitSimulation simulation, TimeSpan from, TimeSpan until, double low, double high)
+    {
+        TimeSpan? settled = null;
+        foreach (var sample in simulation.Timeline.Where(s => s.At >= from && s.At < until))
+        {
+            var inBand = sample.Limit >= low && sample.Limit <= high;
+            settled = inBand ? settled ?? sample.At : null;
+        }
+
+        return settled;
+    }
+
+    /// <summary>Limit/in flight every quarter of a second from <paramref name="from"/> to <paramref name="until"/>, for failure messages.</summary>
+    private static string Timeline(LimitSimulation simulation, TimeSpan from, TimeSpan until, double stepSeconds = 0.25) =>
+        string.Join(" ", Enumerable.Range(0, (int)((until - from).TotalSeconds / stepSeconds))
+            .Select(i => simulation.Timeline.FirstOrDefault(s => s.At >= from + TimeSpan.FromSeconds(i * stepSeconds)))
+            .Where(s => s.At > TimeSpan.Zero)
+            .Select(s => $"{s.At.TotalSeconds:F2}s:{s.Limit}/{s.InFlight}/{s.Capacity}"));
+
+    [Fact]
+    public void Adaptive_CapacityHalvesAndRecovers_SettlesWithinASecondAndRejectsLittleAfter()
+    {
+        // 64 at once, then 32 from 3 s to 6 s, then 64 again; 429 beyond it, at once.
+        var halved = TimeSpan.FromSeconds(3);
+        var recovered = TimeSpan.FromSeconds(6);
+        var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (halved, HardCap(32)), (recovered, HardCap(64)));
+        var (simulation, _) = Run(script, TimeSpan.FromSeconds(9));
+
+        var settled = SettledFrom(simulation, halved, recovered, 0.75 * 32, 1.25 * 32);
+        var context = $"settled at {settled?.TotalSeconds:F2} s; {Timeline(simulation, halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
+        output.WriteLine(context);
+        Assert.NotNull(settled);
+        Assert.True(settled - halved <= TimeSpan.FromSeconds(1), context);
+        var after = simulation.Calls.Where(c => c.At >= settled && c.At < recovered).ToArray();
+        output.WriteLine($"{after.Count(c => c.Rejected)} of {after.Length} calls rejected after settling");
+        Assert.True(after.Count(c => c.Rejected) <= 0.03 * after.Length, $"{after.Count(c => c.Rejected)} of {after.Length} rejected; " + context);
+        var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 0.75 * 64).At;
+        Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), $"back to 48 at {back.TotalSeconds:F2} s; " + context);
+    }
+
+    [Fact]
+    public void Adaptive_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds()
+    {
+        // 64, then 4 for 20 s (probes keep being rejected, so they are spaced out), then 64 again.
+        var low = TimeSpan.FromSeconds(2);
+        var recovered = TimeSpan.FromSeconds(22);
+        var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (low, HardCap(4)), (recovered, HardCap(64)));
+        var (simulation, _) = Run(script, TimeSpan.FromSeconds(26));
+
+        var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 32).At;
+        var lowCalls = simulation.Calls.Where(c => c.At >= low + TimeSpan.FromSeconds(1) && c.At < recovered).ToArray();
+        var context = $"back to 32 at {back.TotalSeconds:F2} s; {lowCalls.Count(c => c.Rejected)} of {lowCalls.Length} rejected during the low; {Timeline(simulation, recovered - TimeSpan.FromSeconds(1), recovered + TimeSpan.FromSeconds(4))}";
+        output.WriteLine(context);
+        Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
+    }
+
+    [Fact(Skip = "Issue 29 item 2, open: the baseline re-measured at half the clean level drifts up with the queue; in flight ends at 31 against a capacity of 8 (target 16).")]
+    public void Adaptive_SlowDegradationWithQueueing_EndsWithinTwiceTheCapacity()
+    {
+        // Over 30 s capacity falls 64 -> 8 while latency rises 20 -> 200 ms; the downstream queues instead of rejecting.
+        var span = TimeSpan.FromSeconds(30);
+        var script = new DownstreamScript(at =>
+        {
+            var f = Math.Clamp(at / span, 0, 1);
+            return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
+        });
+        var (simulation, limit) = Run(script, span + TimeSpan.FromSeconds(2));
+
+        var end = simulation.Timeline.Where(s => s.At >= span).ToArray();
+        var inFlight = end.Average(s => s.InFlight);
+        var context = $"in flight {inFlight:F1} over the last 2 s, limit {limit.Current}; {Timeline(simulation, TimeSpan.Zero, span + TimeSpan.FromSeconds(2), 2)}";
+        Assert.True(simulation.FailedItems == 0, $"{simulation.FailedItems} items failed; " + context);
+        Assert.True(inFlight <= 2 * 8, context);
+    }
+
+    [Fact(Skip = "Issue 29 item 2, open: a limit cannot go below MinLimit 1, so with each item waiting out its Retry-After without a permit the loop sends 1,986 calls in the 1 s pause (limit 64 before), and probes spaced in 32-item windows leave it at 1 for seconds after.")]
+    public void Adaptive_RetryAfterStorm_FailsNoItemAndSendsAboutItsOwnSizeDuringThePause()
+    {
+        // From 2 s to 3 s every call is answered 429 with Retry-After: 1 s (an API pausing its clients); the items wait it out.
+        var storm = TimeSpan.FromSeconds(2);
+        var calm = TimeSpan.FromSeconds(3);
+        var script = DownstreamScript.Phases(
+            (TimeSpan.Zero, HardCap(64)),
+            (storm, HardCap(64) with { RetryAfter = TimeSpan.FromSeconds(1) }),
+            (calm, HardCap(64)));
+        var (simulation, _) = Run(script, TimeSpan.FromSeconds(6));
+
+        var before = simulation.Timeline.Last(s => s.At < storm).Limit;
+        var during = simulation.Calls.Count(c => c.At >= storm && c.At < calm);
+        var context = $"limit {before} before the storm, {during} calls during it; {Timeline(simulation, storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
+        Assert.True(simulation.FailedItems == 0, $"{simulation.FailedItems} items failed; " + context);
+        Assert.True(during <= 1.25 * before + 8, context);
+    }
+
+    [Fact]
+    public void Adaptive_HeavyTailedLatencyWithoutOverload_KeepsFourFifthsOfFixedMaxThroughput()
+    {
+        // p99 = 10x the median, a downstream with room for everything: the tail must not read as congestion.
+        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Queue = 0, Latency = s_latency, Shape = LatencyShape.HeavyTail });
+        var (adaptive, limit) = Run(script, TimeSpan.MaxValue, items: 20_000);
+        var best = new LimitSimulation(script);
+        best.Run(ConcurrencyLimit.Fixed(256), 20_000);
+
+        var ratio = best.Elapsed / adaptive.Elapsed;
+        output.WriteLine($"{ratio:F2}x Fixed(256)'s throughput; limit {limit.Current}, peak {limit.Peak}");
+        Assert.True(ratio >= 0.8, $"{ratio:F2}x Fixed(256)'s throughput; limit {limit.Current}, peak {limit.Peak}");
+    }
+}

@@ -1,0 +1,255 @@
+using Microsoft.Extensions.Time.Testing;
+
+namespace FanOut.Tests.Limits.Simulation;
+
+/// <summary>
+/// A discrete-event simulation of a fan-out on a <see cref="FakeTimeProvider"/>: a closed-loop client that keeps as many
+/// calls in flight as a <see cref="ConcurrencyLimit"/> grants, against a <see cref="DownstreamScript"/>. The client does
+/// what a fan-out does (an item answered 429 waits its Retry-After, or FanOut's jittered back-off, without a permit, and
+/// runs again up to <see cref="OverloadRetries"/> times) and what an HTTP client pays (a call that finds no idle
+/// connection opens one first: <see cref="ConnectTime"/>). Time jumps from event to event (at most a millisecond at a
+/// time, so a limit's own timers fire on time); a run is exact and repeatable for a seed, and takes no wall-clock time.
+/// </summary>
+public sealed class LimitSimulation
+{
+    /// <summary>The timeline's sampling period.</summary>
+    public static readonly TimeSpan SamplePeriod = TimeSpan.FromMilliseconds(10);
+
+    /// <summary>A time step's ceiling, so a limit's own timers fire no later than this after their due time.</summary>
+    private static readonly TimeSpan s_maxStep = TimeSpan.FromMilliseconds(1);
+
+    /// <summary>Sigma of <see cref="LatencyShape.HeavyTail"/>: ln(10) / 2.326 (the p99 z-score) puts p99 at 10x the median.</summary>
+    private const double HeavyTailSigma = 0.99;
+
+    private readonly DownstreamScript _script;
+    private readonly Random _random;
+    private readonly PriorityQueue<Event, (long, long)> _events = new();
+    private readonly Queue<Call> _waiting = new();
+    private readonly Queue<int> _ready = new();
+    private readonly List<Sample> _timeline = [];
+    private readonly List<(TimeSpan At, bool Rejected)> _calls = [];
+    private readonly List<TimeSpan> _successes = [];
+    private readonly DateTimeOffset _start = new(2026, 1, 1, 0, 0, 0, TimeSpan.Zero);
+    private long _sequence;
+    private int _served;
+    private int _idleConnections;
+    private bool _answered;
+
+    public LimitSimulation(DownstreamScript script, int seed = 1)
+    {
+        _script = script;
+        _random = new Random(seed);
+        Clock = new FakeTimeProvider(_start);
+    }
+
+    public FakeTimeProvider Clock { get; }
+
+    /// <summary>What a call that finds no idle connection pays before it reaches the downstream (a connect).</summary>
+    public TimeSpan ConnectTime { get; init; }
+
+    /// <summary>What every call sent before the first answer came back pays instead (a cold stack: JIT, first connects).</summary>
+    public TimeSpan ColdStart { get; init; }
+
+    /// <summary>How long a 429 takes to come back (on an open connection).</summary>
+    public TimeSpan RejectionTime { get; init; } = TimeSpan.FromMilliseconds(0.5);
+
+    /// <summary>Re-runs of an item answered 429 before it fails (FanOut's default).</summary>
+    public int OverloadRetries { get; init; } = 8;
+
+    /// <summary>The limit, its permits taken and the downstream's capacity, every <see cref="SamplePeriod"/>.</summary>
+    public IReadOnlyList<Sample> Timeline => _timeline;
+
+    /// <summary>Every call the downstream saw, and whether it answered 429.</summary>
+    public IReadOnlyList<(TimeSpan At, bool Rejected)> Calls => _calls;
+
+    /// <summary>When each successful call came back.</summary>
+    public IReadOnlyList<TimeSpan> Successes => _successes;
+
+    public int Rejected => _calls.Count(c => c.Rejected);
+
+    /// <summary>Items that ran out of re-runs.</summary>
+    public int FailedItems { get; private set; }
+
+    public int SucceededItems { get; private set; }
+
+    /// <summary>When the last item completed (a run of a fixed number of items).</summary>
+    public TimeSpan Elapsed { get; private set; }
+
+    public TimeSpan Now => Clock.GetUtcNow() - _start;
+
+    /// <summary>Limit options on this simulation's clock.</summary>
+    public AdaptiveLimitOptions Options(AdaptiveLimitOptions? options = null) => (options ?? new AdaptiveLimitOptions()) with { TimeProvider = Clock };
+
+    /// <summary>Runs <paramref name="items"/> items (all available at once), or items without end until <paramref name="duration"/>.</summary>
+    public LimitSimulation Run(ConcurrencyLimit limit, int items = int.MaxValue, TimeSpan? duration = null)
+    {
+        var end = duration ?? TimeSpan.MaxValue;
+        var next = 0;
+        var attempts = new Dictionary<int, int>();
+        var nextSample = TimeSpan.Zero;
+        while (SucceededItems + FailedItems < items && Now < end)
+        {
+            // The client: re-runs due first (in the order they became due), then new items, while the limit grants permits.
+            while ((_ready.Count > 0 || next < items) && limit.TryAcquire())
+            {
+                var item = _ready.Count > 0 ? _ready.Dequeue() : next++;
+                Send(new Call(item, limit.RecordStart()));
+            }
+
+            if (Now >= nextSample)
+            {
+                _timeline.Add(new Sample(Now, limit.Current, limit.InFlight, _script.At(Now).Capacity));
+                nextSample += SamplePeriod;
+            }
+
+            var until = _events.TryPeek(out _, out var due) ? Math.Min(due.Item1, (Now + s_maxStep).Ticks) : (Now + s_maxStep).Ticks;
+            if (until > Now.Ticks)
+            {
+                Clock.Advance(TimeSpan.FromTicks(until - Now.Ticks));
+            }
+
+            while (_events.TryPeek(out var e, out due) && due.Item1 <= Now.Ticks)
+            {
+                _events.Dequeue();
+                Handle(e, limit, attempts);
+            }
+        }
+
+        Elapsed = Now;
+        return this;
+    }
+
+    private void Handle(Event e, ConcurrencyLimit limit, Dictionary<int, int> attempts)
+    {
+        switch (e.Kind)
+        {
+            case EventKind.Arrive:
+                Arrive(e.Call);
+                break;
+            case EventKind.Retry:
+                _ready.Enqueue(e.Call.Item);
+                break;
+            case EventKind.Answer:
+                _answered = true;
+                _idleConnections++;
+                if (e.Call.Served)
+                {
+                    _served--;
+                    Admit();
+                }
+
+                limit.RecordCompletion(e.Call.StartTimestamp, e.Call.RetryAfter is null ? ItemOutcome.Succeeded : ItemOutcome.Overloaded);
+                limit.Release();
+                if (e.Call.RetryAfter is not { } retryAfter)
+                {
+                    _successes.Add(Now);
+                    SucceededItems++;
+                }
+                else if ((attempts[e.Call.Item] = attempts.GetValueOrDefault(e.Call.Item) + 1) > OverloadRetries)
+                {
+                    FailedItems++;
+                }
+                else
+                {
+                    Schedule(Now + retryAfter, EventKind.Retry, e.Call);
+                }
+
+                break;
+        }
+    }
+
+    private void Send(Call call)
+    {
+        if (_idleConnections > 0)
+        {
+            _idleConnections--;
+            Arrive(call);
+        }
+        else
+        {
+            Schedule(Now + (_answered ? ConnectTime : ColdStart), EventKind.Arrive, call);
+        }
+    }
+
+    private void Arrive(Call call)
+    {
+        var state = _script.At(Now);
+        if (state.RetryAfter is { } storm)
+        {
+            Reject(call, storm);
+        }
+        else if (_served < state.Capacity && _waiting.Count == 0)
+        {
+            Serve(call, state);
+        }
+        else if (_waiting.Count < state.Queue)
+        {
+            _waiting.Enqueue(call);
+        }
+        else
+        {
+            // FanOut's own back-off when a 429 gives no Retry-After: full jitter up to 5 ms x 2^(attempt - 1).
+            Reject(call, TimeSpan.FromMilliseconds(_random.NextDouble() * 5));
+        }
+    }
+
+    private void Reject(Call call, TimeSpan retryAfter)
+    {
+        _calls.Add((Now, true));
+        call.RetryAfter = retryAfter;
+        Schedule(Now + RejectionTime, EventKind.Answer, call);
+    }
+
+    private void Serve(Call call, DownstreamState state)
+    {
+        _calls.Add((Now, false));
+        _served++;
+        call.Served = true;
+        var factor = state.Shape == LatencyShape.HeavyTail ? Math.Exp(HeavyTailSigma * StandardNormal()) : 0.9 + (0.2 * _random.NextDouble());
+        Schedule(Now + TimeSpan.FromTicks(Math.Max(1, (long)(state.Latency.Ticks * factor))), EventKind.Answer, call);
+    }
+
+    /// <summary>Serves queued calls while the capacity (which the script may have raised) has room.</summary>
+    private void Admit()
+    {
+        var state = _script.At(Now);
+        while (_waiting.Count > 0 && _served < state.Capacity)
+        {
+            Serve(_waiting.Dequeue(), state);
+        }
+    }
+
+    private void Schedule(TimeSpan at, EventKind kind, Call call) => _events.Enqueue(new Event(kind, call), (at.Ticks, _sequence++));
+
+    /// <summary>Box-Muller from the seeded generator, so a run is repeatable.</summary>
+    private double StandardNormal()
+    {
+        var u1 = 1.0 - _random.NextDouble();
+        var u2 = _random.NextDouble();
+        return Math.Sqrt(-2.0 * Math.Log(u1)) * Math.Cos(2.0 * Math.PI * u2);
+    }
+
+    /// <summary>One point of the timeline.</summary>
+    public readonly record struct Sample(TimeSpan At, int Limit, int InFlight, int Capacity);
+
+    private enum EventKind
+    {
+        Arrive,
+        Answer,
+        Retry,
+    }
+
+    private readonly record struct Event(EventKind Kind, Call Call);
+
+    private sealed class Call(int item, long startTimestamp)
+    {
+        public int Item { get; } = item;
+
+        public long StartTimestamp { get; } = startTimestamp;
+
+        public bool Served { get; set; }
+
+        /// <summary>Set when the call is answered 429: how long the item waits before it runs again.</summary>
+        public TimeSpan? RetryAfter { get; set; }
+    }
+}
