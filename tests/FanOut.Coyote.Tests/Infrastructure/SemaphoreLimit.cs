@@ -14,13 +14,22 @@ public sealed class SemaphoreLimit(int capacity) : ConcurrencyLimit
 
     public override int InFlight => capacity - _permits.CurrentCount;
 
+    /// <summary>Called when a wait finds no permit and queues at the semaphore (the moment a waiter is really queued).</summary>
+    public Action? OnQueued { get; set; }
+
     protected override bool TryAcquireCore() => _permits.Wait(0);
 
     protected override async Task<bool> WaitAsyncCore(CancellationToken cancellationToken)
     {
         try
         {
-            await _permits.WaitAsync(cancellationToken).ConfigureAwait(false);
+            var wait = _permits.WaitAsync(cancellationToken);
+            if (!wait.IsCompleted)
+            {
+                OnQueued?.Invoke();
+            }
+
+            await wait.ConfigureAwait(false);
             return true;
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)

@@ -61,7 +61,16 @@ public sealed class UserLimitTests(ITestOutputHelper output)
                 await Task.Yield();
             }
 
-            Volatile.Write(ref startedSinceQueued, 0);
+            // Counting starts when the outside waiter is really queued at the semaphore (the test's thread may be descheduled
+            // between a write before the call and the queueing, while the loop runs on), and only for the outside waiter (the
+            // loop's own waiter runs in the call's flow).
+            limit.OnQueued = () =>
+            {
+                if (!FanOutItem.IsRunning)
+                {
+                    Volatile.Write(ref startedSinceQueued, 0);
+                }
+            };
             if (!await limit.WaitAsync())
             {
                 throw new InvariantException("an uncanceled wait returned false");
