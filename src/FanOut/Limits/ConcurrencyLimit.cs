@@ -111,7 +111,7 @@ public abstract class ConcurrencyLimit
     public virtual int MaxCurrent => Current;
 
     /// <summary>
-    /// True while <see cref="Current"/> may rise with nothing completing (an adaptive limit's blind ramp): a call then keeps
+    /// True while <see cref="Current"/> may rise with nothing completing (a settable limit that may be raised at any time): a call then keeps
     /// a worker waiting for the new room. Once items complete, the workers that finish them find any new room themselves.
     /// </summary>
     protected internal virtual bool MayRiseUnprompted => false;
