@@ -170,7 +170,10 @@ internal sealed class RequestAdmission : IDisposable
             }
 
             _queues[(int)priority].AddLast(request.Node);
-            _queued++;
+            if (evicted is null)
+            {
+                _queued++; // an eviction's place is taken over: the count stays
+            }
             if (!_pumping)
             {
                 _pumping = true;
