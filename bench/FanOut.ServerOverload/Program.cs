@@ -5,9 +5,9 @@ using FanOut.Lab.ServerOverload;
 
 // dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline] [measured seconds] [warm-up seconds]
 var which = args.Length > 0 ? args[0] : "all";
-if (which is not ("simulated" or "postgres" or "all" or "timeline"))
+if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout"))
 {
-    Console.Error.WriteLine($"unknown backend '{which}': choose simulated, postgres, all or timeline.");
+    Console.Error.WriteLine($"unknown backend '{which}': choose simulated, postgres, all, timeline, queue or fanout.");
     return 2;
 }
 
@@ -27,6 +27,39 @@ if (which == "timeline")
         var cell = await ServerOverloadRun.RunAsync(OverloadRow.FanOutAdaptive, backend, load, warmup, measured, slo);
         Line(ServerOverloadRun.MarkdownRow(cell));
         Line("limit every 0.5 s: " + string.Join(' ', cell.LimitTimeline.Where((_, i) => i % 5 == 0).Select(t => t.Limit)));
+    }
+}
+
+if (which == "queue" && PostgresServer.WhyNot() is null)
+{
+    // FanOut's queue room per permit against admitted p99, on PostgreSQL at 2x and 4x.
+    await using var server = await PostgresServer.StartAsync();
+    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await backend.WarmAsync();
+    Line(ServerOverloadRun.MarkdownHeader);
+    foreach (var queuePerPermit in new[] { 1.0, 0.5, 0.25 })
+    {
+        foreach (var load in new[] { 2.0, 4.0 })
+        {
+            var row = OverloadRow.FanOutAdaptive with { Name = $"FanOut adaptive, QueuePerPermit {queuePerPermit}", QueuePerPermit = queuePerPermit };
+            Line(ServerOverloadRun.MarkdownRow(await ServerOverloadRun.RunAsync(row, backend, load, warmup, measured, slo)));
+        }
+    }
+}
+
+if (which == "fanout" && PostgresServer.WhyNot() is null)
+{
+    // The two FanOut rows alone at 2x and 4x on PostgreSQL, after a change to the package.
+    await using var server = await PostgresServer.StartAsync();
+    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await backend.WarmAsync();
+    Line(ServerOverloadRun.MarkdownHeader);
+    foreach (var row in new[] { OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities })
+    {
+        foreach (var load in new[] { 2.0, 4.0 })
+        {
+            Line(ServerOverloadRun.MarkdownRow(await ServerOverloadRun.RunAsync(row, backend, load, warmup, measured, slo)));
+        }
     }
 }
 

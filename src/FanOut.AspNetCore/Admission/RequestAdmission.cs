@@ -146,6 +146,13 @@ internal sealed class RequestAdmission : IDisposable
         }
 
         var capacity = (int)Math.Min(_queueLimit, Math.Ceiling(_queuePerPermit * Math.Max(current, 1)));
+        if (priority == RequestPriority.Critical)
+        {
+            // Critical requests may queue up to one limit's worth even when the others get less: a short queue keeps
+            // admitted latency low, and a critical request waits at most about one service time in it.
+            capacity = (int)Math.Min(_queueLimit, Math.Max(capacity, Math.Max(current, 1)));
+        }
+
         var draw = _random();
         var request = new QueuedRequest(this, priority);
         QueuedRequest? evicted = null;
@@ -163,7 +170,7 @@ internal sealed class RequestAdmission : IDisposable
                     return AdmissionStatus.Refused;
                 }
             }
-            else if (draw < RefusalChance(priority, (double)_queued / capacity, _rejectionStart))
+            else if (draw < RefusalChance(priority, Math.Min(1.0, (double)_queued / capacity), _rejectionStart))
             {
                 Interlocked.Increment(ref _refused);
                 return AdmissionStatus.Refused;

@@ -4,7 +4,8 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="Name">The row's label.</param>
 /// <param name="Kind">The mechanism.</param>
 /// <param name="Permits">ASP.NET Core ConcurrencyLimiter's permit count (and queue) for the fixed rows.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0)
+/// <param name="QueuePerPermit">FanOut's <c>QueuePerPermit</c> for the FanOut rows; null for the package's default.</param>
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 

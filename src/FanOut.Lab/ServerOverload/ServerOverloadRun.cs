@@ -61,12 +61,13 @@ public static class ServerOverloadRun
                 });
                 break;
             case OverloadRowKind.FanOutAdaptive:
-                builder.Services.AddFanOutConcurrency(o => o.Limit = limit);
+                builder.Services.AddFanOutConcurrency(o => { o.Limit = limit; o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit; });
                 break;
             case OverloadRowKind.FanOutPriorities:
                 builder.Services.AddFanOutConcurrency(o =>
                 {
                     o.Limit = limit;
+                    o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
                     o.PrioritySelector = c => c.Request.Headers.ContainsKey("X-Critical") ? RequestPriority.Critical : RequestPriority.Sheddable;
                 });
                 break;

@@ -90,6 +90,37 @@ public sealed class RequestAdmissionTests
     }
 
     [Fact]
+    public async Task AdmitAsync_ShortQueueFull_CriticalStillQueuesUpToOneLimit()
+    {
+        var limit = ConcurrencyLimit.Fixed(4);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 0.25, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance,
+            () => 0.99);
+        for (var i = 0; i < 4; i++)
+        {
+            Assert.True(limit.TryAcquire());
+        }
+
+        var normal = admission.AdmitAsync(RequestPriority.Normal, default).AsTask();        // room for 1 (0.25 x 4)
+        var refused = await admission.AdmitAsync(RequestPriority.Normal, default);           // full for normal requests
+        var critical = Enumerable.Range(0, 3).Select(_ => admission.AdmitAsync(RequestPriority.Critical, default).AsTask()).ToArray();
+        var criticalBeyond = admission.AdmitAsync(RequestPriority.Critical, default).AsTask(); // 4 queued: takes the normal's place
+
+        Assert.Equal(AdmissionStatus.Refused, refused);
+        Assert.Equal(AdmissionStatus.Refused, await normal);
+        Assert.Equal(4, admission.Queued);
+        Assert.All(critical, t => Assert.False(t.IsCompleted));
+        Assert.False(criticalBeyond.IsCompleted);
+        Assert.Equal(AdmissionStatus.Refused, await admission.AdmitAsync(RequestPriority.Critical, default)); // one limit's worth of critical: full
+        admission.Dispose();
+        for (var i = 0; i < 4; i++)
+        {
+            limit.Release();
+        }
+    }
+
+    [Fact]
     public async Task AdmitAsync_CancellationsRacingGrants_EveryPermitHasOneOwner()
     {
         var limit = ConcurrencyLimit.Fixed(4);
