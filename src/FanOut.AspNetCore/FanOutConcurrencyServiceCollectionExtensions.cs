@@ -1,0 +1,39 @@
+using FanOut.AspNetCore;
+using FanOut.AspNetCore.Admission;
+
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace Microsoft.Extensions.DependencyInjection;
+
+/// <summary>Registers the request limiter that <c>app.UseFanOutConcurrency()</c> puts in the pipeline.</summary>
+public static class FanOutConcurrencyServiceCollectionExtensions
+{
+    /// <summary>Registers the limiter with its options; checked at startup (a value out of range stops the host with one line naming it).</summary>
+    /// <param name="services">The services.</param>
+    /// <param name="configure">Sets the options; <see langword="null"/> for the documented defaults (an adaptive limit).</param>
+    /// <returns><paramref name="services"/>.</returns>
+    public static IServiceCollection AddFanOutConcurrency(this IServiceCollection services, Action<FanOutConcurrencyOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        var options = services.AddOptions<FanOutConcurrencyOptions>();
+        if (configure is not null)
+        {
+            options.Configure(configure);
+        }
+
+        options.ValidateOnStart();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<FanOutConcurrencyOptions>, FanOutConcurrencyOptionsValidator>());
+        services.TryAddSingleton(provider => new RequestAdmission(
+            provider.GetRequiredService<IOptions<FanOutConcurrencyOptions>>().Value,
+            provider.GetRequiredService<ILoggerFactory>().CreateLogger<FanOutConcurrencyMiddleware>()));
+        return services;
+    }
+
+    private sealed class FanOutConcurrencyOptionsValidator : IValidateOptions<FanOutConcurrencyOptions>
+    {
+        public ValidateOptionsResult Validate(string? name, FanOutConcurrencyOptions options) =>
+            options.FirstError() is { } error ? ValidateOptionsResult.Fail(error) : ValidateOptionsResult.Success;
+    }
+}

@@ -1,0 +1,43 @@
+namespace FanOut.Lab.ServerOverload;
+
+/// <summary>How the service under test protects itself: one row of the table.</summary>
+/// <param name="Name">The row's label.</param>
+/// <param name="Kind">The mechanism.</param>
+/// <param name="Permits">ASP.NET Core ConcurrencyLimiter's permit count (and queue) for the fixed rows.</param>
+/// <param name="QueuePerPermit">FanOut's <c>QueuePerPermit</c> for the FanOut rows; null for the package's default.</param>
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null)
+{
+    public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
+
+    public static OverloadRow FanOutAdaptive { get; } = new("FanOut adaptive", OverloadRowKind.FanOutAdaptive);
+
+    public static OverloadRow FanOutPriorities { get; } = new("FanOut adaptive + priorities (20% critical)", OverloadRowKind.FanOutPriorities);
+
+    public static OverloadRow AspNetConcurrency(int permits, string label) =>
+        new($"ASP.NET Core ConcurrencyLimiter {permits} + queue {permits} ({label})", OverloadRowKind.AspNetConcurrencyLimiter, permits);
+}
+
+/// <summary>The protection mechanisms compared.</summary>
+public enum OverloadRowKind
+{
+    NoLimiter,
+    AspNetConcurrencyLimiter,
+    FanOutAdaptive,
+    FanOutPriorities,
+}
+
+/// <summary>One cell's figures: a row at one load.</summary>
+public sealed record OverloadCell(
+    string Row,
+    double LoadFactor,
+    double OfferedPerSecond,
+    int Sent,
+    double GoodputPerSecond,
+    double P50Ms,
+    double P99Ms,
+    double RefusedShare,
+    double FailedShare,
+    double CriticalSuccess,
+    double SheddableSuccess,
+    double MeanLimit,
+    IReadOnlyList<(double Seconds, int Limit)> LimitTimeline);

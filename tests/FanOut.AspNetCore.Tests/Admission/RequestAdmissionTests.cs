@@ -1,0 +1,169 @@
+using FanOut.AspNetCore.Admission;
+
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace FanOut.AspNetCore.Tests.Admission;
+
+/// <summary>The queue itself: gradual rejection by priority with a scripted random draw, permit ownership under races.</summary>
+public sealed class RequestAdmissionTests
+{
+    [Theory]
+    [InlineData(RequestPriority.Normal, 0.0, 0.0)]
+    [InlineData(RequestPriority.Normal, 0.5, 0.0)]
+    [InlineData(RequestPriority.Normal, 0.75, 0.5)]
+    [InlineData(RequestPriority.Normal, 1.0, 1.0)]
+    [InlineData(RequestPriority.Sheddable, 0.2, 0.0)]
+    [InlineData(RequestPriority.Sheddable, 0.375, 0.5)]
+    [InlineData(RequestPriority.Sheddable, 0.5, 1.0)]
+    [InlineData(RequestPriority.Critical, 0.99, 0.0)]
+    public void RefusalChance_RisesWithFillLowestPriorityFirst(RequestPriority priority, double fill, double expected)
+    {
+        Assert.Equal(expected, RequestAdmission.RefusalChance(priority, fill, rejectionStart: 0.5), 9);
+    }
+
+    [Fact]
+    public async Task AdmitAsync_QueueFilling_RefusesByTheDraw()
+    {
+        var limit = ConcurrencyLimit.Fixed(1);
+        var draws = new Queue<double>([0.99, 0.99, 0.0, 0.4, 0.6, 0.99, 0.0, 0.99]);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 0.5, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance,
+            () => draws.Dequeue());
+        Assert.True(limit.TryAcquire());
+
+        var queued = new List<Task<AdmissionStatus>>();
+        for (var i = 0; i < 3; i++)
+        {
+            queued.Add(admission.AdmitAsync(RequestPriority.Normal, default).AsTask()); // fill 0, 0.25, 0.5: chance 0
+            Assert.Equal(i + 1, admission.Queued);
+        }
+
+        var refusedAtHalfChance = await admission.AdmitAsync(RequestPriority.Normal, default); // fill 0.75, chance 0.5, draw 0.4
+        Assert.Equal(3, admission.Queued);
+        queued.Add(admission.AdmitAsync(RequestPriority.Normal, default).AsTask());            // fill 0.75, chance 0.5, draw 0.6
+        Assert.Equal(4, admission.Queued);
+        var refusedWhenFull = await admission.AdmitAsync(RequestPriority.Normal, default);     // fill 1: refused (draw 0.99)
+        var sheddableWhenFull = await admission.AdmitAsync(RequestPriority.Sheddable, default); // full: nobody below it (draw 0.0)
+        var critical = admission.AdmitAsync(RequestPriority.Critical, default).AsTask();       // full: takes the newest normal's place
+
+        Assert.Equal(AdmissionStatus.Refused, refusedAtHalfChance);
+        Assert.Equal(AdmissionStatus.Refused, refusedWhenFull);
+        Assert.Equal(AdmissionStatus.Refused, sheddableWhenFull);
+        Assert.Equal(AdmissionStatus.Refused, await queued[3]);
+        queued.RemoveAt(3);
+        queued.Insert(0, critical);
+        Assert.Equal(4, admission.Queued);
+        Assert.All(queued, t => Assert.False(t.IsCompleted));
+
+        limit.Release();
+        for (var i = 0; i < queued.Count; i++)
+        {
+            Assert.Equal(AdmissionStatus.Admitted, await queued[i]);
+            Assert.Equal(1, limit.InFlight);
+            limit.Release();
+        }
+
+        Assert.Equal(0, limit.InFlight);
+    }
+
+    [Fact]
+    public async Task AdmitAsync_SheddableAtRejectionStart_RefusedWhileNormalQueues()
+    {
+        var limit = ConcurrencyLimit.Fixed(1);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 0.5, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance,
+            () => 0.99);
+        Assert.True(limit.TryAcquire());
+        var first = admission.AdmitAsync(RequestPriority.Normal, default).AsTask();
+        var second = admission.AdmitAsync(RequestPriority.Normal, default).AsTask();
+
+        var sheddable = await admission.AdmitAsync(RequestPriority.Sheddable, default); // fill 0.5: chance 1
+        var normal = admission.AdmitAsync(RequestPriority.Normal, default).AsTask();    // fill 0.5: chance 0
+
+        Assert.Equal(AdmissionStatus.Refused, sheddable);
+        Assert.Equal(3, admission.Queued);
+        admission.Dispose();
+        Assert.All(await Task.WhenAll(first, second, normal), s => Assert.Equal(AdmissionStatus.Refused, s));
+        limit.Release();
+    }
+
+    [Fact]
+    public async Task AdmitAsync_ShortQueueFull_CriticalStillQueuesUpToOneLimit()
+    {
+        var limit = ConcurrencyLimit.Fixed(4);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 0.25, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance,
+            () => 0.99);
+        for (var i = 0; i < 4; i++)
+        {
+            Assert.True(limit.TryAcquire());
+        }
+
+        var normal = admission.AdmitAsync(RequestPriority.Normal, default).AsTask();        // room for 1 (0.25 x 4)
+        var refused = await admission.AdmitAsync(RequestPriority.Normal, default);           // full for normal requests
+        var critical = Enumerable.Range(0, 3).Select(_ => admission.AdmitAsync(RequestPriority.Critical, default).AsTask()).ToArray();
+        var criticalBeyond = admission.AdmitAsync(RequestPriority.Critical, default).AsTask(); // 4 queued: takes the normal's place
+
+        Assert.Equal(AdmissionStatus.Refused, refused);
+        Assert.Equal(AdmissionStatus.Refused, await normal);
+        Assert.Equal(4, admission.Queued);
+        Assert.All(critical, t => Assert.False(t.IsCompleted));
+        Assert.False(criticalBeyond.IsCompleted);
+        Assert.Equal(AdmissionStatus.Refused, await admission.AdmitAsync(RequestPriority.Critical, default)); // one limit's worth of critical: full
+        admission.Dispose();
+        for (var i = 0; i < 4; i++)
+        {
+            limit.Release();
+        }
+    }
+
+    [Fact]
+    public async Task AdmitAsync_CancellationsRacingGrants_EveryPermitHasOneOwner()
+    {
+        var limit = ConcurrencyLimit.Fixed(4);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, QueueLimit = 1000, QueuePerPermit = 100, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance);
+        var held = 0;
+        var peak = 0;
+
+        async Task<AdmissionStatus> OneAsync(int i)
+        {
+            using var leave = new CancellationTokenSource();
+            if (i % 3 == 0)
+            {
+                leave.CancelAfter(i % 7);
+            }
+
+            var status = await admission.AdmitAsync(RequestPriority.Normal, leave.Token);
+            if (status == AdmissionStatus.Admitted)
+            {
+                var now = Interlocked.Increment(ref held);
+                int seen;
+                while (now > (seen = Volatile.Read(ref peak)) && Interlocked.CompareExchange(ref peak, now, seen) != seen)
+                {
+                }
+
+                await Task.Yield();
+                Interlocked.Decrement(ref held);
+                limit.Release();
+            }
+
+            return status;
+        }
+
+        var statuses = await Task.WhenAll(Enumerable.Range(0, 2000).Select(i => Task.Run(() => OneAsync(i))));
+
+        Assert.Equal(0, limit.InFlight);
+        Assert.Equal(0, admission.Queued);
+        Assert.InRange(peak, 1, 4);
+        var counts = admission.Counts;
+        Assert.Equal(statuses.Count(s => s == AdmissionStatus.Admitted), counts.AdmittedAtOnce + counts.AdmittedFromQueue);
+        Assert.Equal(statuses.Count(s => s == AdmissionStatus.Canceled), counts.Canceled);
+        Assert.Equal(statuses.Count(s => s == AdmissionStatus.Refused), counts.Refused);
+        Assert.Equal(2000, counts.AdmittedAtOnce + counts.AdmittedFromQueue + counts.Canceled + counts.Refused);
+    }
+}

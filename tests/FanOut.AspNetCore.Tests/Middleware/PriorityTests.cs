@@ -1,0 +1,96 @@
+using System.Net;
+
+namespace FanOut.AspNetCore.Tests.Middleware;
+
+/// <summary>Priorities: critical requests served first from the queue, and taking the place of lower ones when it is full.</summary>
+public sealed class PriorityTests
+{
+    [Fact]
+    public async Task Queue_CriticalArrivesAfterNormal_ServedFirst()
+    {
+        var limit = ConcurrencyLimit.Fixed(1);
+        await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 3; o.RejectionStart = 1; });
+
+        var a = app.Client.GetAsync("/work?id=a");
+        await app.Gate.EnteredAsync();
+        var normal = app.Client.GetAsync("/work?id=normal");
+        await Wait.UntilAsync(() => app.Admission.Queued == 1, "normal queued");
+        var critical = app.Client.GetAsync("/critical?id=critical");
+        await Wait.UntilAsync(() => app.Admission.Queued == 2, "critical queued");
+        app.Gate.OpenAll();
+        foreach (var response in await Task.WhenAll(a, normal, critical))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            response.Dispose();
+        }
+
+        Assert.Equal(["a", "critical", "normal"], app.Gate.Order);
+    }
+
+    [Fact]
+    public async Task Queue_FullOfSheddable_CriticalTakesThePlaceOfTheNewest()
+    {
+        var limit = ConcurrencyLimit.Fixed(1);
+        await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; });
+
+        var a = app.Client.GetAsync("/work?id=a");
+        await app.Gate.EnteredAsync();
+        var s1 = app.Client.GetAsync("/sheddable?id=s1");
+        await Wait.UntilAsync(() => app.Admission.Queued == 1, "s1 queued");
+        var s2 = app.Client.GetAsync("/sheddable?id=s2");
+        await Wait.UntilAsync(() => app.Admission.Queued == 2, "s2 queued");
+        var critical = app.Client.GetAsync("/critical?id=critical");
+        using var evicted = await s2;
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, evicted.StatusCode);
+        Assert.NotNull(evicted.Headers.RetryAfter);
+        Assert.Equal(2, app.Admission.Queued);
+
+        // Full of critical and sheddable now: a normal request finds nobody below it but the sheddable s1.
+        var normal = app.Client.GetAsync("/work?id=normal");
+        using var s1Evicted = await s1;
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, s1Evicted.StatusCode);
+
+        // Full of critical and normal: a sheddable one is refused at once.
+        using var refused = await app.Client.GetAsync("/sheddable?id=s3");
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
+
+        app.Gate.OpenAll();
+        foreach (var response in await Task.WhenAll(a, critical, normal))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            response.Dispose();
+        }
+
+        Assert.Equal(["a", "critical", "normal"], app.Gate.Order);
+    }
+
+    [Fact]
+    public async Task PrioritySelector_ChoosesPerRequest_OverridesTheEndpoint()
+    {
+        var limit = ConcurrencyLimit.Fixed(1);
+        await using var app = await TestApp.StartAsync(o =>
+        {
+            o.Limit = limit;
+            o.QueuePerPermit = 3;
+            o.RejectionStart = 1;
+            o.PrioritySelector = c => c.Request.Headers.ContainsKey("X-Critical") ? RequestPriority.Critical : null;
+        });
+
+        var a = app.Client.GetAsync("/work?id=a");
+        await app.Gate.EnteredAsync();
+        var plain = app.Client.GetAsync("/work?id=plain");
+        await Wait.UntilAsync(() => app.Admission.Queued == 1, "plain queued");
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/sheddable?id=vip");
+        request.Headers.Add("X-Critical", "1");
+        var vip = app.Client.SendAsync(request);
+        await Wait.UntilAsync(() => app.Admission.Queued == 2, "vip queued");
+        app.Gate.OpenAll();
+        foreach (var response in await Task.WhenAll(a, plain, vip))
+        {
+            response.Dispose();
+        }
+
+        Assert.Equal(["a", "vip", "plain"], app.Gate.Order);
+    }
+}
