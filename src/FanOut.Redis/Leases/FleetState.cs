@@ -4,7 +4,8 @@ using FanOut.Redis.Diagnostics;
 namespace FanOut.Redis.Leases;
 
 /// <summary>What this process last heard about the fleet (every script answers it; a <c>w:</c> message says someone is short, a <c>b:</c> message that the adaptive budget moved).</summary>
-internal sealed class FleetState(int budget, TimeProvider time, FleetPause? pause, RedisLimitTelemetry telemetry)
+/// <remarks>A budget heard is held to <c>minBudget</c>..<c>maxBudget</c> and a pause to <c>maxPauseMs</c>: this process's options, whatever another process's were.</remarks>
+internal sealed class FleetState(int budget, TimeProvider time, FleetPause? pause, RedisLimitTelemetry telemetry, int minBudget = 1, int maxBudget = int.MaxValue, long maxPauseMs = long.MaxValue)
 {
     /// <summary>Other processes left short, as the last script answer (or a <c>w:</c> message) said.</summary>
     private int _othersWaiting;
@@ -73,7 +74,8 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
 
     /// <summary>Takes in the adaptive budget, its generation and the fleet pause, from a script's answer or a message.</summary>
     /// <remarks>
-    /// Answers may arrive out of order (a message overtaking a reply), so the generation may read one back for a moment;
+    /// The budget is held to this process's bounds and the pause to its longest (<see cref="AdaptiveBudgetOptions.MaxPause"/>),
+    /// whoever sent them. Answers may arrive out of order (a message overtaking a reply), so the generation may read one back for a moment;
     /// any change of it counts as new (after Redis lost its data the generation starts again at 0). A stale generation
     /// only makes this process skip an overload signal or send one the script then ignores.
     /// </remarks>
@@ -81,13 +83,16 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     {
         if (pausedMs > 0)
         {
-            pause?.Extend(pausedMs);
+            pause?.Extend(Math.Min(pausedMs, maxPauseMs));
         }
 
         if (budget <= 0)
         {
             return;
         }
+
+        // A b: message comes from any process sharing the key, whatever its options: this one holds to its own bounds.
+        budget = Math.Clamp(budget, minBudget, maxBudget);
 
         if (Interlocked.Exchange(ref _generation, generation) != generation)
         {

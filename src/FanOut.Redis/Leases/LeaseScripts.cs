@@ -9,7 +9,8 @@ namespace FanOut.Redis.Leases;
 /// 4 epoch (string, recreated when Redis lost its data), 5 grace (present for one lease time after an epoch was created by a
 /// client that held leases before: new leases wait while surviving clients re-register theirs), 6 clock (server ms of the
 /// last acquire or renew script), 7 the adaptive budget (a hash, see <see cref="Adaptive.BudgetScripts"/>).
-/// Common arguments: 1 budget (a number; or <c>a MIN MAX INITIAL</c> for an adaptive budget, read from key 7), 2 lease ms,
+/// Common arguments: 1 budget (a number; or <c>a MIN MAX INITIAL MAXPAUSE</c> for an adaptive budget, read from key 7 and
+/// held to MIN..MAX, its pause to MAXPAUSE ms: what an earlier fleet, or a process with other options, left there), 2 lease ms,
 /// 3 client id, 4 the client's epoch (empty when new), 5 the wake-up channel.
 /// </remarks>
 internal static class LeaseScripts
@@ -52,16 +53,16 @@ internal static class LeaseScripts
         local budget = tonumber(ARGV[1])
         local generation, paused = 0, 0
         if not budget then
-          local initial = string.match(ARGV[1], '^a %d+ %d+ (%d+)$')
+          local min_s, max_s, initial, max_pause = string.match(ARGV[1], '^a (%d+) (%d+) (%d+) (%d+)$')
           local state = redis.call('HMGET', KEYS[7], 'b', 'g', 'p')
           if not state[1] then
             redis.call('HSET', KEYS[7], 'b', initial, 'g', 0, 's', 1)
             state = {initial, 0, 0}
           end
-          budget = tonumber(state[1])
+          budget = math.min(tonumber(max_s), math.max(tonumber(min_s), tonumber(state[1])))
           generation = tonumber(state[2] or 0)
           local until_ms = tonumber(state[3] or 0)
-          if until_ms > now then paused = until_ms - now end
+          if until_ms > now then paused = math.min(until_ms - now, tonumber(max_pause)) end
         end
         local function others_waiting()
           local n = redis.call('ZCARD', KEYS[3])

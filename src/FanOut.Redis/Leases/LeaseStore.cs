@@ -33,7 +33,7 @@ internal sealed class LeaseStore
         _leaseKey = [LeasesKey];
         _leaveKeys = [prefix + "clients", prefix + "waiting"];
         _budget = options.Adaptive is { } adaptive
-            ? (RedisValue)string.Create(CultureInfo.InvariantCulture, $"a {adaptive.MinBudget} {adaptive.MaxBudget} {adaptive.InitialBudget}")
+            ? (RedisValue)string.Create(CultureInfo.InvariantCulture, $"a {adaptive.MinBudget} {adaptive.MaxBudget} {adaptive.InitialBudget} {(long)adaptive.MaxPause.TotalMilliseconds}")
             : (RedisValue)options.Budget;
         _leaseMs = (long)options.LeaseTime.TotalMilliseconds;
         _channelName = prefix + "released";

@@ -73,7 +73,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         var pause = options.Adaptive is null ? null : new FleetPause(options.TimeProvider, budgetWake);
         _leases = new LocalLeases(this, options.CeilingBudget, options.TimeProvider, _telemetry, pause);
         _client = new LeaseClient(redis, endpoints, options, clientId);
-        _fleet = new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry);
+        _fleet = options.Adaptive is { } bounds
+            ? new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, bounds.MinBudget, bounds.MaxBudget, (long)bounds.MaxPause.TotalMilliseconds)
+            : new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, options.Budget, options.Budget);
         _subscription = new ReleaseSubscription(_client, _leases, _fleet);
         _renewal = new LeaseRenewalLoop(options, _leases, _client, _fleet, _telemetry);
         _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, new UnavailableHandler(options, _leases, _client, _telemetry));
