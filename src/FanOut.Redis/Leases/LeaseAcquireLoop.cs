@@ -96,6 +96,17 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
     /// <returns>True when Redis granted everything asked for (so more waiters may be served at once).</returns>
     private async Task<bool> RoundAsync(CancellationToken token)
     {
+        if (leases.Idle > 0 && !leases.IsLive)
+        {
+            // Idle leases held back (the connection failed, or a renewal is overdue): a renewal says which Redis still has,
+            // re-registering them after a restart, and serves the waiters from those; then ask for what is still missing.
+            await client.SerializedAsync(renewal.RenewUnderGateAsync, token).ConfigureAwait(false);
+            if (leases.WaiterCount == 0 && leases.Unbacked == 0)
+            {
+                return true;
+            }
+        }
+
         // Items running without a lease (fallback, or lost) are registered first, so Redis counts what really runs.
         var waiting = leases.WaiterCount;
         var budget = fleet.Budget;

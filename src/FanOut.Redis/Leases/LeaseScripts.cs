@@ -6,8 +6,8 @@ namespace FanOut.Redis.Leases;
 /// </summary>
 /// <remarks>
 /// Keys: 1 leases (sorted set: lease id -> expiry ms), 2 clients (client id -> expiry ms), 3 waiting (client id -> expiry ms),
-/// 4 epoch (string, recreated when Redis lost its data), 5 grace (present for one lease time after an epoch was created by a
-/// client that held leases before: new leases wait while surviving clients re-register theirs), 6 clock (server ms of the
+/// 4 epoch (string, recreated when Redis lost its data), 5 grace (no lease is granted while it exists: surviving clients
+/// re-register theirs meanwhile; see <see cref="Prelude"/>), 6 clock (server ms of the
 /// last acquire or renew script), 7 the adaptive budget (a hash, see <see cref="Adaptive.BudgetScripts"/>).
 /// Common arguments: 1 budget (a number; or <c>a MIN MAX INITIAL MAXPAUSE</c> for an adaptive budget, read from key 7 and
 /// held to MIN..MAX, its pause to MAXPAUSE ms: what an earlier fleet, or a process with other options, left there), 2 lease ms,
@@ -27,6 +27,12 @@ internal static class LeaseScripts
     /// the first script after the stall does not hand a running item's permit to another client ahead of the renewal that
     /// was queued behind it. A crashed client's leases come back within one lease time while other clients run scripts,
     /// and within two thirds of one after the next script otherwise.
+    /// <para>The grace: whoever creates a new epoch (Redis lost its data), no lease is granted until every lease of the old
+    /// epoch has expired or been re-registered by its holder's renewal. A client that saw the old epoch knows there was one:
+    /// the grace lasts one lease time. A client new to the key cannot tell a restart from a first start, but no lease of an
+    /// earlier life of the server outlives one lease time of its uptime (each was renewed before the server started): the
+    /// grace lasts one lease time less the uptime (whole seconds, rounded down, so never too short), and none when the server
+    /// has run longer. Where <c>INFO</c> is refused, a full lease time.</para>
     /// </remarks>
     private const string Prelude = """
         local t = redis.call('TIME')
@@ -47,7 +53,13 @@ internal static class LeaseScripts
         if not epoch then
           epoch = t[1] .. '.' .. t[2]
           redis.call('SET', KEYS[4], epoch)
-          if ARGV[4] ~= '' then redis.call('SET', KEYS[5], '1', 'PX', lease) end
+          local grace = lease
+          if ARGV[4] == '' then
+            local ok, info = pcall(redis.call, 'INFO', 'server')
+            local up = ok and type(info) == 'string' and tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+            if up then grace = lease - up * 1000 end
+          end
+          if grace > 0 then redis.call('SET', KEYS[5], '1', 'PX', grace) end
         end
         redis.call('ZADD', KEYS[2], now + lease, client)
         local budget = tonumber(ARGV[1])

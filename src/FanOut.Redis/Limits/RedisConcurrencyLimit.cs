@@ -52,6 +52,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private readonly FleetBudgetLoop? _budgetLoop;
     private readonly CancellationTokenSource _stop = new();
 
+    /// <summary>The handler on the connection's <c>ConnectionFailed</c>, kept to take it off at disposal.</summary>
+    private readonly EventHandler<ConnectionFailedEventArgs> _onConnectionFailed;
+
     /// <summary>Guards <see cref="_loops"/>: the loops start once, and never after disposal began.</summary>
     private readonly Lock _lifecycle = new();
 
@@ -77,6 +80,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             ? new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, bounds.MinBudget, bounds.MaxBudget, (long)bounds.MaxPause.TotalMilliseconds)
             : new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, options.Budget, options.Budget);
         _subscription = new ReleaseSubscription(_client, _leases, _fleet);
+        _onConnectionFailed = OnConnectionFailed;
         _renewal = new LeaseRenewalLoop(options, _leases, _client, _fleet, _telemetry);
         _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, new UnavailableHandler(options, _leases, _client, _telemetry));
         _return = new LeaseReturnLoop(options, _leases, _client, _fleet, _telemetry);
@@ -276,6 +280,11 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             await loops.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         }
 
+        if (_client.ConnectionIfReady is { } watched)
+        {
+            watched.ConnectionFailed -= _onConnectionFailed;
+        }
+
         _leases.FailWaiters(new ObjectDisposedException(nameof(RedisConcurrencyLimit)));
         var ids = _leases.TakeAll(out var held);
         _telemetry.LeasesHeld(-held);
@@ -302,10 +311,42 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             {
                 var token = _stop.Token;
                 _subscription.Start();
+                WatchConnection();
                 _loops = Task.WhenAll(_acquire.RunAsync(token), _renewal.RunAsync(token), _return.RunAsync(token), _budgetLoop?.RunAsync(token) ?? Task.CompletedTask);
             }
 
             return true;
+        }
+    }
+
+    /// <summary>Tells the local leases when the connection fails (Redis may have lost them), once it is connected.</summary>
+    private void WatchConnection()
+    {
+        var connecting = _client.ConnectionAsync();
+        if (connecting.IsCompletedSuccessfully)
+        {
+            connecting.Result.ConnectionFailed += _onConnectionFailed;
+        }
+        else
+        {
+            _ = connecting.ContinueWith(
+                static (task, state) =>
+                {
+                    var limit = (RedisConcurrencyLimit)state!;
+                    task.Result.ConnectionFailed += limit._onConnectionFailed;
+                },
+                this,
+                CancellationToken.None,
+                TaskContinuationOptions.OnlyOnRanToCompletion | TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default);
+        }
+    }
+
+    private void OnConnectionFailed(object? sender, ConnectionFailedEventArgs e)
+    {
+        if (e.ConnectionType == ConnectionType.Interactive)
+        {
+            _leases.Unverify();
         }
     }
 
