@@ -10,6 +10,9 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     /// <summary>Other processes left short, as the last script answer (or a <c>w:</c> message) said.</summary>
     private int _othersWaiting;
 
+    /// <summary>Other processes left short below the floor share, as the last script answer (or an <c>s:</c> message) said.</summary>
+    private int _othersStarving;
+
     /// <summary>Active processes, this one included, as the last script answer said.</summary>
     private int _clients = 1;
 
@@ -32,6 +35,8 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     private long _generationSeenAt = long.MinValue;
 
     public bool OthersWaiting => Volatile.Read(ref _othersWaiting) != 0;
+
+    public bool OthersStarving => Volatile.Read(ref _othersStarving) != 0;
 
     public int InUse => Volatile.Read(ref _inUse);
 
@@ -57,9 +62,13 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
         }
     }
 
+    /// <summary>The least share: budget / active processes, rounded down (0 when the budget is below the processes). While another process starves, one holding more hands leases back.</summary>
+    public int FloorShare => Budget / Math.Max(1, Volatile.Read(ref _clients));
+
     public void Observe(FleetView fleet)
     {
         Volatile.Write(ref _othersWaiting, fleet.OthersWaiting);
+        Volatile.Write(ref _othersStarving, fleet.OthersStarving);
         Volatile.Write(ref _clients, Math.Max(1, fleet.Clients));
         Observe(fleet.InUse);
         telemetry.Expired(fleet.Expired);
@@ -116,6 +125,20 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     {
         Volatile.Write(ref _othersWaiting, 1);
         InterlockedMax.Raise(ref _clients, 2);
+    }
+
+    /// <summary>Takes in a release's answer: the leases in use and the clients starving (this one is not: it just released).</summary>
+    public void Observe((int InUse, int Starving) release)
+    {
+        Volatile.Write(ref _othersStarving, release.Starving);
+        Observe(release.InUse);
+    }
+
+    /// <summary>Another client published that it is starving (left short below the floor share): as <see cref="OtherWaiting"/>, and this process hands leases back above the floor share.</summary>
+    public void OtherStarving()
+    {
+        OtherWaiting();
+        Volatile.Write(ref _othersStarving, 1);
     }
 
     /// <summary>A client published that leases went back to Redis (an <c>r</c> message).</summary>

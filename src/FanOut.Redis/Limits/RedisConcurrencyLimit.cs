@@ -215,7 +215,11 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         return waiter.Task;
     }
 
-    /// <summary>Gives a permit back: to a local waiter, to the idle stock, or to Redis when this process holds more than its fair share while others wait.</summary>
+    /// <summary>
+    /// Gives a permit back: to a local waiter, to the idle stock, or to Redis when this process holds more than its fair
+    /// share (budget / processes, rounded up) while others wait, or more than the floor share (rounded down) while another
+    /// process starves (see <see cref="Leases.LeaseScripts.Acquire"/>).
+    /// </summary>
     protected override void ReleaseCore()
     {
         base.ReleaseCore();
@@ -235,7 +239,8 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             return; // sits out a window here after an overload (the budget loop stocks it then)
         }
 
-        if (_control?.TryShed() == true || (_fleet.OthersWaiting && _leases.HeldCount > _fleet.FairShare))
+        var held = _leases.HeldCount;
+        if (_control?.TryShed() == true || (_fleet.OthersWaiting && held > _fleet.FairShare) || (_fleet.OthersStarving && held > _fleet.FloorShare))
         {
             _leases.TryHandBackOne();
             return;
