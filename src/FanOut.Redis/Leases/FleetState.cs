@@ -13,6 +13,9 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     /// <summary>Other processes left short below the floor share, as the last script answer (or an <c>s:</c> message) said.</summary>
     private int _othersStarving;
 
+    /// <summary>The fair share when Redis last answered a script (0 before the first answer): the fallback's limit during an outage.</summary>
+    private int _lastShare;
+
     /// <summary>Active processes, this one included, as the last script answer said.</summary>
     private int _clients = 1;
 
@@ -65,6 +68,12 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     /// <summary>The least share: budget / active processes, rounded down (0 when the budget is below the processes). While another process starves, one holding more hands leases back.</summary>
     public int FloorShare => Budget / Math.Max(1, Volatile.Read(ref _clients));
 
+    /// <summary>
+    /// This process's fair share when Redis last answered a script: budget / active processes, rounded up, as that answer
+    /// said (0 before the first answer). Summed over the processes it is the budget plus less than one per process.
+    /// </summary>
+    public int LastShare => Volatile.Read(ref _lastShare);
+
     public void Observe(FleetView fleet)
     {
         Volatile.Write(ref _othersWaiting, fleet.OthersWaiting);
@@ -73,6 +82,7 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
         Observe(fleet.InUse);
         telemetry.Expired(fleet.Expired);
         ObserveBudget(fleet.Budget, fleet.Generation, fleet.PausedMs);
+        Volatile.Write(ref _lastShare, FairShare);
     }
 
     public void Observe(int inUse)

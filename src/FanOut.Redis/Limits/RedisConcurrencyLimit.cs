@@ -43,6 +43,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private readonly LeaseClient _client;
     private readonly FleetState _fleet;
     private readonly ReleaseSubscription _subscription;
+    private readonly UnavailableHandler _unavailable;
     private readonly LeaseAcquireLoop _acquire;
     private readonly LeaseRenewalLoop _renewal;
     private readonly LeaseReturnLoop _return;
@@ -82,7 +83,8 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         _subscription = new ReleaseSubscription(_client, _leases, _fleet);
         _onConnectionFailed = OnConnectionFailed;
         _renewal = new LeaseRenewalLoop(options, _leases, _client, _fleet, _telemetry);
-        _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, new UnavailableHandler(options, _leases, _client, _telemetry));
+        _unavailable = new UnavailableHandler(options, _leases, _client, _fleet, _telemetry);
+        _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, _unavailable);
         _return = new LeaseReturnLoop(options, _leases, _client, _fleet, _telemetry);
         if (options.Adaptive is { } adaptive)
         {
@@ -248,6 +250,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
         _leases.Stock();
     }
+
+    /// <summary>The permits this process would hold on the fallback if Redis were unreachable now (for tests and diagnostics).</summary>
+    internal int FallbackLimitNow => _unavailable.FallbackLimit;
 
     /// <summary>Removes a waiter whose token was canceled before it got a permit.</summary>
     internal bool TryRemove(LeaseWaiter waiter) => _leases.TryRemove(waiter);
