@@ -59,6 +59,7 @@ public sealed class FleetStrategy : Strategy
 
         ArgumentNullException.ThrowIfNull(items);
         var key = $"lab-{Guid.NewGuid():N}";
+        await fleet.MarkKeyUsedAsync(key).ConfigureAwait(false);
         var processes = new List<Process>();
         try
         {

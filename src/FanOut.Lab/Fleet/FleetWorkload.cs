@@ -85,6 +85,22 @@ public sealed class FleetWorkload : Workload, ICaseLifecycle
         _server.ResetStats();
     }
 
+    /// <summary>
+    /// Marks <paramref name="key"/> as a key the private Redis has served before, so the fleet's first leases are not held to
+    /// the restart grace a client new to a freshly started server gives (one lease time: docs/redis-limit.md). The lab's
+    /// server is new for the case, not restarted under a fleet, so there is nothing to wait out.
+    /// </summary>
+    internal async Task MarkKeyUsedAsync(string key)
+    {
+        if (RedisEndpoint is not { } endpoint)
+        {
+            return;
+        }
+
+        await using var redis = await StackExchange.Redis.ConnectionMultiplexer.ConnectAsync(endpoint).ConfigureAwait(false);
+        await redis.GetDatabase().StringSetAsync($"fanout:{{{key}}}:epoch", "lab").ConfigureAwait(false);
+    }
+
     /// <summary>Starts sampling an adaptive fleet's budget under <paramref name="key"/> (and halving the capacity when asked), just before the workers start.</summary>
     internal async Task StartTraceAsync(string key, int items) =>
         _trace = await FleetBudgetTrace.StartAsync(RedisEndpoint ?? throw new InvalidOperationException("An adaptive fleet needs the case's redis-server."), key, _server!, items, _halveCapacity).ConfigureAwait(false);

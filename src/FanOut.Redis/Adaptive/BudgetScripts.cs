@@ -12,11 +12,13 @@ namespace FanOut.Redis.Adaptive;
 internal static class BudgetScripts
 {
     /// <summary>
-    /// Adapt: KEYS 1 leases, 2 budget hash; ARGV 1 <c>a MIN MAX INITIAL</c>, 2 channel, 3 kind (<c>o</c> overload, <c>g</c>
+    /// Adapt: KEYS 1 leases, 2 budget hash; ARGV 1 <c>a MIN MAX INITIAL MAXPAUSE</c>, 2 channel, 3 kind (<c>o</c> overload, <c>g</c>
     /// growth evidence), 4 backoff ratio, 5 the asking client's latency window in ms, 6 the generation the overloaded item
     /// started under, 7 a pause in ms (0: none). Returns {budget, generation, pause ms left, 1 if anything changed}.
     /// </summary>
     /// <remarks>
+    /// <para>The stored budget is read held to this process's MIN..MAX, and a stored pause to its MAXPAUSE ms: an earlier
+    /// fleet, or a process with other options, may have left a budget or a pause outside them.</para>
     /// <para>An overload decreases the budget once per generation: a second signal about the same generation (another item
     /// or another process that saw the same burst) finds the generation moved on and changes nothing. A decrease also waits
     /// for one window after the last, whatever the generation. In slow start the first decrease goes to the larger of two
@@ -31,8 +33,8 @@ internal static class BudgetScripts
     public const string Adapt = """
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        local min_s, max_s, initial_s = string.match(ARGV[1], '^a (%d+) (%d+) (%d+)$')
-        local min_b, max_b = tonumber(min_s), tonumber(max_s)
+        local min_s, max_s, initial_s, max_pause_s = string.match(ARGV[1], '^a (%d+) (%d+) (%d+) (%d+)$')
+        local min_b, max_b, max_pause = tonumber(min_s), tonumber(max_s), tonumber(max_pause_s)
         local kind = ARGV[3]
         local ratio = tonumber(ARGV[4])
         local window = tonumber(ARGV[5])
@@ -41,9 +43,9 @@ internal static class BudgetScripts
           redis.call('HSET', KEYS[2], 'b', initial_s, 'g', 0, 's', 1)
           state = {initial_s, 0, 0, 0, 0, '1'}
         end
-        local budget = tonumber(state[1])
+        local budget = math.min(max_b, math.max(min_b, tonumber(state[1])))
         local generation = tonumber(state[2] or 0)
-        local until_ms = tonumber(state[3] or 0)
+        local until_ms = math.min(tonumber(state[3] or 0), now + max_pause)
         local decreased_at = tonumber(state[4] or 0)
         local grown_at = tonumber(state[5] or 0)
         local slow = state[6] ~= '0'

@@ -8,4 +8,5 @@ namespace FanOut.Redis.Leases;
 /// <param name="Budget">The fleet budget: the configured one, or the adaptive one Redis holds.</param>
 /// <param name="Generation">The adaptive budget's generation: how many decreases it has had (0 for a fixed budget).</param>
 /// <param name="PausedMs">How long the fleet stays paused by a retry-after hint, by the server's clock (0 when not paused).</param>
-internal readonly record struct FleetView(int InUse, int Expired, int OthersWaiting, int Clients, int Budget, long Generation, long PausedMs);
+/// <param name="OthersStarving">Other clients left short below the floor share (see <see cref="LeaseScripts.Acquire"/>).</param>
+internal readonly record struct FleetView(int InUse, int Expired, int OthersWaiting, int Clients, int Budget, long Generation, long PausedMs, int OthersStarving = 0);

@@ -64,7 +64,8 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
             // A process already holding its fair share while others wait would only have to hand a won lease back: it leaves
             // the released lease to those below their share instead of racing them (with 16 processes, every release
             // otherwise cost 15 round trips, 14 of which granted nothing).
-            var worthAsking = released && !(fleet.OthersWaiting && leases.HeldCount >= fleet.FairShare);
+            var held = leases.HeldCount;
+            var worthAsking = released && !(fleet.OthersWaiting && held >= fleet.FairShare) && !(fleet.OthersStarving && held >= Math.Max(1, fleet.FloorShare));
             if (untilPoll > TimeSpan.Zero && !worthAsking && fleet.Budget == _shortBudget && leases.Unbacked == 0)
             {
                 await leases.PumpWake.WaitAsync(untilPoll, _time, token).ConfigureAwait(false);
@@ -96,6 +97,17 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
     /// <returns>True when Redis granted everything asked for (so more waiters may be served at once).</returns>
     private async Task<bool> RoundAsync(CancellationToken token)
     {
+        if (leases.Idle > 0 && !leases.IsLive)
+        {
+            // Idle leases held back (the connection failed, or a renewal is overdue): a renewal says which Redis still has,
+            // re-registering them after a restart, and serves the waiters from those; then ask for what is still missing.
+            await client.SerializedAsync(renewal.RenewUnderGateAsync, token).ConfigureAwait(false);
+            if (leases.WaiterCount == 0 && leases.Unbacked == 0)
+            {
+                return true;
+            }
+        }
+
         // Items running without a lease (fallback, or lost) are registered first, so Redis counts what really runs.
         var waiting = leases.WaiterCount;
         var budget = fleet.Budget;
@@ -120,12 +132,12 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
             reply = await client.SerializedAsync(
                 async (store, ct) =>
                 {
-                    var answer = await client.Bounded(store.AcquireAsync(client.Epoch, ids), ct).ConfigureAwait(false);
+                    var answer = await client.Bounded(store.AcquireAsync(client.Epoch, ids, leases.HeldCount), ct).ConfigureAwait(false);
                     if (answer.EpochChanged)
                     {
                         // Redis lost its data (or this is the first call): re-register what we hold before asking for more.
                         await renewal.RenewUnderGateAsync(store, ct).ConfigureAwait(false);
-                        answer = await client.Bounded(store.AcquireAsync(client.Epoch, ids), ct).ConfigureAwait(false);
+                        answer = await client.Bounded(store.AcquireAsync(client.Epoch, ids, leases.HeldCount), ct).ConfigureAwait(false);
                     }
 
                     return answer;

@@ -12,7 +12,7 @@ internal sealed class LeaseStore
 
     private readonly IDatabase _database;
     private readonly RedisKey[] _keys;
-    private readonly RedisKey[] _leaseKey;
+    private readonly RedisKey[] _releaseKeys;
     private readonly RedisKey[] _leaveKeys;
     private readonly RedisKey[] _budgetKeys;
     private readonly RedisValue _budget;
@@ -28,12 +28,12 @@ internal sealed class LeaseStore
         var prefix = $"fanout:{{{options.Key}}}:";
         LeasesKey = prefix + "leases";
         BudgetKey = prefix + "budget";
-        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace", prefix + "clock", BudgetKey];
+        _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace", prefix + "clock", BudgetKey, prefix + "starving"];
         _budgetKeys = [LeasesKey, BudgetKey];
-        _leaseKey = [LeasesKey];
-        _leaveKeys = [prefix + "clients", prefix + "waiting"];
+        _releaseKeys = [LeasesKey, prefix + "starving"];
+        _leaveKeys = [prefix + "clients", prefix + "waiting", prefix + "starving"];
         _budget = options.Adaptive is { } adaptive
-            ? (RedisValue)string.Create(CultureInfo.InvariantCulture, $"a {adaptive.MinBudget} {adaptive.MaxBudget} {adaptive.InitialBudget}")
+            ? (RedisValue)string.Create(CultureInfo.InvariantCulture, $"a {adaptive.MinBudget} {adaptive.MaxBudget} {adaptive.InitialBudget} {(long)adaptive.MaxPause.TotalMilliseconds}")
             : (RedisValue)options.Budget;
         _leaseMs = (long)options.LeaseTime.TotalMilliseconds;
         _channelName = prefix + "released";
@@ -58,18 +58,19 @@ internal sealed class LeaseStore
     /// <summary>Where releases (<c>r</c>) and short acquisitions (<c>w:client</c>) are published.</summary>
     public RedisChannel Channel { get; }
 
-    /// <summary>Asks for <paramref name="ids"/>.Count leases, named by <paramref name="ids"/>.</summary>
-    public async Task<AcquireReply> AcquireAsync(string epoch, IReadOnlyList<string> ids)
+    /// <summary>Asks for <paramref name="ids"/>.Count leases, named by <paramref name="ids"/>, for a client holding <paramref name="held"/>.</summary>
+    public async Task<AcquireReply> AcquireAsync(string epoch, IReadOnlyList<string> ids, int held = 0)
     {
-        var arguments = Arguments(epoch, 1 + ids.Count);
-        arguments[FixedArguments] = ids.Count;
+        var arguments = Arguments(epoch, 2 + ids.Count);
+        arguments[FixedArguments] = held;
+        arguments[FixedArguments + 1] = ids.Count;
         for (var i = 0; i < ids.Count; i++)
         {
-            arguments[FixedArguments + 1 + i] = ids[i];
+            arguments[FixedArguments + 2 + i] = ids[i];
         }
 
         var reply = (RedisResult[])(await Evaluate(LeaseScripts.Acquire, _keys, arguments).ConfigureAwait(false))!;
-        return new AcquireReply((int)reply[0], (string)reply[1]!, new FleetView((int)reply[2], (int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6], (long)reply[7], (long)reply[8]));
+        return new AcquireReply((int)reply[0], (string)reply[1]!, new FleetView((int)reply[2], (int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6], (long)reply[7], (long)reply[8], (int)reply[9]));
     }
 
     /// <summary>Renews <paramref name="ids"/>, re-adding missing ones while the budget has room.</summary>
@@ -82,18 +83,18 @@ internal sealed class LeaseStore
         }
 
         var reply = (RedisResult[])(await Evaluate(LeaseScripts.Renew, _keys, arguments).ConfigureAwait(false))!;
-        const int LostFrom = 10;
+        const int LostFrom = 11;
         var lost = new string[reply.Length - LostFrom];
         for (var i = 0; i < lost.Length; i++)
         {
             lost[i] = (string)reply[LostFrom + i]!;
         }
 
-        return new RenewReply((string)reply[0]!, (int)reply[1], (int)reply[2], lost, new FleetView((int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6], (int)reply[7], (long)reply[8], (long)reply[9]));
+        return new RenewReply((string)reply[0]!, (int)reply[1], (int)reply[2], lost, new FleetView((int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6], (int)reply[7], (long)reply[8], (long)reply[9], (int)reply[10]));
     }
 
-    /// <summary>Gives <paramref name="ids"/> back; returns the leases in use fleet-wide afterwards.</summary>
-    public async Task<int> ReleaseAsync(IReadOnlyList<string> ids)
+    /// <summary>Gives <paramref name="ids"/> back; returns the leases in use fleet-wide afterwards and the clients starving.</summary>
+    public async Task<(int InUse, int Starving)> ReleaseAsync(IReadOnlyList<string> ids)
     {
         var arguments = new RedisValue[1 + ids.Count];
         arguments[0] = _channelName;
@@ -102,8 +103,8 @@ internal sealed class LeaseStore
             arguments[1 + i] = ids[i];
         }
 
-        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Release, _leaseKey, arguments).ConfigureAwait(false))!;
-        return (int)reply[1];
+        var reply = (RedisResult[])(await Evaluate(LeaseScripts.Release, _releaseKeys, arguments).ConfigureAwait(false))!;
+        return ((int)reply[1], (int)reply[2]);
     }
 
     /// <summary>Runs the adaptive budget's <paramref name="request"/> (<see cref="Adaptive.BudgetScripts.Adapt"/>).</summary>

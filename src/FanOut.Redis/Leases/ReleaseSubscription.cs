@@ -6,7 +6,7 @@ namespace FanOut.Redis.Leases;
 
 /// <summary>
 /// The limit's subscription to its budget's channel: a release (<c>r</c>) wakes the acquire loop; another client left short
-/// (<c>w:id</c>) starts handing spare leases back; an adaptive budget that moved (<c>b:budget:generation</c>) or a fleet
+/// (<c>w:id</c>) or starving (<c>s:id</c>, below the floor share) starts handing spare leases back; an adaptive budget that moved (<c>b:budget:generation</c>) or a fleet
 /// pause (<c>p:ms</c>) is taken in at once.
 /// </summary>
 /// <remarks>
@@ -79,9 +79,17 @@ internal sealed class ReleaseSubscription
                 _leases.PumpWake.Set();
             }
         }
-        else if (text is not null && text.StartsWith("w:", StringComparison.Ordinal) && !text.AsSpan(2).SequenceEqual(_client.ClientId))
+        else if (text is not null && (text.StartsWith("w:", StringComparison.Ordinal) || text.StartsWith("s:", StringComparison.Ordinal)) && !text.AsSpan(2).SequenceEqual(_client.ClientId))
         {
-            _fleet.OtherWaiting();
+            if (text[0] == 's')
+            {
+                _fleet.OtherStarving();
+            }
+            else
+            {
+                _fleet.OtherWaiting();
+            }
+
             if (_leases.Idle > 0)
             {
                 _leases.ArmLinger();

@@ -58,6 +58,9 @@ internal sealed class LocalLeases
     /// </summary>
     private long _liveUntil;
 
+    /// <summary>When the connection last failed (a <see cref="Stopwatch"/> timestamp; guarded by <see cref="_lock"/>): see <see cref="Unverify"/>.</summary>
+    private long _unverifiedAt;
+
     /// <summary>1 while the return loop is lingering or about to.</summary>
     private int _lingerArmed;
 
@@ -162,22 +165,42 @@ internal sealed class LocalLeases
         return false;
     }
 
+    /// <summary>True while the leases held here are surely live in Redis (see <see cref="_liveUntil"/>).</summary>
+    public bool IsLive => Stopwatch.GetTimestamp() <= Volatile.Read(ref _liveUntil);
+
     /// <summary>Every lease held here was renewed (or granted) by a script sent at <paramref name="sentAt"/> (a <see cref="Stopwatch"/> timestamp): they live at least one lease time from then.</summary>
+    /// <remarks>A script sent before the connection last failed vouches for nothing (<see cref="Unverify"/>): it may have been answered by the server that lost the data.</remarks>
     public void LiveFrom(long sentAt, TimeSpan leaseTime)
     {
         var until = sentAt + (long)(leaseTime.TotalSeconds * Stopwatch.Frequency);
-        var seen = Volatile.Read(ref _liveUntil);
-        while (until > seen)
+        lock (_lock)
         {
-            var was = Interlocked.CompareExchange(ref _liveUntil, until, seen);
-            if (was == seen)
+            AssertInvariants();
+            if (sentAt < _unverifiedAt || until <= _liveUntil)
             {
-                Drain(); // idle leases held back as possibly expired may serve the waiters again
                 return;
             }
 
-            seen = was;
+            Volatile.Write(ref _liveUntil, until);
         }
+
+        Drain(); // idle leases held back as possibly expired may serve the waiters again
+    }
+
+    /// <summary>
+    /// The connection to Redis failed: Redis may have restarted and lost every lease held here, so no idle one is handed out
+    /// until a script sent after now says they are live (a renewal re-registers them, or reports them lost).
+    /// </summary>
+    public void Unverify()
+    {
+        lock (_lock)
+        {
+            AssertInvariants();
+            _unverifiedAt = Stopwatch.GetTimestamp();
+            Volatile.Write(ref _liveUntil, 0);
+        }
+
+        PumpWake.Set(); // waiters here now need the acquire loop (which renews first)
     }
 
     /// <summary>Ends an item that ran without a lease, if one is running.</summary>

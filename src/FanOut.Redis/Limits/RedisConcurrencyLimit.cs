@@ -43,6 +43,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private readonly LeaseClient _client;
     private readonly FleetState _fleet;
     private readonly ReleaseSubscription _subscription;
+    private readonly UnavailableHandler _unavailable;
     private readonly LeaseAcquireLoop _acquire;
     private readonly LeaseRenewalLoop _renewal;
     private readonly LeaseReturnLoop _return;
@@ -51,6 +52,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private readonly FleetBudgetController? _control;
     private readonly FleetBudgetLoop? _budgetLoop;
     private readonly CancellationTokenSource _stop = new();
+
+    /// <summary>The handler on the connection's <c>ConnectionFailed</c>, kept to take it off at disposal.</summary>
+    private readonly EventHandler<ConnectionFailedEventArgs> _onConnectionFailed;
 
     /// <summary>Guards <see cref="_loops"/>: the loops start once, and never after disposal began.</summary>
     private readonly Lock _lifecycle = new();
@@ -73,10 +77,14 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         var pause = options.Adaptive is null ? null : new FleetPause(options.TimeProvider, budgetWake);
         _leases = new LocalLeases(this, options.CeilingBudget, options.TimeProvider, _telemetry, pause);
         _client = new LeaseClient(redis, endpoints, options, clientId);
-        _fleet = new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry);
+        _fleet = options.Adaptive is { } bounds
+            ? new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, bounds.MinBudget, bounds.MaxBudget, (long)bounds.MaxPause.TotalMilliseconds)
+            : new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, options.Budget, options.Budget);
         _subscription = new ReleaseSubscription(_client, _leases, _fleet);
+        _onConnectionFailed = OnConnectionFailed;
         _renewal = new LeaseRenewalLoop(options, _leases, _client, _fleet, _telemetry);
-        _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, new UnavailableHandler(options, _leases, _client, _telemetry));
+        _unavailable = new UnavailableHandler(options, _leases, _client, _fleet, _telemetry);
+        _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, _unavailable);
         _return = new LeaseReturnLoop(options, _leases, _client, _fleet, _telemetry);
         if (options.Adaptive is { } adaptive)
         {
@@ -209,7 +217,11 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         return waiter.Task;
     }
 
-    /// <summary>Gives a permit back: to a local waiter, to the idle stock, or to Redis when this process holds more than its fair share while others wait.</summary>
+    /// <summary>
+    /// Gives a permit back: to a local waiter, to the idle stock, or to Redis when this process holds more than its fair
+    /// share (budget / processes, rounded up) while others wait, or more than the floor share (rounded down) while another
+    /// process starves (see <see cref="Leases.LeaseScripts.Acquire"/>).
+    /// </summary>
     protected override void ReleaseCore()
     {
         base.ReleaseCore();
@@ -229,7 +241,8 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             return; // sits out a window here after an overload (the budget loop stocks it then)
         }
 
-        if (_control?.TryShed() == true || (_fleet.OthersWaiting && _leases.HeldCount > _fleet.FairShare))
+        var held = _leases.HeldCount;
+        if (_control?.TryShed() == true || (_fleet.OthersWaiting && held > _fleet.FairShare) || (_fleet.OthersStarving && held > _fleet.FloorShare))
         {
             _leases.TryHandBackOne();
             return;
@@ -237,6 +250,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
         _leases.Stock();
     }
+
+    /// <summary>The permits this process would hold on the fallback if Redis were unreachable now (for tests and diagnostics).</summary>
+    internal int FallbackLimitNow => _unavailable.FallbackLimit;
 
     /// <summary>Removes a waiter whose token was canceled before it got a permit.</summary>
     internal bool TryRemove(LeaseWaiter waiter) => _leases.TryRemove(waiter);
@@ -274,6 +290,11 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             await loops.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         }
 
+        if (_client.ConnectionIfReady is { } watched)
+        {
+            watched.ConnectionFailed -= _onConnectionFailed;
+        }
+
         _leases.FailWaiters(new ObjectDisposedException(nameof(RedisConcurrencyLimit)));
         var ids = _leases.TakeAll(out var held);
         _telemetry.LeasesHeld(-held);
@@ -300,10 +321,42 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             {
                 var token = _stop.Token;
                 _subscription.Start();
+                WatchConnection();
                 _loops = Task.WhenAll(_acquire.RunAsync(token), _renewal.RunAsync(token), _return.RunAsync(token), _budgetLoop?.RunAsync(token) ?? Task.CompletedTask);
             }
 
             return true;
+        }
+    }
+
+    /// <summary>Tells the local leases when the connection fails (Redis may have lost them), once it is connected.</summary>
+    private void WatchConnection()
+    {
+        var connecting = _client.ConnectionAsync();
+        if (connecting.IsCompletedSuccessfully)
+        {
+            connecting.Result.ConnectionFailed += _onConnectionFailed;
+        }
+        else
+        {
+            _ = connecting.ContinueWith(
+                static (task, state) =>
+                {
+                    var limit = (RedisConcurrencyLimit)state!;
+                    task.Result.ConnectionFailed += limit._onConnectionFailed;
+                },
+                this,
+                CancellationToken.None,
+                TaskContinuationOptions.OnlyOnRanToCompletion | TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default);
+        }
+    }
+
+    private void OnConnectionFailed(object? sender, ConnectionFailedEventArgs e)
+    {
+        if (e.ConnectionType == ConnectionType.Interactive)
+        {
+            _leases.Unverify();
         }
     }
 

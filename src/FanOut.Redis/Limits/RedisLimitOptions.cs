@@ -56,9 +56,21 @@ public sealed record RedisLimitOptions
     /// <value>Default <see cref="RedisUnavailablePolicy.Fail"/>.</value>
     public RedisUnavailablePolicy WhenUnavailable { get; init; } = RedisUnavailablePolicy.Fail;
 
-    /// <summary>Permits this process may hold while Redis is unreachable, under <see cref="RedisUnavailablePolicy.FallBackToLocal"/>.</summary>
-    /// <value>Default 0 (required with that policy); 1 to <see cref="Budget"/> then.</value>
+    /// <summary>The most permits this process may hold while Redis is unreachable, under <see cref="RedisUnavailablePolicy.FallBackToLocal"/>.</summary>
+    /// <value>
+    /// Default 0 (required with that policy); 1 to <see cref="Budget"/> (or the adaptive <see cref="AdaptiveBudgetOptions.MaxBudget"/>)
+    /// then. With <see cref="FallbackAtLastShare"/> (the default) the ceiling of the share this process last held; without
+    /// it, the fallback limit itself.
+    /// </value>
     public int FallbackLimit { get; init; }
+
+    /// <summary>
+    /// Under <see cref="RedisUnavailablePolicy.FallBackToLocal"/>, whether the fallback holds this process to its fair share
+    /// when Redis last answered (budget / active processes, rounded up), at most <see cref="FallbackLimit"/>: N processes
+    /// then admit about the budget during an outage, not N x <see cref="FallbackLimit"/>.
+    /// </summary>
+    /// <value>Default <see langword="true"/>. A process that never reached Redis uses <see cref="FallbackLimit"/>.</value>
+    public bool FallbackAtLastShare { get; init; } = true;
 
     /// <summary>The clock of the heartbeat, linger and poll timers (lease expiry itself always uses the Redis server's clock).</summary>
     /// <value>Default <see cref="TimeProvider.System"/>.</value>

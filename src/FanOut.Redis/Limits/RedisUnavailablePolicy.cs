@@ -7,8 +7,10 @@ public enum RedisUnavailablePolicy
     Fail,
 
     /// <summary>
-    /// Permits come from a local limit of <see cref="RedisLimitOptions.FallbackLimit"/> per process until Redis answers again;
-    /// the fleet may then hold up to processes x fallback limit.
+    /// Permits come from a local limit until Redis answers again: by default the fair share this process held when Redis
+    /// last answered, at most <see cref="RedisLimitOptions.FallbackLimit"/> (so the fleet holds about its budget: less than
+    /// budget + processes); with <see cref="RedisLimitOptions.FallbackAtLastShare"/> off, the fallback limit itself (up to
+    /// processes x fallback limit).
     /// </summary>
     FallBackToLocal,
 }

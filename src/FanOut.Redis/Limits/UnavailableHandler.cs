@@ -4,8 +4,15 @@ using FanOut.Redis.Leases;
 namespace FanOut.Redis;
 
 /// <summary>Applies <see cref="RedisLimitOptions.WhenUnavailable"/> when an acquisition round could not get an answer from Redis.</summary>
-internal sealed class UnavailableHandler(RedisLimitOptions options, LocalLeases leases, LeaseClient client, RedisLimitTelemetry telemetry)
+internal sealed class UnavailableHandler(RedisLimitOptions options, LocalLeases leases, LeaseClient client, FleetState fleet, RedisLimitTelemetry telemetry)
 {
+    /// <summary>
+    /// The permits this process may hold on the fallback: its fair share when Redis last answered (see
+    /// <see cref="RedisLimitOptions.FallbackAtLastShare"/>), at most <see cref="RedisLimitOptions.FallbackLimit"/>; that
+    /// ceiling alone when it never reached Redis or the option is off.
+    /// </summary>
+    public int FallbackLimit => options.FallbackAtLastShare && fleet.LastShare > 0 ? Math.Min(options.FallbackLimit, fleet.LastShare) : options.FallbackLimit;
+
     /// <summary>A round failed with <paramref name="failure"/>: count it, and apply the policy.</summary>
     public void Handle(Exception failure)
     {
@@ -23,7 +30,7 @@ internal sealed class UnavailableHandler(RedisLimitOptions options, LocalLeases 
 
         if (options.WhenUnavailable == RedisUnavailablePolicy.FallBackToLocal)
         {
-            leases.GrantFallback(options.FallbackLimit);
+            leases.GrantFallback(FallbackLimit);
         }
         else
         {

@@ -1,0 +1,202 @@
+using System.Globalization;
+using System.Threading.RateLimiting;
+
+using FanOut.Redis.Leases;
+using FanOut.Redis.Rates;
+
+using StackExchange.Redis;
+
+namespace FanOut.Redis;
+
+/// <summary>
+/// A fleet-wide rate limit: every process that creates one with the same <see cref="RedisRateLimiterOptions.Key"/> shares
+/// <see cref="RedisRateLimiterOptions.PermitLimit"/> permits per <see cref="RedisRateLimiterOptions.Window"/>, scored by the
+/// Redis server's clock in one Lua script per acquisition (GCRA: a token bucket refilled continuously).
+/// </summary>
+/// <remarks>
+/// <para><see cref="RateLimiter.AttemptAcquire"/> never blocks on the network: the fleet's state is in Redis, so it grants
+/// nothing and says to acquire asynchronously (a failed lease with a zero <see cref="MetadataName.RetryAfter"/>); FanOut's
+/// worker loop and ASP.NET Core's rate limiting middleware then call <see cref="RateLimiter.AcquireAsync"/>, which asks Redis
+/// and, when the fleet is ahead of its rate, the script reserves the next free slot (within
+/// <see cref="RedisRateLimiterOptions.ReservationHorizon"/>) and the caller waits until it, so the waiters of every process
+/// queue in time rather than racing for each slot.</para>
+/// <para>Every round trip is bounded by <see cref="RedisRateLimiterOptions.RedisTimeout"/>; one that fails or is not answered
+/// in time throws <see cref="RedisLimitUnavailableException"/> (never silently unbounded).</para>
+/// </remarks>
+public sealed class RedisRateLimiter : RateLimiter
+{
+    private static readonly RateLimitLease s_granted = new RateLease(true, null);
+    private static readonly RateLimitLease s_tryAsync = new RateLease(false, TimeSpan.Zero);
+
+    private readonly IDatabase _database;
+    private readonly RedisRateLimiterOptions _options;
+    private readonly string _endpoints;
+    private readonly RedisKey[] _keys;
+    private readonly RedisValue _interval;
+    private readonly RedisValue _burst;
+    private readonly RedisValue _horizon;
+    private long _successful;
+    private long _failed;
+    private int _queued;
+    private int _disposed;
+
+    private RedisRateLimiter(IConnectionMultiplexer redis, RedisRateLimiterOptions options)
+    {
+        _database = redis.GetDatabase();
+        _options = options;
+        _endpoints = LeaseClient.Describe(redis.GetEndPoints(configuredOnly: true));
+        _keys = [$"fanout:{{{options.Key}}}:rate"];
+        var interval = options.Window.TotalMicroseconds / options.PermitLimit;
+        _interval = interval.ToString("R", CultureInfo.InvariantCulture);
+        _burst = (interval * options.EffectiveBurst).ToString("R", CultureInfo.InvariantCulture);
+        _horizon = (long)options.ReservationHorizon.TotalMicroseconds;
+    }
+
+    /// <summary>A limiter sharing <paramref name="options"/>' rate through <paramref name="redis"/>, which the caller keeps and disposes.</summary>
+    /// <exception cref="ArgumentNullException">An argument is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of its documented range.</exception>
+    public static RedisRateLimiter Create(IConnectionMultiplexer redis, RedisRateLimiterOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(redis);
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        return new RedisRateLimiter(redis, options);
+    }
+
+    /// <summary>
+    /// A partitioned limiter (ASP.NET Core's <c>RateLimiterOptions.GlobalLimiter</c>): one fleet-wide rate per partition,
+    /// each <paramref name="options"/>' rate under the key <c>{Key}:{partition}</c>.
+    /// </summary>
+    /// <exception cref="ArgumentNullException">An argument is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">An option is out of its documented range.</exception>
+    public static PartitionedRateLimiter<TResource> CreatePartitioned<TResource>(IConnectionMultiplexer redis, Func<TResource, string> partition, RedisRateLimiterOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(redis);
+        ArgumentNullException.ThrowIfNull(partition);
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        return PartitionedRateLimiter.Create<TResource, string>(resource =>
+        {
+            var name = partition(resource);
+            return RateLimitPartition.Get(name, key => new RedisRateLimiter(redis, options with { Key = $"{options.Key}:{key}" }));
+        });
+    }
+
+    /// <summary>The options this limiter was created with.</summary>
+    public RedisRateLimiterOptions Options => _options;
+
+    /// <summary>Always null: whether the fleet's bucket is full is known only to Redis.</summary>
+    public override TimeSpan? IdleDuration => null;
+
+    /// <inheritdoc/>
+    public override RateLimiterStatistics? GetStatistics() => new()
+    {
+        CurrentAvailablePermits = 0,
+        CurrentQueuedCount = Volatile.Read(ref _queued),
+        TotalFailedLeases = Interlocked.Read(ref _failed),
+        TotalSuccessfulLeases = Interlocked.Read(ref _successful),
+    };
+
+    /// <summary>Grants nothing without a round trip: a failed lease saying to acquire asynchronously (a zero RetryAfter); zero permits always succeed.</summary>
+    /// <param name="permitCount">Permits wanted: 0 to the burst.</param>
+    protected override RateLimitLease AttemptAcquireCore(int permitCount)
+    {
+        CheckPermitCount(permitCount);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        return permitCount == 0 ? s_granted : s_tryAsync;
+    }
+
+    /// <summary>Asks Redis for <paramref name="permitCount"/> permits, waiting as long as the script says until they are granted.</summary>
+    /// <param name="permitCount">Permits wanted: 0 to the burst.</param>
+    /// <param name="cancellationToken">Ends the wait (an <see cref="OperationCanceledException"/>).</param>
+    /// <exception cref="RedisLimitUnavailableException">A round trip failed or was not answered within <see cref="RedisRateLimiterOptions.RedisTimeout"/>.</exception>
+    protected override async ValueTask<RateLimitLease> AcquireAsyncCore(int permitCount, CancellationToken cancellationToken)
+    {
+        CheckPermitCount(permitCount);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        if (permitCount == 0)
+        {
+            return s_granted;
+        }
+
+        Interlocked.Increment(ref _queued);
+        try
+        {
+            while (true)
+            {
+                var (reserved, wait) = await AskAsync(permitCount, cancellationToken).ConfigureAwait(false);
+                if (wait > TimeSpan.Zero)
+                {
+                    // Reserved: the permits are ours at server-now + wait (canceled meanwhile, they are spent). Refused: ask again then.
+                    await Task.Delay(wait, _options.TimeProvider, cancellationToken).ConfigureAwait(false);
+                }
+
+                if (reserved)
+                {
+                    Interlocked.Increment(ref _successful);
+                    return s_granted;
+                }
+            }
+        }
+        catch (RedisLimitUnavailableException)
+        {
+            Interlocked.Increment(ref _failed);
+            throw;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _queued);
+        }
+    }
+
+    /// <inheritdoc/>
+    protected override void Dispose(bool disposing)
+    {
+        Volatile.Write(ref _disposed, 1);
+        base.Dispose(disposing);
+    }
+
+    /// <summary>One round trip: reserved (the permits are this caller's after <c>Wait</c>) or not (ask again after <c>Wait</c>).</summary>
+    private async Task<(bool Reserved, TimeSpan Wait)> AskAsync(int permitCount, CancellationToken cancellationToken)
+    {
+        var call = _database.ScriptEvaluateAsync(RateScripts.Acquire, _keys, [_interval, _burst, permitCount, _horizon]);
+        RedisResult[] reply;
+        try
+        {
+            reply = (RedisResult[])(await call.WaitAsync(_options.RedisTimeout, _options.TimeProvider, cancellationToken).ConfigureAwait(false))!;
+        }
+        catch (Exception e) when (e is RedisException or TimeoutException or ObjectDisposedException)
+        {
+            _ = call.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            throw RedisLimitUnavailableException.Create(_options.Key, _endpoints, _options.RedisTimeout, e);
+        }
+
+        return ((long)reply[0] == 1, TimeSpan.FromMicroseconds((long)reply[1]));
+    }
+
+    private void CheckPermitCount(int permitCount)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(permitCount);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(permitCount, _options.EffectiveBurst);
+    }
+
+    /// <summary>A lease of this limiter: granted, or failed with a retry-after.</summary>
+    private sealed class RateLease(bool acquired, TimeSpan? retryAfter) : RateLimitLease
+    {
+        public override bool IsAcquired => acquired;
+
+        public override IEnumerable<string> MetadataNames => retryAfter is null ? [] : [MetadataName.RetryAfter.Name];
+
+        public override bool TryGetMetadata(string metadataName, out object? metadata)
+        {
+            if (retryAfter is { } after && metadataName == MetadataName.RetryAfter.Name)
+            {
+                metadata = after;
+                return true;
+            }
+
+            metadata = null;
+            return false;
+        }
+    }
+}
