@@ -210,7 +210,20 @@ public sealed class RedisTimeoutTests(RedisServer redis) : IClassFixture<RedisSe
     private async Task<RedisConcurrencyLimit> WarmedUp(IConnectionMultiplexer connection, RedisLimitOptions options)
     {
         var limit = RedisConcurrencyLimit.Create(connection, options);
-        Assert.True(await limit.WaitAsync(CancellationToken.None).WaitAsync(s_guard));
+        for (var attempt = 1; ; attempt++)
+        {
+            try
+            {
+                Assert.True(await limit.WaitAsync(CancellationToken.None).WaitAsync(s_guard));
+                break;
+            }
+            catch (RedisLimitUnavailableException) when (attempt < 5)
+            {
+                // A loaded CI host missed the short command timeout on the warm-up's first round trip (824 ms against 300 ms
+                // while other test assemblies ran): the warm-up is not what these tests measure, so it tries again.
+            }
+        }
+
         limit.Release();
         await Eventually.TrueAsync(async () => await LeaseCount(options) == 0 && limit.LeasesHeld == 0, "the warm-up lease went back");
         return limit;
