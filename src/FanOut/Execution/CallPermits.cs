@@ -166,9 +166,6 @@ internal sealed class CallPermits
         return false;
     }
 
-    /// <summary>Room the limit shows that no worker of this call is on its way to take.</summary>
-    public int UnclaimedRoom => _limit.Current - _limit.InFlight - Volatile.Read(ref _seeking);
-
     /// <summary>Takes a permit of the pool without waiting.</summary>
     public bool TryTake()
     {

@@ -30,8 +30,11 @@ internal abstract partial class FanOutRun<T>
         /// <summary>The worker gave up (stopped, no items left) or retired: it holds nothing and stops.</summary>
         GaveUp,
 
-        /// <summary>The worker let go of its window slot to retire, but was the call's last worker: it takes its turn again.</summary>
+        /// <summary>The worker let go of its window slot or lease to retire, but was the call's last worker: it takes its turn again.</summary>
         Again,
+
+        /// <summary>The worker meant to retire but is the call's last worker, and gave back nothing it must take again: it goes on looking.</summary>
+        Stayed,
     }
 
     /// <summary>A lazy source's turns: one worker of the call pulls (and takes its permit) at a time. Null for arrays and lists.</summary>
@@ -136,16 +139,10 @@ internal abstract partial class FanOutRun<T>
             if (!_permits.RoomMayComeFromOutside || !_permits.TryBecomeWaiter())
             {
                 // Retire: room comes back to the call's own workers, or another worker of the call waits for it.
-                var heldMore = slot.InWindow || slot.Lease is not null;
-                if (TryRetireWorker(slot))
+                var retired = RetireOrStay(slot);
+                if (retired != PermitLook.Stayed)
                 {
-                    return PermitLook.GaveUp;
-                }
-
-                if (heldMore)
-                {
-                    LeaveSeeking(slot);
-                    return PermitLook.Again; // the call's last worker gave its window slot or lease back: take them again, then wait
+                    return retired;
                 }
 
                 if (!_permits.TryBecomeWaiter())
@@ -197,15 +194,10 @@ internal abstract partial class FanOutRun<T>
         if (_source.KnownCount >= 0 && _source.KnownCount - _source.ClaimedCount <= _permits.LeaseQueued)
         {
             // The items left are promised to workers already queued: retire (the call's last worker queues all the same).
-            var inWindow = slot.InWindow;
-            if (TryRetireWorker(slot))
+            var retired = RetireOrStay(slot);
+            if (retired != PermitLook.Stayed)
             {
-                return PermitLook.GaveUp;
-            }
-
-            if (inWindow)
-            {
-                return PermitLook.Again;
+                return retired;
             }
         }
 
@@ -213,21 +205,15 @@ internal abstract partial class FanOutRun<T>
         {
             // As many of the call's workers queue as the limit has permits: this one retires. It cannot be the call's last
             // worker unless the queued ones just left, and then it looks again.
-            var inWindow = slot.InWindow;
-            if (TryRetireWorker(slot))
+            var retired = RetireOrStay(slot);
+            if (retired != PermitLook.Stayed)
             {
-                return PermitLook.GaveUp;
-            }
-
-            if (inWindow)
-            {
-                return PermitLook.Again;
+                return retired;
             }
 
             await Task.Yield();
         }
 
-        slot.InLeaseQueue = true;
         EnterSeeking(slot); // the room it gave back is still its own until it holds a permit again: nobody starts a worker for it
         try
         {
@@ -235,7 +221,6 @@ internal abstract partial class FanOutRun<T>
         }
         finally
         {
-            slot.InLeaseQueue = false;
             _permits.LeaveLeaseQueue();
         }
     }
@@ -319,7 +304,7 @@ internal abstract partial class FanOutRun<T>
             }
 
             // Still in turn: a worker holding a pulled item waits for its permit before the next worker may pull.
-            if (!slot.HoldsAnyPermit && !TryTakePermit(slot) && !await WaitForPermitAsync(slot, Token).ConfigureAwait(false))
+            if (!await HoldPermitAsync(slot).ConfigureAwait(false))
             {
                 return GiveUp(slot); // canceled: the pulled item never runs
             }
@@ -359,7 +344,7 @@ internal abstract partial class FanOutRun<T>
             return false;
         }
 
-        if (!slot.HoldsAnyPermit && !TryTakePermit(slot) && !await WaitForPermitAsync(slot, Token).ConfigureAwait(false))
+        if (!await HoldPermitAsync(slot).ConfigureAwait(false))
         {
             return false;
         }
@@ -412,6 +397,10 @@ internal abstract partial class FanOutRun<T>
         LeaveSeeking(slot);
         return true;
     }
+
+    /// <summary>Makes sure a worker that holds an item holds a permit: the one it has, one taken now, or one waited for (false when the run is canceled first).</summary>
+    private ValueTask<bool> HoldPermitAsync(WorkerSlot<T> slot) =>
+        slot.HoldsAnyPermit || TryTakePermit(slot) ? new(true) : WaitForPermitAsync(slot, Token);
 
     /// <summary>Waits for a permit for a worker that holds an item, or the turn to pull one (not as the call's waiter: it must not retire); false when canceled.</summary>
     private async ValueTask<bool> WaitForPermitAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
@@ -477,22 +466,20 @@ internal abstract partial class FanOutRun<T>
     /// <summary>
     /// Retires a worker that holds no item: it gives back everything it holds (window slot, lease, permit, its place among
     /// the seekers) and only then counts itself out, so nothing of a retired worker is left when the last worker completes
-    /// the call. False when it is the call's last worker: it stays, takes its place among the seekers again, and must take
-    /// again what it gave back.
+    /// the call. The call's last worker stays: it takes its place among the seekers again, and <see cref="PermitLook.Again"/>
+    /// says it must take again the window slot or lease it gave back.
     /// </summary>
-    private bool TryRetireWorker(WorkerSlot<T> slot)
+    private PermitLook RetireOrStay(WorkerSlot<T> slot)
     {
-        LeaveWindow(slot);
-        ReleaseLease(slot);
-        GivePermit(slot);
-        LeaveSeeking(slot);
+        var mustTakeAgain = slot.InWindow || slot.Lease is not null;
+        GiveUp(slot);
         if (TryRetire(slot))
         {
-            return true;
+            return PermitLook.GaveUp;
         }
 
         EnterSeeking(slot);
-        return false;
+        return mustTakeAgain ? PermitLook.Again : PermitLook.Stayed;
     }
 
     /// <summary>

@@ -46,6 +46,9 @@ internal abstract partial class FanOutRun<T>
     /// <summary>True when the run has an ordered window to enter before each claim (an ordered stream).</summary>
     private readonly bool _hasWindow;
 
+    /// <summary>The index of a known-count source's last item (its claim ends the items); -1 when the count is unknown.</summary>
+    private readonly long _lastIndex;
+
     /// <summary>True when a worker that kept its permit may claim synchronously: an indexed source, no rate limiter, no ordered window.</summary>
     private readonly bool _claimsInline;
 
@@ -78,6 +81,7 @@ internal abstract partial class FanOutRun<T>
         _hasWindow = hasWindow;
         _wantsSamples = _limit.WantsSamples;
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
+        _lastIndex = source.KnownCount > 0 ? source.FirstIndex + source.KnownCount - 1 : -1;
         _claimTurn = source.ClaimsSynchronously ? null : new SemaphoreSlim(1, 1);
         _permits = new CallPermits(_limit, _cts.Token);
         _scope = new CallScope(_limit, _permits, _overloadRetries);

@@ -40,9 +40,6 @@ internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : IThreadPoolWorkItem
     /// <summary>True while the worker is counted among the call's workers on their way to a permit (<see cref="CallPermits.Seeking"/>).</summary>
     public bool Seeking;
 
-    /// <summary>True while the worker holds a place in the rate limiter's queue (<see cref="CallPermits.LeaseQueued"/>).</summary>
-    public bool InLeaseQueue;
-
     /// <summary>True while the worker holds a slot of an ordered stream's window for the item it is about to claim.</summary>
     public bool InWindow;
 

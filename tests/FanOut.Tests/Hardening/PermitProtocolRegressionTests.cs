@@ -165,14 +165,17 @@ public sealed class PermitProtocolRegressionTests
     [Fact]
     public async Task ThrowingActivityListener_CallFailsAndPermitsGoBack()
     {
+        // The listener is process-wide: it samples and throws only in this test's flow (the call's workers capture it), so
+        // calls of tests running beside this one are not traced, let alone failed.
         var limit = ConcurrencyLimit.Fixed(2);
+        s_throwingListenerHere.Value = true;
         using var listener = new ActivityListener
         {
             ShouldListenTo = source => source.Name == "FanOut",
-            Sample = (ref ActivityCreationOptions<ActivityContext> _) => ActivitySamplingResult.AllDataAndRecorded,
+            Sample = (ref ActivityCreationOptions<ActivityContext> _) => s_throwingListenerHere.Value ? ActivitySamplingResult.AllDataAndRecorded : ActivitySamplingResult.None,
             ActivityStarted = activity =>
             {
-                if (activity.OperationName == "FanOut.Item")
+                if (s_throwingListenerHere.Value && activity.OperationName == "FanOut.Item")
                 {
                     throw new InvalidOperationException("listener failed");
                 }
@@ -410,6 +413,9 @@ public sealed class PermitProtocolRegressionTests
 
         public override string Kind => "scripted";
     }
+
+    /// <summary>Set in the flow of the test whose activity listener throws (see ThrowingActivityListener_...).</summary>
+    private static readonly AsyncLocal<bool> s_throwingListenerHere = new();
 
     /// <summary>Room for 1,024 results: a completion-order stream's least channel capacity.</summary>
     private const int StreamCapacity = 1024;
