@@ -16,6 +16,16 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public ConcurrencyLimit? Limit { get; set; }
 
+    /// <summary>The limit a service gets when <see cref="Limit"/> is <see langword="null"/>: a new <see cref="ConcurrencyLimit.Adaptive"/> with the server-side options, measured on <paramref name="timeProvider"/>.</summary>
+    /// <remarks>Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.</remarks>
+    /// <param name="timeProvider">The clock latency is measured with.</param>
+    /// <returns>A new limit.</returns>
+    public static ConcurrencyLimit DefaultLimit(TimeProvider timeProvider)
+    {
+        ArgumentNullException.ThrowIfNull(timeProvider);
+        return ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = timeProvider });
+    }
+
     /// <summary>The most requests that wait for a permit; beyond it a request is refused at once.</summary>
     /// <value>
     /// Default 1,000, range 0 (no queue: refused when no permit is free) to 1,000,000. A hard bound on memory; the queue

@@ -61,7 +61,7 @@ internal sealed class RequestAdmission : IDisposable
     {
         ArgumentNullException.ThrowIfNull(options);
         _time = options.TimeProvider;
-        _limit = options.Limit ?? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = _time });
+        _limit = options.Limit ?? FanOutConcurrencyOptions.DefaultLimit(_time);
         _queueLimit = options.QueueLimit;
         _queuePerPermit = options.QueuePerPermit;
         _rejectionStart = options.RejectionStart;

@@ -67,6 +67,9 @@ public sealed record IoRunMetrics
     /// <summary>The server's answers (served + 429) once an adaptive fleet converged; null otherwise.</summary>
     public long? CallsAfterConvergence { get; init; }
 
+    /// <summary>A server under open-loop load (server-overload): each load step's figures, in order; null otherwise.</summary>
+    public IReadOnlyList<Results.LoadStepResult>? LoadSteps { get; init; }
+
     /// <summary>All failed items.</summary>
     public long Failures => FailuresByStatus.Values.Sum() + FailuresSocket + FailuresTimeout + FailuresOther;
 }

@@ -76,6 +76,9 @@ public sealed record IoResult
     /// <summary>The server's answers once an adaptive fleet converged; null otherwise.</summary>
     public double? CallsAfterConvergence { get; init; }
 
+    /// <summary>A server under open-loop load (server-overload): each load step's figures, of one run (the median one); null otherwise.</summary>
+    public IReadOnlyList<LoadStepResult>? LoadSteps { get; init; }
+
     /// <summary>The means of <paramref name="runs"/>, with the counts of <paramref name="counts"/> when given (else their means too),
     /// or null when they carry no I/O metrics.</summary>
     public static IoResult? Of(IReadOnlyList<IoRunMetrics?> runs, IoRunMetrics? counts = null)
@@ -125,6 +128,7 @@ public sealed record IoResult
             BudgetHighAfterConvergence = MeanOrNull(r => r.BudgetHighAfterConvergence),
             Rejected429AfterConvergence = MeanOrNull(r => r.Rejected429AfterConvergence),
             CallsAfterConvergence = MeanOrNull(r => r.CallsAfterConvergence),
+            LoadSteps = (counts ?? io[0]).LoadSteps,
         };
     }
 }

@@ -1,16 +1,5 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Net;
-using System.Threading.RateLimiting;
-
-using FanOut.AspNetCore;
-
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.RateLimiting;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace FanOut.Lab.ServerOverload;
 
@@ -23,7 +12,7 @@ public static class ServerOverloadRun
     /// <summary>How long a client waits before it gives up (and aborts the request, which the server sees).</summary>
     public static TimeSpan ClientTimeout { get; } = TimeSpan.FromSeconds(2);
 
-    /// <summary>Runs <paramref name="row"/> at <paramref name="loadFactor"/> x the backend's capacity.</summary>
+    /// <summary>Runs <paramref name="row"/> at <paramref name="loadFactor"/> x the backend's capacity, in an app of its own.</summary>
     /// <param name="row">The protection.</param>
     /// <param name="backend">The dependency (shared by the cells; it must be idle between them).</param>
     /// <param name="loadFactor">Offered load as a multiple of <see cref="IOverloadBackend.CapacityPerSecond"/>.</param>
@@ -34,72 +23,30 @@ public static class ServerOverloadRun
     {
         ArgumentNullException.ThrowIfNull(row);
         ArgumentNullException.ThrowIfNull(backend);
-        var limit = row.Kind is OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities ? ConcurrencyLimit.Adaptive() : null;
-        await using var app = await StartAppAsync(row, backend, limit).ConfigureAwait(false);
-        var url = new Uri(app.Urls.First() + "/work");
-        var rate = loadFactor * backend.CapacityPerSecond;
-        var samples = await OpenLoopAsync(url, rate, warmup + measured, limit).ConfigureAwait(false);
-        await app.StopAsync().ConfigureAwait(false);
+        await using var app = await OverloadApp.StartAsync(row, backend).ConfigureAwait(false);
+        return await RunLoadAsync(row, app, backend.CapacityPerSecond * loadFactor, loadFactor, warmup, measured, slo).ConfigureAwait(false);
+    }
+
+    /// <summary>One load step against a running <paramref name="app"/> (the lab's sweep runs four in one app, so the limit carries over).</summary>
+    /// <param name="row">The protection, for the cell's label.</param>
+    /// <param name="app">The service under test.</param>
+    /// <param name="rate">Arrivals per second.</param>
+    /// <param name="loadFactor">The load's multiple of capacity, for the cell's label.</param>
+    /// <param name="warmup">Arrivals in this first stretch are sent but not counted.</param>
+    /// <param name="measured">The counted stretch.</param>
+    /// <param name="slo">A response counts as goodput when it is a 200 within this of its intended start.</param>
+    /// <param name="live">Counters a timeline reads while the step runs; null for none.</param>
+    public static async Task<OverloadCell> RunLoadAsync(OverloadRow row, OverloadApp app, double rate, double loadFactor, TimeSpan warmup, TimeSpan measured, TimeSpan slo, OverloadLiveCounters? live = null)
+    {
+        ArgumentNullException.ThrowIfNull(row);
+        ArgumentNullException.ThrowIfNull(app);
+        var samples = await OpenLoopAsync(app.WorkUrl, rate, warmup + measured, app.Limit, slo, live).ConfigureAwait(false);
         return Summarize(row, loadFactor, rate, samples.Requests, samples.Timeline, warmup, measured, slo);
     }
 
     private sealed record Sample(double IntendedSeconds, bool Critical, int Status, double LatencyMs);
 
-    private static async Task<WebApplication> StartAppAsync(OverloadRow row, IOverloadBackend backend, ConcurrencyLimit? limit)
-    {
-        var builder = WebApplication.CreateSlimBuilder();
-        builder.Logging.ClearProviders();
-        builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, 0));
-        switch (row.Kind)
-        {
-            case OverloadRowKind.AspNetConcurrencyLimiter:
-                builder.Services.AddRateLimiter(o =>
-                {
-                    o.RejectionStatusCode = StatusCodes.Status503ServiceUnavailable;
-                    o.GlobalLimiter = PartitionedRateLimiter.Create<HttpContext, string>(_ => RateLimitPartition.GetConcurrencyLimiter(
-                        "all", _ => new ConcurrencyLimiterOptions { PermitLimit = row.Permits, QueueLimit = row.Permits, QueueProcessingOrder = QueueProcessingOrder.OldestFirst }));
-                });
-                break;
-            case OverloadRowKind.FanOutAdaptive:
-                builder.Services.AddFanOutConcurrency(o => { o.Limit = limit; o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit; });
-                break;
-            case OverloadRowKind.FanOutPriorities:
-                builder.Services.AddFanOutConcurrency(o =>
-                {
-                    o.Limit = limit;
-                    o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
-                    o.PrioritySelector = c => c.Request.Headers.ContainsKey("X-Critical") ? RequestPriority.Critical : RequestPriority.Sheddable;
-                });
-                break;
-        }
-
-        var app = builder.Build();
-        if (row.Kind == OverloadRowKind.AspNetConcurrencyLimiter)
-        {
-            app.UseRateLimiter();
-        }
-        else if (row.Kind != OverloadRowKind.NoLimiter)
-        {
-            app.UseFanOutConcurrency();
-        }
-
-        app.MapGet("/work", async (HttpContext context) =>
-        {
-            try
-            {
-                await backend.CallAsync(context.RequestAborted).ConfigureAwait(false);
-                return Microsoft.AspNetCore.Http.Results.Text("ok");
-            }
-            catch (Exception) when (context.RequestAborted.IsCancellationRequested)
-            {
-                return Microsoft.AspNetCore.Http.Results.Empty; // the client is gone
-            }
-        });
-        await app.StartAsync().ConfigureAwait(false);
-        return app;
-    }
-
-    private static async Task<(Sample[] Requests, List<(double, int)> Timeline)> OpenLoopAsync(Uri url, double rate, TimeSpan length, ConcurrencyLimit? limit)
+    private static async Task<(Sample[] Requests, List<(double, int)> Timeline)> OpenLoopAsync(Uri url, double rate, TimeSpan length, ConcurrencyLimit? limit, TimeSpan slo, OverloadLiveCounters? live)
     {
         using var handler = new SocketsHttpHandler { UseProxy = false, MaxConnectionsPerServer = int.MaxValue, PooledConnectionIdleTimeout = TimeSpan.FromSeconds(30) };
         using var client = new HttpClient(handler) { Timeout = Timeout.InfiniteTimeSpan };
@@ -125,15 +72,16 @@ public static class ServerOverloadRun
             }
 
             // Every fifth request is critical (the header only the priorities row reads), spread evenly.
-            sends[i] = SendAsync(client, url, i, intended, critical: i % 5 == 0, started, samples);
+            sends[i] = SendAsync(client, url, i, intended, critical: i % 5 == 0, started, samples, slo, live);
         }
 
         await Task.WhenAll(sends).ConfigureAwait(false);
         return (samples, timeline);
     }
 
-    private static async Task SendAsync(HttpClient client, Uri url, int index, double intended, bool critical, long started, Sample[] samples)
+    private static async Task SendAsync(HttpClient client, Uri url, int index, double intended, bool critical, long started, Sample[] samples, TimeSpan slo, OverloadLiveCounters? live)
     {
+        using var inFlight = live?.Probe.Enter();
         var status = 0;
         using var timeout = new CancellationTokenSource(ClientTimeout);
         try
@@ -155,6 +103,7 @@ public static class ServerOverloadRun
 
         var latencyMs = (Stopwatch.GetElapsedTime(started).TotalSeconds - intended) * 1000;
         samples[index] = new Sample(intended, critical, status, latencyMs);
+        live?.Count(status, latencyMs <= slo.TotalMilliseconds);
     }
 
     private static OverloadCell Summarize(OverloadRow row, double loadFactor, double rate, Sample[] all, List<(double, int)> timeline, TimeSpan warmup, TimeSpan measured, TimeSpan slo)

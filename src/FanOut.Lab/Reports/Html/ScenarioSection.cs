@@ -59,6 +59,7 @@ public sealed class ScenarioSection(ScenarioResult scenario) : IReportSection
         }
 
         html.Append("</div>");
+        LoadStepTable.Append(html, ran);
         TimelineCharts.Append(html, ran, labels);
         html.Append("<h3>All columns</h3>");
         HtmlTable.Append(html, ResultTable.For(scenario));
