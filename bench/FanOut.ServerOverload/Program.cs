@@ -3,11 +3,11 @@ using System.Text;
 
 using FanOut.Lab.ServerOverload;
 
-// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline] [measured seconds] [warm-up seconds]
+// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep] [measured seconds] [warm-up seconds] [rounds] [row filter]
 var which = args.Length > 0 ? args[0] : "all";
-if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout"))
+if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep"))
 {
-    Console.Error.WriteLine($"unknown backend '{which}': choose simulated, postgres, all, timeline, queue or fanout.");
+    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout or sweep.");
     return 2;
 }
 
@@ -60,6 +60,65 @@ if (which == "fanout" && PostgresServer.WhyNot() is null)
         {
             Line(ServerOverloadRun.MarkdownRow(await ServerOverloadRun.RunAsync(row, backend, load, warmup, measured, slo)));
         }
+    }
+}
+
+if (which == "sweep")
+{
+    // The lab scenario's sweep (one app per row, 0.5x, 1x, 2x, 4x in order, the limit carried over), repeated in rounds that
+    // alternate the rows, so every row meets the same machine load; medians and spread per row and load.
+    var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 5;
+    await using var server = PostgresServer.WhyNot() is null ? await PostgresServer.StartAsync() : null;
+    await using IOverloadBackend backend = server is null ? new SimulatedBackend(Capacity, serviceTime) : new PostgresBackend(server, Capacity, serviceTime);
+    if (backend is PostgresBackend postgres)
+    {
+        await postgres.WarmAsync();
+    }
+
+    double[] loads = [0.5, 1, 2, 4];
+    OverloadRow[] rows = [OverloadRow.NoLimiter, OverloadRow.AspNetConcurrency(4, "hand-tuned"), OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities];
+    if (args.Length > 4)
+    {
+        // A fifth argument keeps only the rows whose name contains it (e.g. "priorities"), for a quick look after a change.
+        rows = rows.Where(r => r.Name.Contains(args[4], StringComparison.OrdinalIgnoreCase)).ToArray();
+    }
+
+    var cells = new List<OverloadCell>();
+    for (var round = 0; round < rounds; round++)
+    {
+        foreach (var row in rows)
+        {
+            await using var app = await OverloadApp.StartAsync(row, backend);
+            foreach (var load in loads)
+            {
+                // No limiter only at 0.5x (the uncontended p99); above it its queue takes the run's time.
+                if (row.Kind == OverloadRowKind.NoLimiter && load > 0.5)
+                {
+                    continue;
+                }
+
+                var cell = await ServerOverloadRun.RunLoadAsync(row, app, load * backend.CapacityPerSecond, load, warmup, measured, slo);
+                cells.Add(cell);
+                Console.WriteLine($"  round {round + 1}: {ServerOverloadRun.MarkdownRow(cell)} load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+            }
+        }
+    }
+
+    Line($"## sweep: {backend.Describe}, {rounds} rounds, {warmup.TotalSeconds:0.##} s warm-up + {measured.TotalSeconds:0.##} s measured per load; median (min-max)");
+    Line("");
+    Line("| row | load | goodput/s | p99 ms | refused | critical ok | mean limit |");
+    Line("|---|---:|---:|---:|---:|---:|---:|");
+    foreach (var group in cells.GroupBy(c => (c.Row, c.LoadFactor)))
+    {
+        static string Spread(IEnumerable<double> values, string format, double scale = 1)
+        {
+            var sorted = values.Select(v => v * scale).Order().ToArray();
+            var median = sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
+            return string.Create(CultureInfo.InvariantCulture, $"{median.ToString(format, CultureInfo.InvariantCulture)} ({sorted[0].ToString(format, CultureInfo.InvariantCulture)}-{sorted[^1].ToString(format, CultureInfo.InvariantCulture)})");
+        }
+
+        var g = group.ToArray();
+        Line($"| {group.Key.Row} | {group.Key.LoadFactor:0.#}x | {Spread(g.Select(c => c.GoodputPerSecond), "0.0")} | {Spread(g.Select(c => double.IsNaN(c.P99Ms) ? 0 : c.P99Ms), "0")} | {Spread(g.Select(c => c.RefusedShare), "0", 100)} % | {Spread(g.Select(c => c.CriticalSuccess), "0.0", 100)} % | {Spread(g.Select(c => c.MeanLimit), "0.0")} |");
     }
 }
 

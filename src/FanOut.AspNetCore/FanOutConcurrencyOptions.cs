@@ -40,8 +40,9 @@ public sealed class FanOutConcurrencyOptions
     /// a waiting request), and the queue grows and shrinks with what the service affords (failsafe-go's
     /// <c>WithQueueing</c> also sizes its queue as a multiple of the limit). Measured on PostgreSQL behind a pool of 4 at 2x
     /// and 4x its capacity (docs/server.md): admitted p99 99 and 121 ms at 0.25, 114 and 134 ms at 0.5, and 149 to 283 ms
-    /// at 1, for the same goodput. <see cref="RequestPriority.Critical"/> requests may queue up to one limit's worth
-    /// (<c>ceil(max(QueuePerPermit, 1) × limit)</c>), so a short queue does not refuse them while room exists.
+    /// at 1, for the same goodput. <see cref="RequestPriority.Critical"/> requests may queue up to three limits' worth
+    /// (<c>max(ceil(QueuePerPermit × limit), 3 × limit)</c>), so a short queue, or a stall of the machine, does not refuse them
+    /// while room exists.
     /// </value>
     public double QueuePerPermit { get; set; } = 0.25;
 

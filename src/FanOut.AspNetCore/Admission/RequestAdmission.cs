@@ -28,6 +28,14 @@ internal sealed class RequestAdmission : IDisposable
     private static readonly Action<ILogger, Exception?> s_limiterFailed = LoggerMessage.Define(
         LogLevel.Error, new EventId(1, "LimiterFailed"), "The concurrency limit threw; requests are handled as LimiterFailure says.");
 
+    /// <summary>How many limits' worth of critical requests may wait, whatever <see cref="FanOutConcurrencyOptions.QueuePerPermit"/> gives the others.</summary>
+    /// <remarks>
+    /// A critical request is admitted while any room exists; a queue of one limit (about one service time of waiting) was
+    /// full in a machine's stall of a few tens of milliseconds at 4x load, refusing 2-12% of the critical requests
+    /// (docs/server.md); three absorbs such stalls. <see cref="FanOutConcurrencyOptions.QueueTimeout"/> still bounds the wait.
+    /// </remarks>
+    internal const int CriticalQueueLimits = 3;
+
     private readonly ConcurrencyLimit _limit;
     private readonly int _queueLimit;
     private readonly double _queuePerPermit;
@@ -148,9 +156,8 @@ internal sealed class RequestAdmission : IDisposable
         var capacity = (int)Math.Min(_queueLimit, Math.Ceiling(_queuePerPermit * Math.Max(current, 1)));
         if (priority == RequestPriority.Critical)
         {
-            // Critical requests may queue up to one limit's worth even when the others get less: a short queue keeps
-            // admitted latency low, and a critical request waits at most about one service time in it.
-            capacity = (int)Math.Min(_queueLimit, Math.Max(capacity, Math.Max(current, 1)));
+            // Critical requests may queue up to three limits' worth even when the others get less (see CriticalQueueLimits).
+            capacity = (int)Math.Min(_queueLimit, Math.Max(capacity, CriticalQueueLimits * Math.Max(current, 1)));
         }
 
         var draw = _random();

@@ -90,7 +90,7 @@ public sealed class RequestAdmissionTests
     }
 
     [Fact]
-    public async Task AdmitAsync_ShortQueueFull_CriticalStillQueuesUpToOneLimit()
+    public async Task AdmitAsync_ShortQueueFull_CriticalStillQueuesUpToThreeLimits()
     {
         var limit = ConcurrencyLimit.Fixed(4);
         using var admission = new RequestAdmission(
@@ -104,15 +104,15 @@ public sealed class RequestAdmissionTests
 
         var normal = admission.AdmitAsync(RequestPriority.Normal, default).AsTask();        // room for 1 (0.25 x 4)
         var refused = await admission.AdmitAsync(RequestPriority.Normal, default);           // full for normal requests
-        var critical = Enumerable.Range(0, 3).Select(_ => admission.AdmitAsync(RequestPriority.Critical, default).AsTask()).ToArray();
-        var criticalBeyond = admission.AdmitAsync(RequestPriority.Critical, default).AsTask(); // 4 queued: takes the normal's place
+        var critical = Enumerable.Range(0, 11).Select(_ => admission.AdmitAsync(RequestPriority.Critical, default).AsTask()).ToArray();
+        var criticalBeyond = admission.AdmitAsync(RequestPriority.Critical, default).AsTask(); // 12 queued: takes the normal's place
 
         Assert.Equal(AdmissionStatus.Refused, refused);
         Assert.Equal(AdmissionStatus.Refused, await normal);
-        Assert.Equal(4, admission.Queued);
+        Assert.Equal(12, admission.Queued);
         Assert.All(critical, t => Assert.False(t.IsCompleted));
         Assert.False(criticalBeyond.IsCompleted);
-        Assert.Equal(AdmissionStatus.Refused, await admission.AdmitAsync(RequestPriority.Critical, default)); // one limit's worth of critical: full
+        Assert.Equal(AdmissionStatus.Refused, await admission.AdmitAsync(RequestPriority.Critical, default)); // three limits' worth of critical: full
         admission.Dispose();
         for (var i = 0; i < 4; i++)
         {

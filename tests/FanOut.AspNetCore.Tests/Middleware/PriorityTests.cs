@@ -30,6 +30,7 @@ public sealed class PriorityTests
     [Fact]
     public async Task Queue_FullOfSheddable_CriticalTakesThePlaceOfTheNewest()
     {
+        // Room for 2 (2 x a limit of 1) for the others, 3 for critical requests (three limits' worth).
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; });
 
@@ -40,13 +41,15 @@ public sealed class PriorityTests
         var s2 = app.Client.GetAsync("/sheddable?id=s2");
         await Wait.UntilAsync(() => app.Admission.Queued == 2, "s2 queued");
         var critical = app.Client.GetAsync("/critical?id=critical");
+        await Wait.UntilAsync(() => app.Admission.Queued == 3, "critical queued beside both");
+        var critical2 = app.Client.GetAsync("/critical?id=critical2");
         using var evicted = await s2;
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, evicted.StatusCode);
         Assert.NotNull(evicted.Headers.RetryAfter);
-        Assert.Equal(2, app.Admission.Queued);
+        Assert.Equal(3, app.Admission.Queued);
 
-        // Full of critical and sheddable now: a normal request finds nobody below it but the sheddable s1.
+        // Full of critical and sheddable now: a normal request takes the place of the newest sheddable, s1.
         var normal = app.Client.GetAsync("/work?id=normal");
         using var s1Evicted = await s1;
         Assert.Equal(HttpStatusCode.ServiceUnavailable, s1Evicted.StatusCode);
@@ -56,13 +59,13 @@ public sealed class PriorityTests
         Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
 
         app.Gate.OpenAll();
-        foreach (var response in await Task.WhenAll(a, critical, normal))
+        foreach (var response in await Task.WhenAll(a, critical, critical2, normal))
         {
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
             response.Dispose();
         }
 
-        Assert.Equal(["a", "critical", "normal"], app.Gate.Order);
+        Assert.Equal(["a", "critical", "critical2", "normal"], app.Gate.Order);
     }
 
     [Fact]
