@@ -40,3 +40,15 @@ internal sealed class ThrowingLimit : ConcurrencyLimit
 
     protected override Task<bool> WaitAsyncCore(CancellationToken cancellationToken) => throw new InvalidOperationException("the limit's store is unreachable");
 }
+
+/// <summary>A limit with no permit free whose store goes away while a request waits: TryAcquire says no, WaitAsync throws.</summary>
+internal sealed class FullThenThrowingLimit : ConcurrencyLimit
+{
+    public override int Current => 4;
+
+    public override string Kind => "full-then-throwing";
+
+    protected override bool TryAcquireCore() => false;
+
+    protected override Task<bool> WaitAsyncCore(CancellationToken cancellationToken) => Task.FromException<bool>(new InvalidOperationException("the limit's store is unreachable"));
+}

@@ -105,7 +105,8 @@ public sealed class ServerOverloadWorkload : Workload, ICaseLifecycle, ILiveCoun
     public long? RejectedNow => _live.Refused;
 
     /// <inheritdoc/>
-    public int? ServerInFlightNow => Volatile.Read(ref _app)?.ServingNow;
+    /// <remarks>0 between apps, never null: the runner asks once, before the run, whether the workload has a server.</remarks>
+    public int? ServerInFlightNow => Volatile.Read(ref _app)?.ServingNow ?? 0;
 
     /// <inheritdoc/>
     public async Task SetUpAsync(CancellationToken cancellationToken)

@@ -69,6 +69,19 @@ public sealed class OutcomeTests
         Assert.NotNull(response.Headers.RetryAfter);
     }
 
+    [Theory]
+    [InlineData(LimiterFailureMode.Admit, HttpStatusCode.OK)]
+    [InlineData(LimiterFailureMode.Refuse, HttpStatusCode.ServiceUnavailable)]
+    public async Task Limiter_ThrowsWhileRequestQueued_QueuedRequestGetsTheFailureMode(LimiterFailureMode mode, HttpStatusCode expected)
+    {
+        await using var app = await TestApp.StartAsync(o => { o.Limit = new FullThenThrowingLimit(); o.LimiterFailure = mode; o.RejectionStart = 1; });
+
+        using var response = await app.Client.GetAsync("/status/200");
+
+        Assert.Equal(expected, response.StatusCode);
+        Assert.Equal(0, app.Admission.Queued);
+    }
+
     [Fact]
     public async Task Adaptive_AppAnswers503_LimitBacksOff()
     {

@@ -96,4 +96,32 @@ public sealed class PriorityTests
 
         Assert.Equal(["a", "vip", "plain"], app.Gate.Order);
     }
+
+    [Fact]
+    public async Task PrioritySelector_Throws_RequestGetsTheEndpointsPriority()
+    {
+        var limit = ConcurrencyLimit.Fixed(1);
+        await using var app = await TestApp.StartAsync(o =>
+        {
+            o.Limit = limit;
+            o.QueuePerPermit = 3;
+            o.RejectionStart = 1;
+            o.PrioritySelector = c => c.Request.Query.ContainsKey("boom") ? throw new InvalidOperationException("selector bug") : null;
+        });
+
+        var a = app.Client.GetAsync("/work?id=a");
+        await app.Gate.EnteredAsync();
+        var plain = app.Client.GetAsync("/work?id=plain");
+        await Wait.UntilAsync(() => app.Admission.Queued == 1, "plain queued");
+        var critical = app.Client.GetAsync("/critical?id=critical&boom=1");
+        await Wait.UntilAsync(() => app.Admission.Queued == 2, "critical queued despite its selector throwing");
+        app.Gate.OpenAll();
+        foreach (var response in await Task.WhenAll(a, plain, critical))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            response.Dispose();
+        }
+
+        Assert.Equal(["a", "critical", "plain"], app.Gate.Order);
+    }
 }

@@ -54,7 +54,7 @@ public sealed class ScenarioSection(ScenarioResult scenario) : IReportSection
         {
             var io = ran.Where(c => c.Io is not null).ToArray();
             html.Append(BarChart.Render("Successful items per second", "ok/s", io.Select(c => new Bar(labels[c], c.Io!.SuccessesPerSecond, Palette.Series(labels.Family(c)), Text: c.Io.SuccessesPerSecond.ToString("N0", CultureInfo.InvariantCulture))).ToArray(), log: false));
-            html.Append(BarChart.Render("Rejections (server 429s) per run", "429s", io.Select(c => new Bar(labels[c], c.Io!.Rejected429 ?? c.Io.FailuresHttp, "#d62728", Text: Results.Columns.CellText.Count(c.Io.Rejected429 ?? c.Io.FailuresHttp))).ToArray(), log: false));
+            html.Append(BarChart.Render("Rejections per run (server 429s; a protected service's 503s)", "rejections", io.Select(c => new Bar(labels[c], c.Io!.Rejected429 ?? c.Io.FailuresHttp, "#d62728", Text: Results.Columns.CellText.Count(c.Io.Rejected429 ?? c.Io.FailuresHttp))).ToArray(), log: false));
             html.Append(BarChart.Render("Client calls in flight (bar) beside the server's peak served at once (mark)", "peak concurrency", io.Select(c => new Bar(labels[c], c.PeakInFlight, Palette.Series(labels.Family(c)), Reference: c.Io!.PeakConcurrentServed, Text: $"{Results.Columns.CellText.Count(c.PeakInFlight)} / {(c.Io.PeakConcurrentServed is { } p ? Results.Columns.CellText.Count(p) : "-")}")).ToArray(), "server peak"));
         }
 

@@ -5,7 +5,7 @@ using FanOut.Lab.Results;
 
 namespace FanOut.Lab.Reports.Html;
 
-/// <summary>The timelines of a scenario's cases: items in flight, threads and queue, the adaptive limit, and for real I/O completions and 429s over time.</summary>
+/// <summary>The timelines of a scenario's cases: items in flight, threads and queue, the adaptive limit, and for real I/O completions and refusals (429s, or a protected service's 503s) over time.</summary>
 public static class TimelineCharts
 {
     /// <summary>A chart has about this many pixels across: more points than this are merged (keeping each bucket's peak).</summary>
@@ -99,10 +99,10 @@ public static class TimelineCharts
                 var rates = new List<Series> { Step("ok/s", CompletedColor, t, PerSecond(t, completed)) };
                 if (t.Rejected is { } rejected && rejected.Any(r => r > 0))
                 {
-                    rates.Add(Step("429/s", RejectedColor, t, PerSecond(t, rejected)));
+                    rates.Add(Step("refused/s (429 or 503)", RejectedColor, t, PerSecond(t, rejected)));
                 }
 
-                html.Append(LineChart.Render("Completions and 429s per second", "ms", "per second", rates, logX: false, logY: false, CardChartWidth, CardChartHeight));
+                html.Append(LineChart.Render("Completions and refusals per second", "ms", "per second", rates, logX: false, logY: false, CardChartWidth, CardChartHeight));
             }
 
             html.Append("</div></div>");
