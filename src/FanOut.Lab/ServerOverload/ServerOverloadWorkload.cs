@@ -98,10 +98,10 @@ public sealed class ServerOverloadWorkload : Workload, ICaseLifecycle, ILiveCoun
     /// <summary>Requests sent over the whole sweep: the case's item count.</summary>
     public int Requests => (int)Loads.Sum(l => l * BackendConcurrency / ServiceTime.TotalSeconds * (Warmup + Measured).TotalSeconds);
 
-    /// <inheritdoc/>
+    /// <summary>Answers that were a 200 within the SLO so far (goodput, not every 200).</summary>
     public long CompletedNow => _live.Good;
 
-    /// <inheritdoc/>
+    /// <summary>Requests the service refused so far (503, or 429 where a row answers that).</summary>
     public long? RejectedNow => _live.Refused;
 
     /// <inheritdoc/>
