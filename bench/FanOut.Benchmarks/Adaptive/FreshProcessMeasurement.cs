@@ -82,26 +82,11 @@ public static class FreshProcessMeasurement
         var sw = Stopwatch.StartNew();
         if (mode == "default")
         {
-            if (Environment.GetEnvironmentVariable("FANOUT_TRACE_ITEMS") == "1")
-            {
-                await source.FanOutAsync(async (i, ct) =>
-                {
-                    var s = sw.Elapsed.TotalMilliseconds;
-                    await Task.Delay(delayMs, ct);
-                    if (i < 12)
-                    {
-                        Console.Error.Write(Invariant($"[{i}:{s:F0}-{sw.Elapsed.TotalMilliseconds:F0}] "));
-                    }
-                });
-            }
-            else
-            {
-                await source.FanOutAsync((_, ct) => Task.Delay(delayMs, ct));
-            }
+            await source.FanOutAsync((_, ct) => Task.Delay(delayMs, ct));
         }
         else
         {
-            await source.FanOutAsync(256, _ => Task.Delay(delayMs));
+            await source.FanOutAsync(256, (_, ct) => Task.Delay(delayMs, ct));
         }
 
         output.WriteLine(sw.Elapsed.TotalMilliseconds.ToString("F1", CultureInfo.InvariantCulture));
@@ -134,7 +119,7 @@ public static class FreshProcessMeasurement
             }
 
             static string Runs(List<double> s) => string.Join(", ", s.Select(x => (100 * x).ToString("F1", CultureInfo.InvariantCulture) + "%"));
-            output.WriteLine(Invariant($"| {capacity}, {items} | {target:P0} | {Runs(shares["loop"])} | {Runs(shares["http"])} | {failed} |"));
+            output.WriteLine(Invariant($"| {capacity}, {items} | {target * 100:F0}% | {Runs(shares["loop"])} | {Runs(shares["http"])} | {failed} |"));
         }
 
         output.WriteLine($"load average at end {LoadAverage()}");
