@@ -18,7 +18,8 @@ namespace FanOut.Benchmarks;
 /// <c>-- fleet-scale [--workers N] [--budget B | --adaptive] [--items I] [--hold-ms MS | --url URL] [--rounds R]</c> the Redis limit's coordination cost per item with N processes;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
-/// <c>-- tracing [rounds]</c> the tracing overhead per item, with and without listeners, in alternating rounds.
+/// <c>-- tracing [rounds]</c> the tracing overhead per item, with and without listeners, in alternating rounds;
+/// <c>-- fresh waits [rounds]</c> / <c>-- fresh http --fanout PATH [rounds]</c> first contact, each case in a fresh process.
 /// </summary>
 public static class Program
 {
@@ -66,6 +67,11 @@ public static class Program
             var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : CostMeasurement.DefaultRounds;
             await CostMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds, args.Length > 3 ? args[3] : null);
             return 0;
+        }
+
+        if (args is ["fresh" or "fresh-case", ..])
+        {
+            return await FreshProcessMeasurement.RunAsync(args, Console.Out);
         }
 
         if (args is ["tracing", ..])

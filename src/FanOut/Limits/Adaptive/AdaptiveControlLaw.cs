@@ -84,7 +84,18 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private const double ClearlyUncontended = 1.0;
 
+    /// <summary>
+    /// Latency rises smaller than this are scheduling noise, whatever their ratio: a 1 ms timer fires 1-15 ms late on a busy
+    /// machine, a thread-pool hop costs a millisecond or more under load. A latency reads as queued only when it rises above
+    /// the baseline by more than this as well as by its ratio (so a queue at a downstream faster than a few milliseconds is
+    /// seen once it adds this much; from a baseline of 8 ms up the ratio alone decides, as before).
+    /// </summary>
+    internal static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
+
     private readonly AdaptiveLimitOptions _options;
+
+    /// <summary><see cref="NoiseFloor"/> in timestamp ticks.</summary>
+    private readonly double _noiseFloor;
 
     /// <summary>Below this latency ratio the limit grows; between it and the tolerance it holds.</summary>
     private readonly double _growBelow;
@@ -115,6 +126,12 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The limit when the current slow-start round (window) began: its size, while answers grow the limit.</summary>
     private int _roundLimit;
 
+    /// <summary>
+    /// True while slow start holds the limit for the round that must confirm a queue the last round read (answers do not grow
+    /// it meanwhile).
+    /// </summary>
+    private bool _confirming;
+
     /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
     private int _overloadCeiling;
 
@@ -132,6 +149,7 @@ internal sealed class AdaptiveControlLaw
     {
         _options = options;
         _growBelow = 1 + ((options.Tolerance - 1) / 2);
+        _noiseFloor = NoiseFloor.TotalSeconds * options.TimeProvider.TimestampFrequency;
         Limit = options.InitialLimit;
         _roundLimit = options.InitialLimit;
         _cleanLimit = Math.Max(options.MinLimit, Math.Min(options.InitialLimit, AssumedUncontendedLimit));
@@ -175,8 +193,8 @@ internal sealed class AdaptiveControlLaw
     /// <param name="statistics">The baseline.</param>
     public void OnAnswer(long latency, int inFlight, LatencyStatistics statistics)
     {
-        if (!InSlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit
-            || statistics.PoolCount == 0 || latency > Math.Max(statistics.Baseline * _growBelow, statistics.UpperQuartile))
+        if (!InSlowStart || HoldUntil != 0 || _confirming || Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit
+            || statistics.PoolCount == 0 || (latency > Math.Max(statistics.Baseline * _growBelow, statistics.UpperQuartile) && Significant(latency, statistics.Baseline)))
         {
             return;
         }
@@ -299,10 +317,22 @@ internal sealed class AdaptiveControlLaw
             // downstream's small drift (a busy CPU, timer jitter) is not read as a queue.
             var above = window.Length - LatencyStatistics.UpperBound(window, statistics.UpperQuartile);
             var needed = window.Length < SmallRound ? window.Length : (2 * window.Length / 3) + 1;
-            var ratio = latency / statistics.Baseline;
+            var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : 1;
             var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / window.Length) + (1.0 / statistics.PoolCount));
             if (window.Length >= 2 && above >= needed && ratio > _growBelow * Math.Exp(QueueTestStandardErrors * standardError))
             {
+                if (!_confirming && window.Length >= HoldSamples && ratio > InFlightFactor * _growBelow)
+                {
+                    // More than a queue could add in one round: the round before passed (at most 1.25 x baseline) at half
+                    // this round's level at least, so by Little's law a queue reads at most twice that. A stall of the
+                    // machine (a collection, a busy core, the thread pool injecting threads in a cold process) delays one
+                    // round and is gone; a queue persists. Hold the limit for one more round, which must read the same
+                    // before slow start ends, at the level this one ran at (what answers added meanwhile is taken back, so
+                    // a real queue is not deepened while it is confirmed).
+                    _confirming = true;
+                    return Math.Clamp(Math.Min(limit, _roundLimit), _options.MinLimit, _options.MaxLimit);
+                }
+
                 // Gradient: by Little's law the round's queue drains when the limit is limit / ratio; aim at the growth
                 // threshold, but trust the jump only so far.
                 // The round ran at the level it began at; answers have grown the limit since, up to twice that level, with
@@ -319,6 +349,9 @@ internal sealed class AdaptiveControlLaw
                 return limit;
             }
         }
+
+        // A suspect round not confirmed: a stall, not a queue. Growth resumes.
+        _confirming = false;
 
         // The first window seeds the baseline; after it, only rounds that read as uncontended feed it.
         if (statistics.PoolCount == 0 || latency <= statistics.Baseline * _growBelow)
@@ -354,7 +387,7 @@ internal sealed class AdaptiveControlLaw
             statistics.AddToPool(window, LatencyStatistics.PoolCapacity);
         }
 
-        var ratio = latency / statistics.Baseline;
+        var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : Math.Min(1, latency / statistics.Baseline);
         if (ratio > _options.Tolerance)
         {
             // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the growth threshold.
@@ -407,6 +440,9 @@ internal sealed class AdaptiveControlLaw
 
         return _probeStep;
     }
+
+    /// <summary>True when <paramref name="latency"/> is above <paramref name="baseline"/> by more than the <see cref="NoiseFloor"/>.</summary>
+    private bool Significant(double latency, double baseline) => latency - baseline > _noiseFloor;
 
     /// <summary>The limit slow start had at <paramref name="timestamp"/>.</summary>
     private int LimitAt(long timestamp) => _historyLimits[HistoryIndexAt(timestamp)];

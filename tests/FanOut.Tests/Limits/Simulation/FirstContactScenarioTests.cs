@@ -8,27 +8,31 @@ namespace FanOut.Tests.Limits.Simulation;
 /// </summary>
 public sealed class FirstContactScenarioTests
 {
-    /// <summary>FanOut.Http's per-host default backs off by 0.9 (it sees every 429 of a host); the loop's default by 0.8.</summary>
-    public static TheoryData<int, int, double, double> Cases() => new()
+    /// <summary>Every place the law works (its own parameters) against each capacity.</summary>
+    public static TheoryData<string, int, int, double> Cases()
     {
-        { 5, 100, 0.10, 0.8 },
-        { 20, 300, 0.05, 0.8 },
-        { 64, 1000, 0.05, 0.8 },
-        { 5, 100, 0.10, 0.9 },
-        { 20, 300, 0.05, 0.9 },
-        { 64, 1000, 0.05, 0.9 },
-    };
+        var cases = new TheoryData<string, int, int, double>();
+        foreach (var place in LawPlace.All)
+        {
+            cases.Add(place.Name, 5, 100, 0.10);
+            cases.Add(place.Name, 20, 300, 0.05);
+            cases.Add(place.Name, 64, 1000, 0.05);
+        }
+
+        return cases;
+    }
 
     [Theory]
     [MemberData(nameof(Cases))]
-    public void Adaptive_FirstContactWithAHardCap_RejectsAtMostItsShare(int capacity, int items, double maxShare, double backoffRatio)
+    public void Adaptive_FirstContactWithAHardCap_RejectsAtMostItsShare(string place, int capacity, int items, double maxShare)
     {
         var simulation = new LimitSimulation(DownstreamScript.Constant(new DownstreamState { Capacity = capacity, Queue = 0 }))
         {
             ColdStart = TimeSpan.FromMilliseconds(30),
             ConnectTime = TimeSpan.FromMilliseconds(1),
+            CallSize = LawPlace.Named(place).CallSize,
         };
-        var limit = ConcurrencyLimit.Adaptive(simulation.Options(new AdaptiveLimitOptions { BackoffRatio = backoffRatio }));
+        var limit = LawPlace.Named(place).Create(simulation);
         simulation.Run(limit, items);
 
         var share = (double)simulation.Rejected / simulation.Calls.Count;

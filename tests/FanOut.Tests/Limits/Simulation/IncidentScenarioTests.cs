@@ -3,7 +3,8 @@ using Xunit.Abstractions;
 namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
-/// Issue 29 item 2 on the simulation suite: long incidents against a fresh adaptive limit with the loop's defaults, each on
+/// Issue 29 item 2 on the simulation suite: long incidents against a fresh adaptive limit at each place the law works
+/// (<see cref="LawPlace"/>: the loop's default, FanOut.Http's per host, a shared limit, the server's admission), each on
 /// a scripted downstream and a <see cref="Microsoft.Extensions.Time.Testing.FakeTimeProvider"/> (a run of 30 simulated
 /// seconds takes well under a second). The targets are the issue's.
 /// </summary>
@@ -13,10 +14,11 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
 
     private static DownstreamState HardCap(int capacity) => new() { Capacity = capacity, Queue = 0, Latency = s_latency };
 
-    private static (LimitSimulation Simulation, ConcurrencyLimit Limit) Run(DownstreamScript script, TimeSpan duration, int items = int.MaxValue)
+    private static (LimitSimulation Simulation, ConcurrencyLimit Limit) Run(DownstreamScript script, TimeSpan duration, int items = int.MaxValue, string place = "loop")
     {
-        var simulation = new LimitSimulation(script);
-        var limit = ConcurrencyLimit.Adaptive(simulation.Options());
+        var where = LawPlace.Named(place);
+        var simulation = new LimitSimulation(script) { CallSize = where.CallSize };
+        var limit = where.Create(simulation);
         simulation.Run(limit, items, duration);
         return (simulation, limit);
     }
@@ -41,14 +43,15 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
             .Where(s => s.At > TimeSpan.Zero)
             .Select(s => $"{s.At.TotalSeconds:F2}s:{s.Limit}/{s.InFlight}/{s.Capacity}"));
 
-    [Fact]
-    public void Adaptive_CapacityHalvesAndRecovers_SettlesWithinASecondAndRejectsLittleAfter()
+    [Theory]
+    [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
+    public void Adaptive_CapacityHalvesAndRecovers_SettlesWithinASecondAndRejectsLittleAfter(string place)
     {
         // 64 at once, then 32 from 3 s to 6 s, then 64 again; 429 beyond it, at once.
         var halved = TimeSpan.FromSeconds(3);
         var recovered = TimeSpan.FromSeconds(6);
         var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (halved, HardCap(32)), (recovered, HardCap(64)));
-        var (simulation, _) = Run(script, TimeSpan.FromSeconds(9));
+        var (simulation, _) = Run(script, TimeSpan.FromSeconds(9), place: place);
 
         var settled = SettledFrom(simulation, halved, recovered, 0.75 * 32, 1.25 * 32);
         var context = $"settled at {settled?.TotalSeconds:F2} s; {Timeline(simulation, halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
@@ -62,14 +65,15 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), $"back to 48 at {back.TotalSeconds:F2} s; " + context);
     }
 
-    [Fact]
-    public void Adaptive_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds()
+    [Theory]
+    [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
+    public void Adaptive_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds(string place)
     {
         // 64, then 4 for 20 s (probes keep being rejected, so they are spaced out), then 64 again.
         var low = TimeSpan.FromSeconds(2);
         var recovered = TimeSpan.FromSeconds(22);
         var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (low, HardCap(4)), (recovered, HardCap(64)));
-        var (simulation, _) = Run(script, TimeSpan.FromSeconds(26));
+        var (simulation, _) = Run(script, TimeSpan.FromSeconds(26), place: place);
 
         var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 32).At;
         var lowCalls = simulation.Calls.Where(c => c.At >= low + TimeSpan.FromSeconds(1) && c.At < recovered).ToArray();
@@ -116,13 +120,15 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         Assert.True(during <= 1.25 * before + 8, context);
     }
 
-    [Fact]
-    public void Adaptive_HeavyTailedLatencyWithoutOverload_KeepsFourFifthsOfFixedMaxThroughput()
+    [Theory]
+    [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
+    public void Adaptive_HeavyTailedLatencyWithoutOverload_KeepsFourFifthsOfFixedMaxThroughput(string place)
     {
         // p99 = 10x the median, a downstream with room for everything: the tail must not read as congestion.
         var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Queue = 0, Latency = s_latency, Shape = LatencyShape.HeavyTail });
-        var (adaptive, limit) = Run(script, TimeSpan.MaxValue, items: 20_000);
-        var best = new LimitSimulation(script);
+        var (adaptive, limit) = Run(script, TimeSpan.MaxValue, items: 20_000, place: place);
+        // Fixed(256) served the same way (calls of the same size, so a shared limit's calls each wait for their own tail).
+        var best = new LimitSimulation(script) { CallSize = LawPlace.Named(place).CallSize };
         best.Run(ConcurrencyLimit.Fixed(256), 20_000);
 
         var ratio = best.Elapsed / adaptive.Elapsed;

@@ -53,6 +53,12 @@ public sealed class LimitSimulation
     /// <summary>How long a 429 takes to come back (on an open connection).</summary>
     public TimeSpan RejectionTime { get; init; } = TimeSpan.FromMilliseconds(0.5);
 
+    /// <summary>
+    /// Items per call: the items come in calls of this many, each call's once the one before has completed (a limit shared by
+    /// many short calls); by default one call of all of them.
+    /// </summary>
+    public int CallSize { get; init; } = int.MaxValue;
+
     /// <summary>Re-runs of an item answered 429 before it fails (FanOut's default).</summary>
     public int OverloadRetries { get; init; } = 8;
 
@@ -85,12 +91,18 @@ public sealed class LimitSimulation
     {
         var end = duration ?? TimeSpan.MaxValue;
         var next = 0;
+        var callEnd = Math.Min(items, CallSize);
         var attempts = new Dictionary<int, int>();
         var nextSample = TimeSpan.Zero;
         while (SucceededItems + FailedItems < items && Now < end)
         {
             // The client: re-runs due first (in the order they became due), then new items, while the limit grants permits.
-            while ((_ready.Count > 0 || next < items) && limit.TryAcquire())
+            if (SucceededItems + FailedItems >= callEnd)
+            {
+                callEnd = (int)Math.Min(items, (long)callEnd + CallSize);
+            }
+
+            while ((_ready.Count > 0 || next < callEnd) && limit.TryAcquire())
             {
                 var item = _ready.Count > 0 ? _ready.Dequeue() : next++;
                 Send(new Call(item, limit.RecordStart()));

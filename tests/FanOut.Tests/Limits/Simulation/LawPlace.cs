@@ -1,0 +1,38 @@
+namespace FanOut.Tests.Limits.Simulation;
+
+/// <summary>
+/// Issue 29 item 3, one law: each place FanOut's adaptive limit works, with that place's parameters, so that one simulation
+/// suite runs every scenario against each. The fleet's Redis budget is not here (its budget is shared through Redis).
+/// </summary>
+/// <param name="Name">The place.</param>
+/// <param name="Options">Its limit's options (the simulation's clock is added).</param>
+/// <param name="CallSize">Items per call: a fan-out is one call of all its items; a shared limit serves many short calls.</param>
+public sealed record LawPlace(string Name, AdaptiveLimitOptions Options, int CallSize)
+{
+    /// <summary>Every place.</summary>
+    public static readonly LawPlace[] All =
+    [
+        // FanOutAsync given no limit: a fresh ConcurrencyLimit.Adaptive() per call.
+        new("loop", new AdaptiveLimitOptions(), int.MaxValue),
+
+        // AddFanOutLimit()'s per-host limit: HostConcurrencyLimits' default, BackoffRatio 0.9 (it sees every 429 of a host).
+        new("http", new AdaptiveLimitOptions { BackoffRatio = 0.9 }, int.MaxValue),
+
+        // One ConcurrencyLimit.Adaptive() passed to many short fan-outs, one after the other (100 items each).
+        new("shared", new AdaptiveLimitOptions(), 100),
+
+        // FanOut.AspNetCore's RequestAdmission: ConcurrencyLimit.Adaptive with its defaults, one permit per request.
+        new("server", new AdaptiveLimitOptions(), int.MaxValue),
+    ];
+
+    /// <summary>The place named <paramref name="name"/>.</summary>
+    public static LawPlace Named(string name) => All.Single(p => p.Name == name);
+
+    /// <summary>The places' names, for a [Theory].</summary>
+    public static TheoryData<string> Names() => new(All.Select(p => p.Name));
+
+    /// <summary>A fresh limit of this place on <paramref name="simulation"/>'s clock.</summary>
+    public ConcurrencyLimit Create(LimitSimulation simulation) => ConcurrencyLimit.Adaptive(simulation.Options(Options));
+
+    public override string ToString() => Name;
+}
