@@ -8,7 +8,7 @@ namespace FanOut.Benchmarks.Soak;
 /// <summary>
 /// <c>redis-soak --minutes N [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c>: worker processes share
 /// one Redis budget against a private redis-server while random faults are injected (pause 2 s, pause longer than a lease,
-/// restart with data lost, a worker killed with SIGKILL, out of memory); prints faults, items and violations. Exit code 1
+/// restart with data lost, a worker killed with SIGKILL, out of memory, a late joiner, a restart while a worker joins); prints faults, items and violations. Exit code 1
 /// on any violation, 2 on a usage error, 3 when redis-server is not installed.
 /// </summary>
 public static class RedisSoakCommand
@@ -54,7 +54,7 @@ public static class RedisSoakCommand
                     options = options with { Seed = (int)value };
                     break;
                 default:
-                    await output.WriteLineAsync($"redis-soak: unknown or bad argument '{args[i]}'; valid: --minutes N (> 0), --faults K,K (pause, long-pause, restart, kill, oom), --workers W (>= 2), --budget B (>= 1), --lease-ms L (>= 300), --fallback F (>= 0; 0 = Fail), --seed S (>= 0)");
+                    await output.WriteLineAsync($"redis-soak: unknown or bad argument '{args[i]}'; valid: --minutes N (> 0), --faults K,K (pause, long-pause, restart, kill, oom, join, restart-join), --workers W (>= 2), --budget B (>= 1), --lease-ms L (>= 300), --fallback F (>= 0; 0 = Fail), --seed S (>= 0)");
                     return 2;
             }
 

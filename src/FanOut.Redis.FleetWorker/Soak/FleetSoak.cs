@@ -20,6 +20,12 @@ public enum SoakFault
 
     /// <summary><c>maxmemory 1</c> with <c>noeviction</c> for 0.5-2 s: every script that writes is refused with <c>OOM</c>.</summary>
     OutOfMemory,
+
+    /// <summary>A late joiner: a new worker starts while the others hold the budget, and the oldest worker leaves (it is told to finish).</summary>
+    Join,
+
+    /// <summary>redis-server restarted (data lost) while a new worker starts: the joiner's first script before the restart or after it, at random; the oldest leaves.</summary>
+    RestartJoin,
 }
 
 /// <summary>What <see cref="FleetSoak.RunAsync"/> runs.</summary>
@@ -96,16 +102,25 @@ public sealed record FleetSoakResult
     /// <summary>Workers that did not exit within the time allowed at the end, or exited with an error.</summary>
     public required int WorkersFailed { get; init; }
 
+    /// <summary>Waits of a worker with items to start beyond the starvation bound while the others ran (<see cref="SoakCounter.Starved"/>).</summary>
+    public required long Starved { get; init; }
+
+    /// <summary>The longest a worker with items waited for a permit while the others ran a budget of items or more (<see cref="SoakCounter.WorstWaitMs"/>).</summary>
+    public required long WorstWaitMs { get; init; }
+
+    /// <summary>The starvation bound the referee used.</summary>
+    public required TimeSpan StarveAfter { get; init; }
+
     public required IReadOnlyList<string> Findings { get; init; }
 
-    public long Violations => AboveBound + Twice + Lost + LeasesNotBack + WorkersFailed;
+    public long Violations => AboveBound + Twice + Lost + Starved + LeasesNotBack + WorkersFailed;
 
     /// <summary>One line: faults per kind, items, violations.</summary>
     public override string ToString()
     {
         var faults = string.Join(", ", Enum.GetValues<SoakFault>().Select(k => $"{Name(k)} {Faults.GetValueOrDefault(k)}"));
         var failed = FailedRuns.Count == 0 ? "0" : string.Join(", ", FailedRuns.Select(p => $"{p.Value:N0} {p.Key}"));
-        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}");
+        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; longest wait for a permit while others ran {WorstWaitMs} ms (starved above {StarveAfter.TotalMilliseconds:F0} ms); violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, starved {Starved}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}");
     }
 
     /// <summary>The fault's name on the command line and in the output.</summary>
@@ -115,6 +130,8 @@ public sealed record FleetSoakResult
         SoakFault.LongPause => "long-pause",
         SoakFault.Restart => "restart",
         SoakFault.KillWorker => "kill",
+        SoakFault.Join => "join",
+        SoakFault.RestartJoin => "restart-join",
         _ => "oom",
     };
 }
@@ -140,7 +157,9 @@ public static class FleetSoak
         var workersFailed = 0;
         var findings = new List<string>();
         await using var server = await LocalRedisServer.StartAsync().ConfigureAwait(false);
-        await using var counter = new SoakCounter(options.Bound);
+        // A joiner may wait out a restart's grace (a lease time) and a poll before its first permit: starved beyond three.
+        var starveAfter = TimeSpan.FromMilliseconds(Math.Max(3000, 3 * options.LeaseTime.TotalMilliseconds));
+        await using var counter = new SoakCounter(options.Bound, starveAfter);
         counter.Start();
         var workers = new List<Process>();
         try
@@ -215,6 +234,9 @@ public static class FleetSoak
             LeasesNotBack = leasesNotBack,
             WorstLeaseBackMs = worstBackMs,
             WorkersFailed = workersFailed,
+            Starved = counter.Starved,
+            WorstWaitMs = counter.WorstWaitMs,
+            StarveAfter = starveAfter,
             Findings = findings,
         };
 
@@ -240,9 +262,76 @@ public static class FleetSoak
                     await Task.Delay(full, cancellationToken).ConfigureAwait(false);
                     await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory", "0").ConfigureAwait(false);
                     return $"{full.TotalMilliseconds:F0} ms";
+                case SoakFault.Join:
+                    var joiner = StartWorker(options, server, counter);
+                    workers.Add(joiner);
+                    await WaitJoinedAsync(joiner).ConfigureAwait(false);
+                    return $"worker {joiner.Id} joined; {await RetireOldestAsync().ConfigureAwait(false)}";
+                case SoakFault.RestartJoin:
+                    var gone = TimeSpan.FromMilliseconds(random.Next(200, 1000));
+                    string order;
+                    Process late;
+                    if (random.Next(2) == 0)
+                    {
+                        // The joiner first: it has connected (and may hold leases) when Redis loses its data.
+                        late = StartWorker(options, server, counter);
+                        workers.Add(late);
+                        await WaitJoinedAsync(late).ConfigureAwait(false);
+                        await server.RestartAsync(gone).ConfigureAwait(false);
+                        order = "joiner first";
+                    }
+                    else
+                    {
+                        // The joiner last: it starts while Redis is down, and meets the restarted server first as a new client.
+                        server.Kill();
+                        late = StartWorker(options, server, counter);
+                        workers.Add(late);
+                        await Task.Delay(gone, cancellationToken).ConfigureAwait(false);
+                        await server.StartAgainAsync().ConfigureAwait(false);
+                        order = "joiner last";
+                    }
+
+                    return $"{gone.TotalMilliseconds:F0} ms down, worker {late.Id} joined ({order}); {await RetireOldestAsync().ConfigureAwait(false)}";
                 default:
                     return await KillAsync().ConfigureAwait(false);
             }
+        }
+
+        async Task WaitJoinedAsync(Process joiner)
+        {
+            for (var waited = 0; !counter.HasJoined(joiner.Id) && !joiner.HasExited && waited < 30_000; waited += 20)
+            {
+                await Task.Delay(20, cancellationToken).ConfigureAwait(false);
+            }
+        }
+
+        // The oldest worker leaves: told to finish at its next batch, it must exit on its own with every item ended.
+        async Task<string> RetireOldestAsync()
+        {
+            var oldest = workers[0];
+            counter.Retire(oldest.Id);
+            using var wait = new CancellationTokenSource(s_endTimeout);
+            try
+            {
+                await oldest.WaitForExitAsync(wait.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                workersFailed++;
+                findings.Add($"worker {oldest.Id}, retired, did not exit within {s_endTimeout.TotalSeconds} s");
+                return $"worker {oldest.Id} did not leave";
+            }
+
+            workers.Remove(oldest);
+            if (oldest.ExitCode != 0)
+            {
+                workersFailed++;
+                findings.Add($"worker {oldest.Id}, retired, exited with {oldest.ExitCode}");
+            }
+
+            var text = $"worker {oldest.Id} left";
+            oldest.Dispose();
+            return text;
         }
 
         async Task<string> KillAsync()

@@ -21,7 +21,7 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         {
             Duration = TimeSpan.Zero, // until every kind was injected once
             Workers = 3,
-            Budget = 6,
+            Budget = 7, // not a multiple of 3 or of the 4 workers a joiner makes for a moment
             LeaseTime = TimeSpan.FromSeconds(1),
             Gap = (TimeSpan.FromMilliseconds(200), TimeSpan.FromMilliseconds(400)),
         };
@@ -58,6 +58,33 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         Assert.Equal(1, counter.AboveBound);
         Assert.Equal(1, counter.Twice);
         Assert.Equal(theirs.Length, counter.Lost);
+    }
+
+    [Fact]
+    public async Task SoakCounter_WorkerWaitingWhileOthersRun_IsStarvedOnceAndItsWaitMeasured()
+    {
+        await using var counter = new SoakCounter(bound: 2, starveAfter: TimeSpan.FromMilliseconds(200));
+        counter.Start();
+        using var waiting = await Worker.ConnectAsync(counter.Port, pid: 301);
+        using var running = await Worker.ConnectAsync(counter.Port, pid: 302);
+        using var failing = await Worker.ConnectAsync(counter.Port, pid: 303);
+        var starved = (await waiting.AskAsync("n"))[2..].Split(',');
+        var ids = (await running.AskAsync("n"))[2..].Split(',');
+        await failing.AskAsync("n");
+        await failing.AskAsync("f RedisLimitUnavailableException"); // a failed run is not a wait
+        await Task.Delay(300);
+
+        await running.AskAsync("s " + ids[0]); // the others run while it waits: not yet two starts
+        await running.AskAsync("e " + ids[0]);
+        Assert.Equal(0, counter.Starved);
+        await running.AskAsync("s " + ids[1]);
+        await running.AskAsync("e " + ids[1]);
+        await running.AskAsync("s " + ids[2]); // counted once per wait
+        await running.AskAsync("e " + ids[2]);
+        await waiting.AskAsync("s " + starved[0]);
+
+        Assert.Equal(1, counter.Starved);
+        Assert.True(counter.WorstWaitMs >= 300, $"worst wait {counter.WorstWaitMs} ms");
     }
 
     [Fact]
