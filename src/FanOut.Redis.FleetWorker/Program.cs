@@ -37,14 +37,13 @@ listener.SetMeasurementEventCallback<double>((_, value, _, _) =>
 });
 listener.Start();
 
-await using var redis = arguments.Local ? null : await ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
-{
-    EndPoints = { arguments.Redis },
-    AbortOnConnectFail = false,
-    AsyncTimeout = 2000,
-    SyncTimeout = 2000,
-    BacklogPolicy = BacklogPolicy.FailFast,
-});
+// A configuration string: one endpoint, or the sentinels and serviceName= (the connection then follows the primary).
+var configuration = ConfigurationOptions.Parse(arguments.Redis);
+configuration.AbortOnConnectFail = false;
+configuration.AsyncTimeout = 2000;
+configuration.SyncTimeout = 2000;
+configuration.BacklogPolicy = BacklogPolicy.FailFast;
+await using var redis = arguments.Local ? null : await ConnectionMultiplexer.ConnectAsync(configuration);
 RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Create(redis, new RedisLimitOptions
 {
     Key = arguments.Key,
@@ -53,6 +52,8 @@ RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Cre
     LeaseTime = TimeSpan.FromMilliseconds(arguments.LeaseMs),
     WhenUnavailable = arguments.Fallback > 0 ? RedisUnavailablePolicy.FallBackToLocal : RedisUnavailablePolicy.Fail,
     FallbackLimit = arguments.Fallback,
+    ReplicaAcknowledgements = arguments.ReplicaAcks,
+    ReplicaTimeout = TimeSpan.FromMilliseconds(500),
 });
 var limit = shared ?? ConcurrencyLimit.Fixed(arguments.Budget);
 if (arguments.SoakPort > 0)

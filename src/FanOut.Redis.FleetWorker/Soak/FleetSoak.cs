@@ -26,6 +26,12 @@ public enum SoakFault
 
     /// <summary>redis-server restarted (data lost) while a new worker starts: the joiner's first script before the restart or after it, at random; the oldest leaves.</summary>
     RestartJoin,
+
+    /// <summary>With <see cref="FleetSoakOptions.Sentinel"/>: <c>SENTINEL FAILOVER</c> promotes the replica (the old primary becomes its replica).</summary>
+    Failover,
+
+    /// <summary>With <see cref="FleetSoakOptions.Sentinel"/>: the primary killed (SIGKILL); the sentinels promote the replica; the old one comes back empty as its replica.</summary>
+    KillPrimary,
 }
 
 /// <summary>What <see cref="FleetSoak.RunAsync"/> runs.</summary>
@@ -52,8 +58,23 @@ public sealed record FleetSoakOptions
     /// <summary>Pause between one fault's end and the next one's start, drawn from this range.</summary>
     public (TimeSpan Min, TimeSpan Max) Gap { get; init; } = (TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(2));
 
-    /// <summary>The fault kinds injected (all by default).</summary>
-    public IReadOnlyList<SoakFault> Kinds { get; init; } = Enum.GetValues<SoakFault>();
+    /// <summary>The fault kinds injected: by default every kind that fits (<see cref="SentinelKinds"/> with <see cref="Sentinel"/>, the others without).</summary>
+    public IReadOnlyList<SoakFault>? Kinds { get; init; }
+
+    /// <summary>
+    /// Run against a <see cref="LocalSentinelGroup"/> (a primary, a replica, three sentinels; the workers connect through the
+    /// sentinels) instead of one redis-server: the faults are then <see cref="SentinelKinds"/>.
+    /// </summary>
+    public bool Sentinel { get; init; }
+
+    /// <summary>The workers' <c>ReplicaAcknowledgements</c> (<c>WAIT</c> after lease-granting scripts, 500 ms timeout); 0 for none.</summary>
+    public int ReplicaAcknowledgements { get; init; }
+
+    /// <summary>The kinds a sentinel deployment takes (a restart of the only server makes no sense there; a pause longer than the sentinels' down-after is a failover).</summary>
+    public static IReadOnlyList<SoakFault> SentinelKinds { get; } = [SoakFault.Failover, SoakFault.KillPrimary, SoakFault.KillWorker, SoakFault.Join, SoakFault.OutOfMemory];
+
+    /// <summary>The kinds injected: <see cref="Kinds"/>, or every kind that fits the deployment.</summary>
+    public IReadOnlyList<SoakFault> FaultKinds => Kinds ?? (Sentinel ? SentinelKinds : [.. Enum.GetValues<SoakFault>().Except(SentinelKinds).Concat([SoakFault.KillWorker, SoakFault.Join, SoakFault.OutOfMemory]).Distinct().OrderBy(k => k)]);
 
     /// <summary>Seed of the fault sequence.</summary>
     public int Seed { get; init; } = Environment.TickCount & int.MaxValue;
@@ -132,6 +153,8 @@ public sealed record FleetSoakResult
         SoakFault.KillWorker => "kill",
         SoakFault.Join => "join",
         SoakFault.RestartJoin => "restart-join",
+        SoakFault.Failover => "failover",
+        SoakFault.KillPrimary => "kill-primary",
         _ => "oom",
     };
 }
@@ -156,7 +179,17 @@ public static class FleetSoak
         long leasesNotBack = 0, worstBackMs = 0;
         var workersFailed = 0;
         var findings = new List<string>();
-        await using var server = await LocalRedisServer.StartAsync().ConfigureAwait(false);
+        var kinds = options.FaultKinds;
+        var misplaced = kinds.Where(k => options.Sentinel ? k is SoakFault.Restart or SoakFault.RestartJoin or SoakFault.Pause or SoakFault.LongPause : k is SoakFault.Failover or SoakFault.KillPrimary).ToList();
+        if (misplaced.Count > 0)
+        {
+            throw new ArgumentException($"{string.Join(", ", misplaced.Select(FleetSoakResult.Name))} do not fit {(options.Sentinel ? "a sentinel deployment" : "one redis-server")}: choose from {string.Join(", ", (options.Sentinel ? FleetSoakOptions.SentinelKinds : new FleetSoakOptions().FaultKinds).Select(FleetSoakResult.Name))}.", nameof(options));
+        }
+
+        await using var sentinel = options.Sentinel ? await LocalSentinelGroup.StartAsync().ConfigureAwait(false) : null;
+        await using var server = options.Sentinel ? null : await LocalRedisServer.StartAsync().ConfigureAwait(false);
+        var endpoint = sentinel?.Configuration ?? server!.Endpoint;
+        async Task<int> PortAsync() => sentinel is null ? server!.Port : await sentinel.PrimaryPortAsync().ConfigureAwait(false);
         // A joiner may wait out a restart's grace (a lease time) and a poll before its first permit: starved beyond three.
         var starveAfter = TimeSpan.FromMilliseconds(Math.Max(3000, 3 * options.LeaseTime.TotalMilliseconds));
         await using var counter = new SoakCounter(options.Bound, starveAfter);
@@ -166,15 +199,15 @@ public static class FleetSoak
         {
             for (var i = 0; i < options.Workers; i++)
             {
-                workers.Add(StartWorker(options, server, counter));
+                workers.Add(StartWorker(options, endpoint, counter));
             }
 
             // Every kind once first (shuffled), then at random.
-            var order = new Queue<SoakFault>(options.Kinds.Distinct().OrderBy(_ => random.Next()));
+            var order = new Queue<SoakFault>(kinds.Distinct().OrderBy(_ => random.Next()));
             while (!cancellationToken.IsCancellationRequested && (clock.Elapsed < options.Duration || order.Count > 0))
             {
                 await Task.Delay(Between(random, options.Gap.Min, options.Gap.Max), cancellationToken).ConfigureAwait(false);
-                var fault = order.Count > 0 ? order.Dequeue() : options.Kinds[random.Next(options.Kinds.Count)];
+                var fault = order.Count > 0 ? order.Dequeue() : kinds[random.Next(kinds.Count)];
                 var what = await InjectAsync(fault).ConfigureAwait(false);
                 faults[fault]++;
                 await progress.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"  {clock.Elapsed.TotalSeconds,6:F1} s  {FleetSoakResult.Name(fault)} {what}  items {counter.Done:N0}, peak {counter.Peak}")).ConfigureAwait(false);
@@ -248,22 +281,31 @@ public static class FleetSoak
                 case SoakFault.LongPause:
                     var pause = fault == SoakFault.Pause ? TimeSpan.FromSeconds(2) : options.LeaseTime * Between(random, 1.5, 2.5);
                     var ms = ((long)pause.TotalMilliseconds).ToString(CultureInfo.InvariantCulture);
-                    await RedisAdmin.SendAsync(server.Port, "CLIENT", "PAUSE", ms, "ALL").ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(await PortAsync().ConfigureAwait(false), "CLIENT", "PAUSE", ms, "ALL").ConfigureAwait(false);
                     await Task.Delay(pause, cancellationToken).ConfigureAwait(false);
                     return $"{ms} ms";
                 case SoakFault.Restart:
                     var down = TimeSpan.FromMilliseconds(random.Next(200, 1000));
-                    await server.RestartAsync(down).ConfigureAwait(false);
+                    await server!.RestartAsync(down).ConfigureAwait(false);
                     return $"{down.TotalMilliseconds:F0} ms down";
+                case SoakFault.Failover:
+                    var promoted = await sentinel!.FailoverAsync().ConfigureAwait(false);
+                    var now = await PortAsync().ConfigureAwait(false);
+                    return string.Create(CultureInfo.InvariantCulture, $"primary now {now}, promoted and synchronized in {promoted.TotalMilliseconds:F0} ms");
+                case SoakFault.KillPrimary:
+                    var took = await sentinel!.KillPrimaryAsync().ConfigureAwait(false);
+                    var newPrimary = await PortAsync().ConfigureAwait(false);
+                    return string.Create(CultureInfo.InvariantCulture, $"primary now {newPrimary}, promoted and old one back as its replica in {took.TotalMilliseconds:F0} ms");
                 case SoakFault.OutOfMemory:
                     var full = TimeSpan.FromMilliseconds(random.Next(500, 2000));
-                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory-policy", "noeviction").ConfigureAwait(false);
-                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory", "1").ConfigureAwait(false);
+                    var port = await PortAsync().ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(port, "CONFIG", "SET", "maxmemory-policy", "noeviction").ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(port, "CONFIG", "SET", "maxmemory", "1").ConfigureAwait(false);
                     await Task.Delay(full, cancellationToken).ConfigureAwait(false);
-                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory", "0").ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(port, "CONFIG", "SET", "maxmemory", "0").ConfigureAwait(false);
                     return $"{full.TotalMilliseconds:F0} ms";
                 case SoakFault.Join:
-                    var joiner = StartWorker(options, server, counter);
+                    var joiner = StartWorker(options, endpoint, counter);
                     workers.Add(joiner);
                     await WaitJoinedAsync(joiner).ConfigureAwait(false);
                     return $"worker {joiner.Id} joined; {await RetireOldestAsync().ConfigureAwait(false)}";
@@ -274,20 +316,20 @@ public static class FleetSoak
                     if (random.Next(2) == 0)
                     {
                         // The joiner first: it has connected (and may hold leases) when Redis loses its data.
-                        late = StartWorker(options, server, counter);
+                        late = StartWorker(options, endpoint, counter);
                         workers.Add(late);
                         await WaitJoinedAsync(late).ConfigureAwait(false);
-                        await server.RestartAsync(gone).ConfigureAwait(false);
+                        await server!.RestartAsync(gone).ConfigureAwait(false);
                         order = "joiner first";
                     }
                     else
                     {
                         // The joiner last: it starts while Redis is down, and meets the restarted server first as a new client.
-                        server.Kill();
-                        late = StartWorker(options, server, counter);
+                        server!.Kill();
+                        late = StartWorker(options, endpoint, counter);
                         workers.Add(late);
                         await Task.Delay(gone, cancellationToken).ConfigureAwait(false);
-                        await server.StartAgainAsync().ConfigureAwait(false);
+                        await server!.StartAgainAsync().ConfigureAwait(false);
                         order = "joiner last";
                     }
 
@@ -343,7 +385,8 @@ public static class FleetSoak
             counter.Killing(pid);
             victim.Kill(entireProcessTree: true); // SIGKILL: no lease is returned
             await victim.WaitForExitAsync(cancellationToken).ConfigureAwait(false);
-            var killedAt = await RedisAdmin.TimeMsAsync(server.Port).ConfigureAwait(false);
+            var primary = await PortAsync().ConfigureAwait(false);
+            var killedAt = await RedisAdmin.TimeMsAsync(primary).ConfigureAwait(false);
             var prefix = string.Create(CultureInfo.InvariantCulture, $"{pid}-");
             var leases = $"fanout:{{{Key}}}:leases";
             var held = 0;
@@ -351,9 +394,9 @@ public static class FleetSoak
             var deadline = killedAt + (long)options.LeaseTime.TotalMilliseconds;
 
             // Watch its leases (by the server's clock) until one lease time has passed: each must be due to expire by then.
-            while (await RedisAdmin.TimeMsAsync(server.Port).ConfigureAwait(false) <= deadline + 100)
+            while (await RedisAdmin.TimeMsAsync(primary).ConfigureAwait(false) <= deadline + 100)
             {
-                var entries = await RedisAdmin.SendAsync(server.Port, "ZRANGE", leases, "0", "-1", "WITHSCORES").ConfigureAwait(false);
+                var entries = await RedisAdmin.SendAsync(primary, "ZRANGE", leases, "0", "-1", "WITHSCORES").ConfigureAwait(false);
                 var mine = 0;
                 for (var i = 0; i + 1 < entries.Count; i += 2)
                 {
@@ -379,19 +422,20 @@ public static class FleetSoak
 
             workers.Remove(victim);
             victim.Dispose();
-            workers.Add(StartWorker(options, server, counter));
+            workers.Add(StartWorker(options, endpoint, counter));
             return string.Create(CultureInfo.InvariantCulture, $"worker {pid} with {running} items running, {held} leases, due back {backMs} ms after the kill");
         }
     }
 
-    private static Process StartWorker(FleetSoakOptions options, LocalRedisServer server, SoakCounter counter)
+    private static Process StartWorker(FleetSoakOptions options, string endpoint, SoakCounter counter)
     {
         var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "FanOut.Redis.FleetWorker.dll"));
         foreach (var argument in new[]
         {
-            "--redis", server.Endpoint, "--key", Key, "--budget", Text(options.Budget), "--lease-ms", Text((int)options.LeaseTime.TotalMilliseconds),
+              "--redis", endpoint, "--key", Key, "--budget", Text(options.Budget), "--lease-ms", Text((int)options.LeaseTime.TotalMilliseconds),
             "--hold-ms", Text(options.HoldMs), "--fallback", Text(options.FallbackLimit), "--soak", Text(counter.Port),
+            "--replica-acks", Text(options.ReplicaAcknowledgements),
         })
         {
             info.ArgumentList.Add(argument);
