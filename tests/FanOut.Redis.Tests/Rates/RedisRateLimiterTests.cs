@@ -128,6 +128,61 @@ public sealed class RedisRateLimiterTests(RedisServer redis, ITestOutputHelper o
         Assert.Contains("orders-api", error.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(true, 5)] // two processes used the rate: half of 100/s each, a burst of half of 10
+    [InlineData(false, 10)] // the ceiling itself: 100/s, a burst of 10
+    public async Task AcquireAsync_RedisGoneUnderFallBackToLocal_TakesTheLastShareOfTheRateLocally(bool atLastShare, int burst)
+    {
+        await using var server = await FleetWorker.LocalRedisServer.StartAsync();
+        var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        var options = new RedisRateLimiterOptions
+        {
+            Key = $"rate-{Guid.NewGuid():N}",
+            PermitLimit = 100,
+            Burst = 10,
+            WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
+            FallbackPermitLimit = 100,
+            FallbackAtLastShare = atLastShare,
+            TimeProvider = time,
+        };
+        await using var mine = await Connect(server.Endpoint);
+        await using var theirs = await Connect(server.Endpoint);
+        using var limiter = RedisRateLimiter.Create(mine, options);
+        using var other = RedisRateLimiter.Create(theirs, options);
+        using (await other.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        using (await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        {
+            // Both processes used the rate: the second answer said two.
+        }
+
+        server.Kill();
+        await Eventually.TrueAsync(() => Task.FromResult(!mine.IsConnected), "the connection sees Redis gone");
+
+        // The local rate starts with a full bucket: the burst at once, then one permit per interval of the fallback's rate.
+        for (var i = 0; i < burst; i++)
+        {
+            using var lease = await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard);
+            Assert.True(lease.IsAcquired);
+        }
+
+        var next = limiter.AcquireAsync(1).AsTask();
+        var interval = TimeSpan.FromSeconds(1.0 / (100 / (10 / burst)));
+        time.Advance(interval - TimeSpan.FromMilliseconds(1));
+        Assert.False(next.IsCompleted, $"a permit beyond the fallback's burst before its interval: {next.Status} {next.Exception?.InnerException}");
+        time.Advance(TimeSpan.FromMilliseconds(1));
+        using var late = await next.WaitAsync(s_guard);
+        Assert.True(late.IsAcquired);
+        Assert.Equal(atLastShare ? 50 : 100, limiter.FallbackPermitLimit);
+    }
+
+    private static Task<ConnectionMultiplexer> Connect(string endpoint) => ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
+    {
+        EndPoints = { endpoint },
+        AbortOnConnectFail = false,
+        BacklogPolicy = BacklogPolicy.FailFast,
+        ReconnectRetryPolicy = new LinearRetry(60_000),
+    });
+
     private async Task<long> ServerMicroseconds()
     {
         var time = (RedisResult[])(await redis.Connection.GetDatabase().ExecuteAsync("TIME"))!;
