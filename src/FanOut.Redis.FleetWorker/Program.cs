@@ -44,6 +44,11 @@ configuration.AsyncTimeout = 2000;
 configuration.SyncTimeout = 2000;
 configuration.BacklogPolicy = BacklogPolicy.FailFast;
 await using var redis = arguments.Local ? null : await ConnectionMultiplexer.ConnectAsync(configuration);
+if (arguments.Rate > 0 && redis is not null)
+{
+    return await FanOut.Redis.FleetWorker.Rates.RateWorker.RunAsync(redis, arguments);
+}
+
 RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Create(redis, new RedisLimitOptions
 {
     Key = arguments.Key,
