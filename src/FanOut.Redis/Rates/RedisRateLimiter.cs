@@ -24,8 +24,8 @@ namespace FanOut.Redis;
 /// in time throws <see cref="RedisLimitUnavailableException"/> (never silently unbounded), or, under
 /// <see cref="RedisUnavailablePolicy.FallBackToLocal"/>, takes the permits from a local rate: this process's share of the
 /// fleet rate when Redis last answered (<see cref="RedisRateLimiterOptions.FallbackAtLastShare"/>), at most
-/// <see cref="RedisRateLimiterOptions.FallbackPermitLimit"/>. While it falls back, Redis is asked again at most once per
-/// second; the first answer ends the fallback.</para>
+/// <see cref="RedisRateLimiterOptions.FallbackPermitLimit"/>. While it falls back, Redis is asked again at most every
+/// 250 ms; the first answer ends the fallback.</para>
 /// </remarks>
 public sealed class RedisRateLimiter : RateLimiter
 {
@@ -33,7 +33,7 @@ public sealed class RedisRateLimiter : RateLimiter
     private static readonly RateLimitLease s_tryAsync = new RateLease(false, TimeSpan.Zero);
 
     /// <summary>While the fallback serves, how often an acquisition asks Redis again.</summary>
-    private static readonly TimeSpan s_retryInterval = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan s_retryInterval = TimeSpan.FromMilliseconds(250);
 
     private readonly IDatabase _database;
     private readonly RedisRateLimiterOptions _options;
