@@ -50,6 +50,9 @@ public sealed class RedisRateLimiter : RateLimiter
     /// <summary>The processes using the rate when Redis last answered (0 before its first answer).</summary>
     private int _lastProcesses;
 
+    /// <summary>When <see cref="_lastProcesses"/> was last raised or renewed (a timestamp of the options' clock).</summary>
+    private long _processesSeenAt;
+
     /// <summary>Under the fallback: when Redis is asked again (a timestamp of the options' clock); 0 while it answers.</summary>
     private long _retryAt;
     private long _successful;
@@ -247,8 +250,24 @@ public sealed class RedisRateLimiter : RateLimiter
             throw RedisLimitUnavailableException.Create(_options.Key, _endpoints, _options.RedisTimeout, e);
         }
 
-        Volatile.Write(ref _lastProcesses, (int)reply[2]);
+        RememberProcesses((int)reply[2]);
         return ((long)reply[0] == 1, TimeSpan.FromMicroseconds((long)reply[1]));
+    }
+
+    /// <summary>
+    /// Keeps the largest count of processes using the rate seen within a presence time: after a restart the set of
+    /// processes starts empty and the first answers say 1, 2, ..., which would give a process that falls back right
+    /// then the whole rate as its share.
+    /// </summary>
+    private void RememberProcesses(int processes)
+    {
+        var now = _time.GetTimestamp();
+        var presence = (long)((long)_presenceMs / 1000.0 * _time.TimestampFrequency);
+        if (processes >= Volatile.Read(ref _lastProcesses) || now - Interlocked.Read(ref _processesSeenAt) > presence)
+        {
+            Volatile.Write(ref _lastProcesses, processes);
+            Interlocked.Exchange(ref _processesSeenAt, now);
+        }
     }
 
     private void CheckPermitCount(int permitCount)

@@ -175,12 +175,49 @@ public sealed class RedisRateLimiterTests(RedisServer redis, ITestOutputHelper o
         Assert.Equal(atLastShare ? 50 : 100, limiter.FallbackPermitLimit);
     }
 
-    private static Task<ConnectionMultiplexer> Connect(string endpoint) => ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
+    [Fact]
+    public async Task FallbackPermitLimit_RedisRestartedAndFirstToAnswer_KeepsTheShareSeenBefore()
+    {
+        // After a restart the set of processes using the rate is empty: the first answer says 1, which must not make this
+        // process's fallback the whole rate while the others have not asked again yet.
+        await using var server = await FleetWorker.LocalRedisServer.StartAsync();
+        var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        var options = new RedisRateLimiterOptions
+        {
+            Key = $"rate-{Guid.NewGuid():N}",
+            PermitLimit = 100,
+            Burst = 10,
+            WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
+            FallbackPermitLimit = 100,
+            TimeProvider = time,
+        };
+        await using var mine = await Connect(server.Endpoint, reconnectMs: 100);
+        await using var theirs = await Connect(server.Endpoint, reconnectMs: 100);
+        using var limiter = RedisRateLimiter.Create(mine, options);
+        using var other = RedisRateLimiter.Create(theirs, options);
+        using (await other.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        using (await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        {
+            Assert.Equal(50, limiter.FallbackPermitLimit);
+        }
+
+        await server.RestartAsync(TimeSpan.Zero);
+        await Eventually.TrueAsync(() => Task.FromResult(mine.IsConnected), "the connection back on the restarted server");
+        using (await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        {
+            // Answered by the restarted server (its set of processes has only this one), not by the fallback.
+            Assert.Equal(1, await mine.GetDatabase().SortedSetLengthAsync($"fanout:{{{options.Key}}}:raters"));
+        }
+
+        Assert.Equal(50, limiter.FallbackPermitLimit); // the restarted server said 1
+    }
+
+    private static Task<ConnectionMultiplexer> Connect(string endpoint, int reconnectMs = 60_000) => ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
     {
         EndPoints = { endpoint },
         AbortOnConnectFail = false,
         BacklogPolicy = BacklogPolicy.FailFast,
-        ReconnectRetryPolicy = new LinearRetry(60_000),
+        ReconnectRetryPolicy = new LinearRetry(reconnectMs),
     });
 
     private async Task<long> ServerMicroseconds()
