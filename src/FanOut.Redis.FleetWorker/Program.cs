@@ -63,7 +63,10 @@ RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Cre
 var limit = shared ?? ConcurrencyLimit.Fixed(arguments.Budget);
 if (arguments.SoakPort > 0)
 {
-    var code = await SoakWorker.RunAsync(limit, arguments.SoakPort, Math.Max(1, arguments.HoldMs));
+    using var rate = arguments.SoakRate > 0 && redis is not null
+        ? RedisRateLimiter.Create(redis, new RedisRateLimiterOptions { Key = arguments.Key, PermitLimit = arguments.SoakRate, Burst = arguments.Burst })
+        : null;
+    var code = await SoakWorker.RunAsync(limit, arguments.SoakPort, Math.Max(1, arguments.HoldMs), rate);
     if (shared is not null)
     {
         await shared.DisposeAsync();

@@ -5,7 +5,7 @@ namespace FanOut.Redis.FleetWorker;
 /// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--adaptive] [--wait-for-go] [--soak PORT] [--replica-acks N] [--rate R [--burst B] [--acquirers N]]</c>.</summary>
 internal sealed record WorkerArguments
 {
-    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--adaptive", "--wait-for-go", "--soak", "--replica-acks", "--rate", "--burst", "--acquirers"];
+    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--adaptive", "--wait-for-go", "--soak", "--replica-acks", "--rate", "--burst", "--acquirers", "--soak-rate"];
 
     /// <summary>Redis's StackExchange.Redis configuration string (<c>HOST:PORT</c>, or sentinels with <c>serviceName=</c>); unused with <see cref="Local"/>.</summary>
     public string Redis { get; init; } = "127.0.0.1:6379";
@@ -52,6 +52,9 @@ internal sealed record WorkerArguments
     /// <summary>The rate's burst (0: the rate).</summary>
     public int Burst { get; init; }
 
+    /// <summary>With <see cref="SoakPort"/>: item starts also take a permit of a fleet rate of this many per second (burst <see cref="Burst"/>).</summary>
+    public int SoakRate { get; init; }
+
     /// <summary>Acquisitions the rate mode keeps going at once.</summary>
     public int Acquirers { get; init; } = 64;
 
@@ -90,6 +93,7 @@ internal sealed record WorkerArguments
                     "--rate" => parsed with { Rate = Number() },
                     "--burst" => parsed with { Burst = Number() },
                     "--acquirers" => parsed with { Acquirers = Number() },
+                    "--soak-rate" => parsed with { SoakRate = Number() },
                     _ => throw new FormatException($"unknown option '{name}': choose from {string.Join(", ", s_options)}"),
                 };
             }

@@ -6,7 +6,7 @@ using FanOut.Redis.FleetWorker.Soak;
 namespace FanOut.Benchmarks.Soak;
 
 /// <summary>
-/// <c>redis-soak --minutes N [--sentinel] [--replica-acks N] [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c>: worker processes share
+/// <c>redis-soak --minutes N [--sentinel] [--replica-acks N] [--rate R] [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c>: worker processes share
 /// one Redis budget against a private redis-server while random faults are injected (pause 2 s, pause longer than a lease,
 /// restart with data lost, a worker killed with SIGKILL, out of memory, a late joiner, a restart while a worker joins; with <c>--sentinel</c> a primary, a replica and three sentinels, and failovers); prints faults, items and violations. Exit code 1
 /// on any violation, 2 on a usage error, 3 when redis-server is not installed.
@@ -59,11 +59,14 @@ public static class RedisSoakCommand
                 case "--seed" when value >= 0 && value == Math.Floor(value):
                     options = options with { Seed = (int)value };
                     break;
+                case "--rate" when value >= 0 && value == Math.Floor(value):
+                    options = options with { Rate = (int)value };
+                    break;
                 case "--replica-acks" when value >= 0 && value <= 16 && value == Math.Floor(value):
                     options = options with { ReplicaAcknowledgements = (int)value };
                     break;
                 default:
-                    await output.WriteLineAsync($"redis-soak: unknown or bad argument '{args[i]}'; valid: --minutes N (> 0), --faults K,K (pause, long-pause, restart, kill, oom, join, restart-join), --workers W (>= 2), --budget B (>= 1), --lease-ms L (>= 300), --fallback F (>= 0; 0 = Fail), --seed S (>= 0), --sentinel (a primary, a replica and three sentinels; faults failover, kill-primary, kill, join, oom), --replica-acks N (0 to 16: WAIT after lease-granting scripts)");
+                    await output.WriteLineAsync($"redis-soak: unknown or bad argument '{args[i]}'; valid: --minutes N (> 0), --faults K,K (pause, long-pause, restart, kill, oom, join, restart-join), --workers W (>= 2), --budget B (>= 1), --lease-ms L (>= 300), --fallback F (>= 0; 0 = Fail), --seed S (>= 0), --sentinel (a primary, a replica and three sentinels; faults failover, kill-primary, kill, join, oom), --replica-acks N (0 to 16: WAIT after lease-granting scripts), --rate R (>= 0: item starts also take a fleet rate of R/s, checked by the referee)");
                     return 2;
             }
 
@@ -84,7 +87,7 @@ public static class RedisSoakCommand
         }
 
         var policy = options.FallbackLimit == 0 ? "Fail" : $"FallBackToLocal({options.FallbackLimit})";
-        await output.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"redis-soak: {options.Duration.TotalMinutes} min, {options.Workers} workers, budget {options.Budget}, lease {options.LeaseTime.TotalMilliseconds} ms, {policy}, bound {options.Bound}, {(options.Sentinel ? $"sentinel, WAIT for {options.ReplicaAcknowledgements} replica(s)" : "one redis-server")}, seed {options.Seed}"));
+        await output.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"redis-soak: {options.Duration.TotalMinutes} min, {options.Workers} workers, budget {options.Budget}, lease {options.LeaseTime.TotalMilliseconds} ms, {policy}, bound {options.Bound}, {(options.Sentinel ? $"sentinel, WAIT for {options.ReplicaAcknowledgements} replica(s)" : "one redis-server")}{(options.Rate > 0 ? $", fleet rate {options.Rate}/s" : string.Empty)}, seed {options.Seed}"));
         var result = await FleetSoak.RunAsync(options, output);
         await output.WriteLineAsync(result.ToString());
         foreach (var finding in result.Findings)

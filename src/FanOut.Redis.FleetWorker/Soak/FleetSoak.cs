@@ -67,6 +67,14 @@ public sealed record FleetSoakOptions
     /// </summary>
     public bool Sentinel { get; init; }
 
+    /// <summary>
+    /// Above 0: every item start also takes a permit of a <c>RedisRateLimiter</c> at this fleet rate per second (burst: the
+    /// budget), and the referee checks the starts over the run against <c>burst x (1 + restarts) + rate x (seconds + 1)</c>,
+    /// the seconds from the first start to the last by the referee's clock, one more for the delays of the reports (a
+    /// restart loses the rate's state: a burst more).
+    /// </summary>
+    public int Rate { get; init; }
+
     /// <summary>The workers' <c>ReplicaAcknowledgements</c> (<c>WAIT</c> after lease-granting scripts, 500 ms timeout); 0 for none.</summary>
     public int ReplicaAcknowledgements { get; init; }
 
@@ -129,19 +137,26 @@ public sealed record FleetSoakResult
     /// <summary>The longest a worker with items waited for a permit while the others ran a budget of items or more (<see cref="SoakCounter.WorstWaitMs"/>).</summary>
     public required long WorstWaitMs { get; init; }
 
+    /// <summary>With <see cref="FleetSoakOptions.Rate"/>: item starts over the run, and the most the rate allows (0 without a rate).</summary>
+    public required (long Starts, long Bound, double Seconds) Rated { get; init; }
+
+    /// <summary>1 when the starts went above the rate's bound.</summary>
+    public long AboveRate => Rated.Bound > 0 && Rated.Starts > Rated.Bound ? 1 : 0;
+
     /// <summary>The starvation bound the referee used.</summary>
     public required TimeSpan StarveAfter { get; init; }
 
     public required IReadOnlyList<string> Findings { get; init; }
 
-    public long Violations => AboveBound + Twice + Lost + Starved + LeasesNotBack + WorkersFailed;
+    public long Violations => AboveBound + Twice + Lost + Starved + LeasesNotBack + WorkersFailed + AboveRate;
 
     /// <summary>One line: faults per kind, items, violations.</summary>
     public override string ToString()
     {
         var faults = string.Join(", ", Enum.GetValues<SoakFault>().Select(k => $"{Name(k)} {Faults.GetValueOrDefault(k)}"));
         var failed = FailedRuns.Count == 0 ? "0" : string.Join(", ", FailedRuns.Select(p => $"{p.Value:N0} {p.Key}"));
-        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; longest wait for a permit while others ran {WorstWaitMs} ms (starved above {StarveAfter.TotalMilliseconds:F0} ms); violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, starved {Starved}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}");
+        var rate = Rated.Bound == 0 ? string.Empty : string.Create(CultureInfo.InvariantCulture, $"rate: {Rated.Starts:N0} starts in {Rated.Seconds:F1} s = {Rated.Starts / Rated.Seconds:F1}/s, bound {Rated.Bound:N0}; ");
+        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; {rate}items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; longest wait for a permit while others ran {WorstWaitMs} ms (starved above {StarveAfter.TotalMilliseconds:F0} ms); violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, starved {Starved}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}{(Rated.Bound == 0 ? string.Empty : $", above the rate {AboveRate}")}");
     }
 
     /// <summary>The fault's name on the command line and in the output.</summary>
@@ -249,6 +264,17 @@ public static class FleetSoak
 
         // Connections close as the workers exit: let the counter settle them.
         await counter.DisposeAsync().ConfigureAwait(false);
+        // The rate's span is the referee's, from the first start to the last, plus a second for the reports' own delays.
+        var rateSeconds = counter.StartSpan.TotalSeconds + 1;
+        var burst = Math.Max(1, options.Budget);
+        var rated = options.Rate > 0
+            ? (counter.Starts, (long)Math.Ceiling((burst * (1 + faults[SoakFault.Restart] + faults[SoakFault.RestartJoin])) + (options.Rate * rateSeconds)), rateSeconds)
+            : (counter.Starts, 0L, rateSeconds);
+        if (rated.Item2 > 0 && rated.Item1 > rated.Item2)
+        {
+            findings.Add($"{rated.Item1} starts in {rateSeconds:F1} s, above the rate's bound of {rated.Item2}");
+        }
+
         findings.AddRange(counter.Findings);
         return new FleetSoakResult
         {
@@ -270,6 +296,7 @@ public static class FleetSoak
             Starved = counter.Starved,
             WorstWaitMs = counter.WorstWaitMs,
             StarveAfter = starveAfter,
+            Rated = rated,
             Findings = findings,
         };
 
@@ -435,7 +462,7 @@ public static class FleetSoak
         {
               "--redis", endpoint, "--key", Key, "--budget", Text(options.Budget), "--lease-ms", Text((int)options.LeaseTime.TotalMilliseconds),
             "--hold-ms", Text(options.HoldMs), "--fallback", Text(options.FallbackLimit), "--soak", Text(counter.Port),
-            "--replica-acks", Text(options.ReplicaAcknowledgements),
+            "--replica-acks", Text(options.ReplicaAcknowledgements), "--soak-rate", Text(options.Rate), "--burst", Text(Math.Max(1, options.Budget)),
         })
         {
             info.ArgumentList.Add(argument);

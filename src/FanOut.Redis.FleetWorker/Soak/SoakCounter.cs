@@ -39,6 +39,8 @@ public sealed class SoakCounter : IAsyncDisposable
     private readonly TimeSpan _starveAfter;
     private Task? _accept;
     private long _starts;
+    private long _firstStartAt;
+    private long _lastStartAt;
     private long _nextId;
     private bool _ending;
     private int _running;
@@ -78,6 +80,30 @@ public sealed class SoakCounter : IAsyncDisposable
 
     /// <summary>Items handed to a worker that exited by itself without running them or giving them back.</summary>
     public long Lost { get; private set; }
+
+    /// <summary>From the first start to the last (the referee's clock).</summary>
+    public TimeSpan StartSpan
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return TimeSpan.FromMilliseconds(_lastStartAt - _firstStartAt);
+            }
+        }
+    }
+
+    /// <summary>Starts counted (every start of every item, re-runs included).</summary>
+    public long Starts
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _starts;
+            }
+        }
+    }
 
     /// <summary>Waits of a worker with items to start that went beyond the starvation bound while the others ran (see remarks).</summary>
     public long Starved { get; private set; }
@@ -313,6 +339,8 @@ public sealed class SoakCounter : IAsyncDisposable
         Peak = Math.Max(Peak, _running);
         _starts++;
         var now = Environment.TickCount64;
+        _firstStartAt = _starts == 1 ? now : _firstStartAt;
+        _lastStartAt = now;
         if (_waiting.TryGetValue(pid, out var waiting))
         {
             if (_starts - 1 - waiting.StartsAt >= _bound)

@@ -37,6 +37,28 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task RunAsync_WithAFleetRate_RestartsAndJoins_StartsHeldToTheRate()
+    {
+        var options = new FleetSoakOptions
+        {
+            Kinds = [SoakFault.Restart, SoakFault.RestartJoin, SoakFault.Join],
+            Rate = 200, // below what the budget of 7 with 1-10 ms items could start: the rate binds
+            Duration = TimeSpan.Zero,
+            Workers = 3,
+            Budget = 7,
+            LeaseTime = TimeSpan.FromSeconds(1),
+            Gap = (TimeSpan.FromMilliseconds(500), TimeSpan.FromMilliseconds(800)),
+        };
+        using var progress = new StringWriter();
+
+        var result = await FleetSoak.RunAsync(options, progress).WaitAsync(s_guard);
+
+        output.WriteLine($"seed {options.Seed}{Environment.NewLine}{progress}{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
+        Assert.True(result.Rated.Starts > 100, $"only {result.Rated.Starts} starts");
+        Assert.True(result.Violations == 0, $"{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
+    }
+
+    [Fact]
     public async Task SoakCounter_StartsAboveTheBoundTwiceOrNeverEnded_AreViolations()
     {
         await using var counter = new SoakCounter(bound: 1);
