@@ -13,8 +13,10 @@ namespace FanOut.Benchmarks;
 /// <c>dotnet run -c Release --project bench/FanOut.Benchmarks -- --filter '*'</c> runs the BenchmarkDotNet suite;
 /// <c>-- adaptive [results-dir] [svg-path]</c> runs the adaptive-limit measurement program instead;
 /// <c>-- soak --minutes N [--seed S]</c> runs the fault-injection generator for N minutes;
-/// <c>-- redis-soak --minutes N [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c> worker processes sharing a Redis budget under random Redis faults;
+/// <c>-- redis-soak --minutes N [--sentinel] [--replica-acks N] [--faults K,K] [--workers W] [--budget B] [--lease-ms L] [--fallback F] [--seed S]</c> worker processes sharing a Redis budget under random Redis faults;
 /// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
+/// <c>-- redis-wait-cost [--rounds R] [--per-round N]</c> the round-trip cost of the Redis limit's WAIT for a replica, alternating rounds;
+/// <c>-- fleet-rate [--workers N] [--rate R] [--burst B] [--seconds S] [--faults restart,pause]</c> N processes on one Redis fleet rate, the rate held by the server's clock;
 /// <c>-- fleet-scale [--workers N] [--budget B | --adaptive] [--items I] [--hold-ms MS | --url URL] [--rounds R]</c> the Redis limit's coordination cost per item with N processes;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
@@ -47,6 +49,16 @@ public static class Program
         if (args is ["redis-soak", ..])
         {
             return await RedisSoakCommand.RunAsync(args, Console.Out);
+        }
+
+        if (args is ["redis-wait-cost", ..])
+        {
+            return await ReplicaWaitCostCommand.RunAsync(args, Console.Out);
+        }
+
+        if (args is ["fleet-rate", ..])
+        {
+            return await FleetRateCommand.RunAsync(args, Console.Out);
         }
 
         if (args is ["fleet-scale", ..])

@@ -19,18 +19,34 @@ public sealed class LocalRedisServer : IAsyncDisposable
     private static readonly TimeSpan s_retryDelay = TimeSpan.FromMilliseconds(20);
 
     private readonly string _folder;
+    private readonly string _executable;
+    private readonly IReadOnlyList<string> _arguments;
     private Process? _process;
 
-    private LocalRedisServer(string folder, int port)
+    private LocalRedisServer(string folder, int port, string executable, IReadOnlyList<string> arguments)
     {
         _folder = folder;
         Port = port;
+        _executable = executable;
+        _arguments = arguments;
     }
 
     /// <summary>True when <see cref="Executable"/> is on the PATH.</summary>
-    public static bool IsInstalled =>
+    public static bool IsInstalled => IsOnPath(Executable);
+
+    /// <summary>Stops the server's process (SIGSTOP) until <see cref="Resume"/>: it keeps its connections and answers nothing, as a hung server.</summary>
+    public void Suspend() => Signal("STOP");
+
+    /// <summary>Lets a <see cref="Suspend"/>ed server run again (SIGCONT).</summary>
+    public void Resume() => Signal("CONT");
+
+    /// <summary>The folder the server runs in (its config and data).</summary>
+    public string Folder => _folder;
+
+    /// <summary>True when <paramref name="executable"/> is on the PATH.</summary>
+    public static bool IsOnPath(string executable) =>
         (Environment.GetEnvironmentVariable("PATH") ?? string.Empty).Split(Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries)
-            .Any(folder => File.Exists(Path.Combine(folder, Executable)));
+            .Any(folder => File.Exists(Path.Combine(folder, executable)));
 
     /// <summary>The port it listens on.</summary>
     public int Port { get; }
@@ -40,11 +56,28 @@ public sealed class LocalRedisServer : IAsyncDisposable
 
     /// <summary>Starts a server in a new temp folder under <paramref name="parentFolder"/> (the system temp folder when null).</summary>
     /// <exception cref="InvalidOperationException">redis-server is not installed, or did not start listening.</exception>
-    public static async Task<LocalRedisServer> StartAsync(string? parentFolder = null)
+    public static Task<LocalRedisServer> StartAsync(string? parentFolder = null) => StartAsync(parentFolder, []);
+
+    /// <summary>
+    /// Starts a server with <paramref name="extraArguments"/> after the defaults (e.g. <c>--replicaof 127.0.0.1 PORT</c>), in a
+    /// new temp folder under <paramref name="parentFolder"/>.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">redis-server is not installed, or did not start listening.</exception>
+    public static Task<LocalRedisServer> StartAsync(string? parentFolder, IReadOnlyList<string> extraArguments) =>
+        StartAsync(parentFolder, Executable, (folder, port) => [.. new[] { "--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", folder, "--save", string.Empty, "--appendonly", "no" }, .. extraArguments]);
+
+    /// <summary>
+    /// Starts <paramref name="executable"/> (redis-server or redis-sentinel) with the arguments <paramref name="arguments"/>
+    /// makes from its temp folder and free loopback port, and waits until it listens.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The executable is not installed, or did not start listening.</exception>
+    public static async Task<LocalRedisServer> StartAsync(string? parentFolder, string executable, Func<string, int, IReadOnlyList<string>> arguments)
     {
+        ArgumentNullException.ThrowIfNull(arguments);
         var folder = Path.Combine(parentFolder ?? Path.GetTempPath(), $"fanout-redis-{Guid.NewGuid():N}");
         Directory.CreateDirectory(folder);
-        var server = new LocalRedisServer(folder, FreePort());
+        var port = FreePort();
+        var server = new LocalRedisServer(folder, port, executable, arguments(folder, port));
         try
         {
             await server.StartProcessAsync().ConfigureAwait(false);
@@ -85,25 +118,25 @@ public sealed class LocalRedisServer : IAsyncDisposable
 
     private async Task StartProcessAsync()
     {
-        var info = new ProcessStartInfo(Executable)
+        var info = new ProcessStartInfo(_executable)
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
             WorkingDirectory = _folder,
         };
-        foreach (var argument in new[] { "--port", Port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", _folder, "--save", string.Empty, "--appendonly", "no" })
+        foreach (var argument in _arguments)
         {
             info.ArgumentList.Add(argument);
         }
 
         try
         {
-            _process = Process.Start(info) ?? throw new InvalidOperationException($"{Executable} did not start.");
+            _process = Process.Start(info) ?? throw new InvalidOperationException($"{_executable} did not start.");
         }
         catch (System.ComponentModel.Win32Exception e)
         {
-            throw new InvalidOperationException($"{Executable} is not installed (Debian: apt-get install -y redis-server).", e);
+            throw new InvalidOperationException($"{_executable} is not installed (Debian: apt-get install -y {_executable}).", e);
         }
 
         _process.OutputDataReceived += (_, _) => { };
@@ -125,9 +158,17 @@ public sealed class LocalRedisServer : IAsyncDisposable
             }
             catch (SocketException e)
             {
-                throw new InvalidOperationException($"{Executable} did not listen on {Endpoint}.", e);
+                throw new InvalidOperationException($"{_executable} did not listen on {Endpoint}.", e);
             }
         }
+    }
+
+    private void Signal(string signal)
+    {
+        var process = _process ?? throw new InvalidOperationException($"{_executable} on {Endpoint} is not running.");
+        using var kill = Process.Start(new ProcessStartInfo("kill") { ArgumentList = { "-" + signal, process.Id.ToString(CultureInfo.InvariantCulture) }, UseShellExecute = false })
+            ?? throw new InvalidOperationException("kill did not start");
+        kill.WaitForExit();
     }
 
     private void Stop()

@@ -37,14 +37,18 @@ listener.SetMeasurementEventCallback<double>((_, value, _, _) =>
 });
 listener.Start();
 
-await using var redis = arguments.Local ? null : await ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
+// A configuration string: one endpoint, or the sentinels and serviceName= (the connection then follows the primary).
+var configuration = ConfigurationOptions.Parse(arguments.Redis);
+configuration.AbortOnConnectFail = false;
+configuration.AsyncTimeout = 2000;
+configuration.SyncTimeout = 2000;
+configuration.BacklogPolicy = BacklogPolicy.FailFast;
+await using var redis = arguments.Local ? null : await ConnectionMultiplexer.ConnectAsync(configuration);
+if (arguments.Rate > 0 && redis is not null)
 {
-    EndPoints = { arguments.Redis },
-    AbortOnConnectFail = false,
-    AsyncTimeout = 2000,
-    SyncTimeout = 2000,
-    BacklogPolicy = BacklogPolicy.FailFast,
-});
+    return await FanOut.Redis.FleetWorker.Rates.RateWorker.RunAsync(redis, arguments);
+}
+
 RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Create(redis, new RedisLimitOptions
 {
     Key = arguments.Key,
@@ -53,11 +57,16 @@ RedisConcurrencyLimit? shared = redis is null ? null : RedisConcurrencyLimit.Cre
     LeaseTime = TimeSpan.FromMilliseconds(arguments.LeaseMs),
     WhenUnavailable = arguments.Fallback > 0 ? RedisUnavailablePolicy.FallBackToLocal : RedisUnavailablePolicy.Fail,
     FallbackLimit = arguments.Fallback,
+    ReplicaAcknowledgements = arguments.ReplicaAcks,
+    ReplicaTimeout = TimeSpan.FromMilliseconds(500),
 });
 var limit = shared ?? ConcurrencyLimit.Fixed(arguments.Budget);
 if (arguments.SoakPort > 0)
 {
-    var code = await SoakWorker.RunAsync(limit, arguments.SoakPort, Math.Max(1, arguments.HoldMs));
+    using var rate = arguments.SoakRate > 0 && redis is not null
+        ? RedisRateLimiter.Create(redis, new RedisRateLimiterOptions { Key = arguments.Key, PermitLimit = arguments.SoakRate, Burst = arguments.Burst })
+        : null;
+    var code = await SoakWorker.RunAsync(limit, arguments.SoakPort, Math.Max(1, arguments.HoldMs), rate);
     if (shared is not null)
     {
         await shared.DisposeAsync();

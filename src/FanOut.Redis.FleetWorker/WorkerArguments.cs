@@ -2,12 +2,12 @@ using System.Globalization;
 
 namespace FanOut.Redis.FleetWorker;
 
-/// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--adaptive] [--wait-for-go] [--soak PORT]</c>.</summary>
+/// <summary>The worker's command line: <c>--redis HOST:PORT --key K --budget N --items N [--lease-ms MS] [--hold-ms MS] [--url URL] [--local] [--fallback N] [--adaptive] [--wait-for-go] [--soak PORT] [--replica-acks N] [--rate R [--burst B] [--acquirers N]]</c>.</summary>
 internal sealed record WorkerArguments
 {
-    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--adaptive", "--wait-for-go", "--soak"];
+    private static readonly string[] s_options = ["--redis", "--key", "--budget", "--items", "--lease-ms", "--hold-ms", "--url", "--local", "--fallback", "--adaptive", "--wait-for-go", "--soak", "--replica-acks", "--rate", "--burst", "--acquirers", "--soak-rate"];
 
-    /// <summary>Redis's address; unused with <see cref="Local"/>.</summary>
+    /// <summary>Redis's StackExchange.Redis configuration string (<c>HOST:PORT</c>, or sentinels with <c>serviceName=</c>); unused with <see cref="Local"/>.</summary>
     public string Redis { get; init; } = "127.0.0.1:6379";
 
     /// <summary>The shared budget's key; also names the probe counters.</summary>
@@ -43,6 +43,21 @@ internal sealed record WorkerArguments
     /// <summary>When above 0, run the soak's items from the <see cref="Soak.SoakCounter"/> on this loopback port instead of <see cref="Items"/>.</summary>
     public int SoakPort { get; init; }
 
+    /// <summary>The limit's <c>ReplicaAcknowledgements</c>: replicas that must hold a lease-granting script's writes (<c>WAIT</c>) before its leases are used.</summary>
+    public int ReplicaAcks { get; init; }
+
+    /// <summary>When above 0, take permits from a fleet rate of this many per second (<see cref="Rates.RateWorker"/>) instead of running items.</summary>
+    public int Rate { get; init; }
+
+    /// <summary>The rate's burst (0: the rate).</summary>
+    public int Burst { get; init; }
+
+    /// <summary>With <see cref="SoakPort"/>: item starts also take a permit of a fleet rate of this many per second (burst <see cref="Burst"/>).</summary>
+    public int SoakRate { get; init; }
+
+    /// <summary>Acquisitions the rate mode keeps going at once.</summary>
+    public int Acquirers { get; init; } = 64;
+
     /// <summary>Parses <paramref name="args"/>, or returns null with a one-line <paramref name="error"/> naming the bad value and the valid choices.</summary>
     public static WorkerArguments? Parse(string[] args, out string? error)
     {
@@ -74,6 +89,11 @@ internal sealed record WorkerArguments
                     "--wait-for-go" => parsed with { WaitForGo = true },
                     "--adaptive" => parsed with { Adaptive = true },
                     "--soak" => parsed with { SoakPort = Number() },
+                    "--replica-acks" => parsed with { ReplicaAcks = Number() },
+                    "--rate" => parsed with { Rate = Number() },
+                    "--burst" => parsed with { Burst = Number() },
+                    "--acquirers" => parsed with { Acquirers = Number() },
+                    "--soak-rate" => parsed with { SoakRate = Number() },
                     _ => throw new FormatException($"unknown option '{name}': choose from {string.Join(", ", s_options)}"),
                 };
             }

@@ -20,6 +20,18 @@ public enum SoakFault
 
     /// <summary><c>maxmemory 1</c> with <c>noeviction</c> for 0.5-2 s: every script that writes is refused with <c>OOM</c>.</summary>
     OutOfMemory,
+
+    /// <summary>A late joiner: a new worker starts while the others hold the budget, and the oldest worker leaves (it is told to finish).</summary>
+    Join,
+
+    /// <summary>redis-server restarted (data lost) while a new worker starts: the joiner's first script before the restart or after it, at random; the oldest leaves.</summary>
+    RestartJoin,
+
+    /// <summary>With <see cref="FleetSoakOptions.Sentinel"/>: <c>SENTINEL FAILOVER</c> promotes the replica (the old primary becomes its replica).</summary>
+    Failover,
+
+    /// <summary>With <see cref="FleetSoakOptions.Sentinel"/>: the primary killed (SIGKILL); the sentinels promote the replica; the old one comes back empty as its replica.</summary>
+    KillPrimary,
 }
 
 /// <summary>What <see cref="FleetSoak.RunAsync"/> runs.</summary>
@@ -46,8 +58,31 @@ public sealed record FleetSoakOptions
     /// <summary>Pause between one fault's end and the next one's start, drawn from this range.</summary>
     public (TimeSpan Min, TimeSpan Max) Gap { get; init; } = (TimeSpan.FromMilliseconds(500), TimeSpan.FromSeconds(2));
 
-    /// <summary>The fault kinds injected (all by default).</summary>
-    public IReadOnlyList<SoakFault> Kinds { get; init; } = Enum.GetValues<SoakFault>();
+    /// <summary>The fault kinds injected: by default every kind that fits (<see cref="SentinelKinds"/> with <see cref="Sentinel"/>, the others without).</summary>
+    public IReadOnlyList<SoakFault>? Kinds { get; init; }
+
+    /// <summary>
+    /// Run against a <see cref="LocalSentinelGroup"/> (a primary, a replica, three sentinels; the workers connect through the
+    /// sentinels) instead of one redis-server: the faults are then <see cref="SentinelKinds"/>.
+    /// </summary>
+    public bool Sentinel { get; init; }
+
+    /// <summary>
+    /// Above 0: every item start also takes a permit of a <c>RedisRateLimiter</c> at this fleet rate per second (burst: the
+    /// budget), and the referee checks the starts over the run against <c>burst x (1 + restarts) + rate x (seconds + 1)</c>,
+    /// the seconds from the first start to the last by the referee's clock, one more for the delays of the reports (a
+    /// restart loses the rate's state: a burst more).
+    /// </summary>
+    public int Rate { get; init; }
+
+    /// <summary>The workers' <c>ReplicaAcknowledgements</c> (<c>WAIT</c> after lease-granting scripts, 500 ms timeout); 0 for none.</summary>
+    public int ReplicaAcknowledgements { get; init; }
+
+    /// <summary>The kinds a sentinel deployment takes (a restart of the only server makes no sense there; a pause longer than the sentinels' down-after is a failover).</summary>
+    public static IReadOnlyList<SoakFault> SentinelKinds { get; } = [SoakFault.Failover, SoakFault.KillPrimary, SoakFault.KillWorker, SoakFault.Join, SoakFault.OutOfMemory];
+
+    /// <summary>The kinds injected: <see cref="Kinds"/>, or every kind that fits the deployment.</summary>
+    public IReadOnlyList<SoakFault> FaultKinds => Kinds ?? (Sentinel ? SentinelKinds : [.. Enum.GetValues<SoakFault>().Except(SentinelKinds).Concat([SoakFault.KillWorker, SoakFault.Join, SoakFault.OutOfMemory]).Distinct().OrderBy(k => k)]);
 
     /// <summary>Seed of the fault sequence.</summary>
     public int Seed { get; init; } = Environment.TickCount & int.MaxValue;
@@ -96,16 +131,32 @@ public sealed record FleetSoakResult
     /// <summary>Workers that did not exit within the time allowed at the end, or exited with an error.</summary>
     public required int WorkersFailed { get; init; }
 
+    /// <summary>Waits of a worker with items to start beyond the starvation bound while the others ran (<see cref="SoakCounter.Starved"/>).</summary>
+    public required long Starved { get; init; }
+
+    /// <summary>The longest a worker with items waited for a permit while the others ran a budget of items or more (<see cref="SoakCounter.WorstWaitMs"/>).</summary>
+    public required long WorstWaitMs { get; init; }
+
+    /// <summary>With <see cref="FleetSoakOptions.Rate"/>: item starts over the run, and the most the rate allows (0 without a rate).</summary>
+    public required (long Starts, long Bound, double Seconds) Rated { get; init; }
+
+    /// <summary>1 when the starts went above the rate's bound.</summary>
+    public long AboveRate => Rated.Bound > 0 && Rated.Starts > Rated.Bound ? 1 : 0;
+
+    /// <summary>The starvation bound the referee used.</summary>
+    public required TimeSpan StarveAfter { get; init; }
+
     public required IReadOnlyList<string> Findings { get; init; }
 
-    public long Violations => AboveBound + Twice + Lost + LeasesNotBack + WorkersFailed;
+    public long Violations => AboveBound + Twice + Lost + Starved + LeasesNotBack + WorkersFailed + AboveRate;
 
     /// <summary>One line: faults per kind, items, violations.</summary>
     public override string ToString()
     {
         var faults = string.Join(", ", Enum.GetValues<SoakFault>().Select(k => $"{Name(k)} {Faults.GetValueOrDefault(k)}"));
         var failed = FailedRuns.Count == 0 ? "0" : string.Join(", ", FailedRuns.Select(p => $"{p.Value:N0} {p.Key}"));
-        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}");
+        var rate = Rated.Bound == 0 ? string.Empty : string.Create(CultureInfo.InvariantCulture, $"rate: {Rated.Starts:N0} starts in {Rated.Seconds:F1} s = {Rated.Starts / Rated.Seconds:F1}/s, bound {Rated.Bound:N0}; ");
+        return string.Create(CultureInfo.InvariantCulture, $"{Elapsed.TotalSeconds:F0} s: faults {faults}; {rate}items {Items:N0} (re-run after a kill {Interrupted:N0}, given back by failed runs {GivenBack:N0}); failed runs: {failed}; peak {Peak} of {Bound}; leases lost at renewal {LeasesLost}; killed worker's leases back within {WorstLeaseBackMs} ms; longest wait for a permit while others ran {WorstWaitMs} ms (starved above {StarveAfter.TotalMilliseconds:F0} ms); violations {Violations}: above bound {AboveBound}, twice {Twice}, lost {Lost}, starved {Starved}, leases not back {LeasesNotBack}, workers failed {WorkersFailed}{(Rated.Bound == 0 ? string.Empty : $", above the rate {AboveRate}")}");
     }
 
     /// <summary>The fault's name on the command line and in the output.</summary>
@@ -115,6 +166,10 @@ public sealed record FleetSoakResult
         SoakFault.LongPause => "long-pause",
         SoakFault.Restart => "restart",
         SoakFault.KillWorker => "kill",
+        SoakFault.Join => "join",
+        SoakFault.RestartJoin => "restart-join",
+        SoakFault.Failover => "failover",
+        SoakFault.KillPrimary => "kill-primary",
         _ => "oom",
     };
 }
@@ -139,23 +194,35 @@ public static class FleetSoak
         long leasesNotBack = 0, worstBackMs = 0;
         var workersFailed = 0;
         var findings = new List<string>();
-        await using var server = await LocalRedisServer.StartAsync().ConfigureAwait(false);
-        await using var counter = new SoakCounter(options.Bound);
+        var kinds = options.FaultKinds;
+        var misplaced = kinds.Where(k => options.Sentinel ? k is SoakFault.Restart or SoakFault.RestartJoin or SoakFault.Pause or SoakFault.LongPause : k is SoakFault.Failover or SoakFault.KillPrimary).ToList();
+        if (misplaced.Count > 0)
+        {
+            throw new ArgumentException($"{string.Join(", ", misplaced.Select(FleetSoakResult.Name))} do not fit {(options.Sentinel ? "a sentinel deployment" : "one redis-server")}: choose from {string.Join(", ", (options.Sentinel ? FleetSoakOptions.SentinelKinds : new FleetSoakOptions().FaultKinds).Select(FleetSoakResult.Name))}.", nameof(options));
+        }
+
+        await using var sentinel = options.Sentinel ? await LocalSentinelGroup.StartAsync().ConfigureAwait(false) : null;
+        await using var server = options.Sentinel ? null : await LocalRedisServer.StartAsync().ConfigureAwait(false);
+        var endpoint = sentinel?.Configuration ?? server!.Endpoint;
+        async Task<int> PortAsync() => sentinel is null ? server!.Port : await sentinel.PrimaryPortAsync().ConfigureAwait(false);
+        // A joiner may wait out a restart's grace (a lease time) and a poll before its first permit: starved beyond three.
+        var starveAfter = TimeSpan.FromMilliseconds(Math.Max(3000, 3 * options.LeaseTime.TotalMilliseconds));
+        await using var counter = new SoakCounter(options.Bound, starveAfter);
         counter.Start();
         var workers = new List<Process>();
         try
         {
             for (var i = 0; i < options.Workers; i++)
             {
-                workers.Add(StartWorker(options, server, counter));
+                workers.Add(StartWorker(options, endpoint, counter));
             }
 
             // Every kind once first (shuffled), then at random.
-            var order = new Queue<SoakFault>(options.Kinds.Distinct().OrderBy(_ => random.Next()));
+            var order = new Queue<SoakFault>(kinds.Distinct().OrderBy(_ => random.Next()));
             while (!cancellationToken.IsCancellationRequested && (clock.Elapsed < options.Duration || order.Count > 0))
             {
                 await Task.Delay(Between(random, options.Gap.Min, options.Gap.Max), cancellationToken).ConfigureAwait(false);
-                var fault = order.Count > 0 ? order.Dequeue() : options.Kinds[random.Next(options.Kinds.Count)];
+                var fault = order.Count > 0 ? order.Dequeue() : kinds[random.Next(kinds.Count)];
                 var what = await InjectAsync(fault).ConfigureAwait(false);
                 faults[fault]++;
                 await progress.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"  {clock.Elapsed.TotalSeconds,6:F1} s  {FleetSoakResult.Name(fault)} {what}  items {counter.Done:N0}, peak {counter.Peak}")).ConfigureAwait(false);
@@ -197,6 +264,17 @@ public static class FleetSoak
 
         // Connections close as the workers exit: let the counter settle them.
         await counter.DisposeAsync().ConfigureAwait(false);
+        // The rate's span is the referee's, from the first start to the last, plus a second for the reports' own delays.
+        var rateSeconds = counter.StartSpan.TotalSeconds + 1;
+        var burst = Math.Max(1, options.Budget);
+        var rated = options.Rate > 0
+            ? (counter.Starts, (long)Math.Ceiling((burst * (1 + faults[SoakFault.Restart] + faults[SoakFault.RestartJoin])) + (options.Rate * rateSeconds)), rateSeconds)
+            : (counter.Starts, 0L, rateSeconds);
+        if (rated.Item2 > 0 && rated.Item1 > rated.Item2)
+        {
+            findings.Add($"{rated.Item1} starts in {rateSeconds:F1} s, above the rate's bound of {rated.Item2}");
+        }
+
         findings.AddRange(counter.Findings);
         return new FleetSoakResult
         {
@@ -215,6 +293,10 @@ public static class FleetSoak
             LeasesNotBack = leasesNotBack,
             WorstLeaseBackMs = worstBackMs,
             WorkersFailed = workersFailed,
+            Starved = counter.Starved,
+            WorstWaitMs = counter.WorstWaitMs,
+            StarveAfter = starveAfter,
+            Rated = rated,
             Findings = findings,
         };
 
@@ -226,23 +308,99 @@ public static class FleetSoak
                 case SoakFault.LongPause:
                     var pause = fault == SoakFault.Pause ? TimeSpan.FromSeconds(2) : options.LeaseTime * Between(random, 1.5, 2.5);
                     var ms = ((long)pause.TotalMilliseconds).ToString(CultureInfo.InvariantCulture);
-                    await RedisAdmin.SendAsync(server.Port, "CLIENT", "PAUSE", ms, "ALL").ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(await PortAsync().ConfigureAwait(false), "CLIENT", "PAUSE", ms, "ALL").ConfigureAwait(false);
                     await Task.Delay(pause, cancellationToken).ConfigureAwait(false);
                     return $"{ms} ms";
                 case SoakFault.Restart:
                     var down = TimeSpan.FromMilliseconds(random.Next(200, 1000));
-                    await server.RestartAsync(down).ConfigureAwait(false);
+                    await server!.RestartAsync(down).ConfigureAwait(false);
                     return $"{down.TotalMilliseconds:F0} ms down";
+                case SoakFault.Failover:
+                    var promoted = await sentinel!.FailoverAsync().ConfigureAwait(false);
+                    var now = await PortAsync().ConfigureAwait(false);
+                    return string.Create(CultureInfo.InvariantCulture, $"primary now {now}, promoted and synchronized in {promoted.TotalMilliseconds:F0} ms");
+                case SoakFault.KillPrimary:
+                    var took = await sentinel!.KillPrimaryAsync().ConfigureAwait(false);
+                    var newPrimary = await PortAsync().ConfigureAwait(false);
+                    return string.Create(CultureInfo.InvariantCulture, $"primary now {newPrimary}, promoted and old one back as its replica in {took.TotalMilliseconds:F0} ms");
                 case SoakFault.OutOfMemory:
                     var full = TimeSpan.FromMilliseconds(random.Next(500, 2000));
-                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory-policy", "noeviction").ConfigureAwait(false);
-                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory", "1").ConfigureAwait(false);
+                    var port = await PortAsync().ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(port, "CONFIG", "SET", "maxmemory-policy", "noeviction").ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(port, "CONFIG", "SET", "maxmemory", "1").ConfigureAwait(false);
                     await Task.Delay(full, cancellationToken).ConfigureAwait(false);
-                    await RedisAdmin.SendAsync(server.Port, "CONFIG", "SET", "maxmemory", "0").ConfigureAwait(false);
+                    await RedisAdmin.SendAsync(port, "CONFIG", "SET", "maxmemory", "0").ConfigureAwait(false);
                     return $"{full.TotalMilliseconds:F0} ms";
+                case SoakFault.Join:
+                    var joiner = StartWorker(options, endpoint, counter);
+                    workers.Add(joiner);
+                    await WaitJoinedAsync(joiner).ConfigureAwait(false);
+                    return $"worker {joiner.Id} joined; {await RetireOldestAsync().ConfigureAwait(false)}";
+                case SoakFault.RestartJoin:
+                    var gone = TimeSpan.FromMilliseconds(random.Next(200, 1000));
+                    string order;
+                    Process late;
+                    if (random.Next(2) == 0)
+                    {
+                        // The joiner first: it has connected (and may hold leases) when Redis loses its data.
+                        late = StartWorker(options, endpoint, counter);
+                        workers.Add(late);
+                        await WaitJoinedAsync(late).ConfigureAwait(false);
+                        await server!.RestartAsync(gone).ConfigureAwait(false);
+                        order = "joiner first";
+                    }
+                    else
+                    {
+                        // The joiner last: it starts while Redis is down, and meets the restarted server first as a new client.
+                        server!.Kill();
+                        late = StartWorker(options, endpoint, counter);
+                        workers.Add(late);
+                        await Task.Delay(gone, cancellationToken).ConfigureAwait(false);
+                        await server!.StartAgainAsync().ConfigureAwait(false);
+                        order = "joiner last";
+                    }
+
+                    return $"{gone.TotalMilliseconds:F0} ms down, worker {late.Id} joined ({order}); {await RetireOldestAsync().ConfigureAwait(false)}";
                 default:
                     return await KillAsync().ConfigureAwait(false);
             }
+        }
+
+        async Task WaitJoinedAsync(Process joiner)
+        {
+            for (var waited = 0; !counter.HasJoined(joiner.Id) && !joiner.HasExited && waited < 30_000; waited += 20)
+            {
+                await Task.Delay(20, cancellationToken).ConfigureAwait(false);
+            }
+        }
+
+        // The oldest worker leaves: told to finish at its next batch, it must exit on its own with every item ended.
+        async Task<string> RetireOldestAsync()
+        {
+            var oldest = workers[0];
+            counter.Retire(oldest.Id);
+            using var wait = new CancellationTokenSource(s_endTimeout);
+            try
+            {
+                await oldest.WaitForExitAsync(wait.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                workersFailed++;
+                findings.Add($"worker {oldest.Id}, retired, did not exit within {s_endTimeout.TotalSeconds} s");
+                return $"worker {oldest.Id} did not leave";
+            }
+
+            workers.Remove(oldest);
+            if (oldest.ExitCode != 0)
+            {
+                workersFailed++;
+                findings.Add($"worker {oldest.Id}, retired, exited with {oldest.ExitCode}");
+            }
+
+            var text = $"worker {oldest.Id} left";
+            oldest.Dispose();
+            return text;
         }
 
         async Task<string> KillAsync()
@@ -254,7 +412,8 @@ public static class FleetSoak
             counter.Killing(pid);
             victim.Kill(entireProcessTree: true); // SIGKILL: no lease is returned
             await victim.WaitForExitAsync(cancellationToken).ConfigureAwait(false);
-            var killedAt = await RedisAdmin.TimeMsAsync(server.Port).ConfigureAwait(false);
+            var primary = await PortAsync().ConfigureAwait(false);
+            var killedAt = await RedisAdmin.TimeMsAsync(primary).ConfigureAwait(false);
             var prefix = string.Create(CultureInfo.InvariantCulture, $"{pid}-");
             var leases = $"fanout:{{{Key}}}:leases";
             var held = 0;
@@ -262,9 +421,9 @@ public static class FleetSoak
             var deadline = killedAt + (long)options.LeaseTime.TotalMilliseconds;
 
             // Watch its leases (by the server's clock) until one lease time has passed: each must be due to expire by then.
-            while (await RedisAdmin.TimeMsAsync(server.Port).ConfigureAwait(false) <= deadline + 100)
+            while (await RedisAdmin.TimeMsAsync(primary).ConfigureAwait(false) <= deadline + 100)
             {
-                var entries = await RedisAdmin.SendAsync(server.Port, "ZRANGE", leases, "0", "-1", "WITHSCORES").ConfigureAwait(false);
+                var entries = await RedisAdmin.SendAsync(primary, "ZRANGE", leases, "0", "-1", "WITHSCORES").ConfigureAwait(false);
                 var mine = 0;
                 for (var i = 0; i + 1 < entries.Count; i += 2)
                 {
@@ -290,19 +449,20 @@ public static class FleetSoak
 
             workers.Remove(victim);
             victim.Dispose();
-            workers.Add(StartWorker(options, server, counter));
+            workers.Add(StartWorker(options, endpoint, counter));
             return string.Create(CultureInfo.InvariantCulture, $"worker {pid} with {running} items running, {held} leases, due back {backMs} ms after the kill");
         }
     }
 
-    private static Process StartWorker(FleetSoakOptions options, LocalRedisServer server, SoakCounter counter)
+    private static Process StartWorker(FleetSoakOptions options, string endpoint, SoakCounter counter)
     {
         var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "FanOut.Redis.FleetWorker.dll"));
         foreach (var argument in new[]
         {
-            "--redis", server.Endpoint, "--key", Key, "--budget", Text(options.Budget), "--lease-ms", Text((int)options.LeaseTime.TotalMilliseconds),
+              "--redis", endpoint, "--key", Key, "--budget", Text(options.Budget), "--lease-ms", Text((int)options.LeaseTime.TotalMilliseconds),
             "--hold-ms", Text(options.HoldMs), "--fallback", Text(options.FallbackLimit), "--soak", Text(counter.Port),
+            "--replica-acks", Text(options.ReplicaAcknowledgements), "--soak-rate", Text(options.Rate), "--burst", Text(Math.Max(1, options.Budget)),
         })
         {
             info.ArgumentList.Add(argument);

@@ -13,6 +13,10 @@ namespace FanOut.Redis.FleetWorker.Soak;
 /// Protocol, one line each way: <c>n</c> asks for items (<c>b ID,ID,...</c>, or <c>x</c> when the soak ends);
 /// <c>s ID</c> and <c>e ID</c> report a start and an end; <c>u ID,...</c> gives back items a failed run did not start;
 /// <c>f TYPE</c> reports a failed run; <c>l N</c> leases lost at renewal. Every request is answered (<c>k</c> unless said otherwise).
+/// <para>Starvation, counted here too: a worker with items handed to it and not yet started (and no failed run since) that
+/// starts none for longer than the starvation bound while the other workers start at least the bound's number of items
+/// (the budget was in use, and went to others) is starved, once per such wait. The longest such wait that ended in a
+/// start is <see cref="WorstWaitMs"/>: the time a waiting process took to get a permit while the others held the budget.</para>
 /// </remarks>
 public sealed class SoakCounter : IAsyncDisposable
 {
@@ -29,14 +33,26 @@ public sealed class SoakCounter : IAsyncDisposable
     private readonly Dictionary<string, long> _failures = [];
     private readonly List<string> _findings = [];
     private readonly List<Task> _connections = [];
+    private readonly Dictionary<int, Waiting> _waiting = [];
+    private readonly HashSet<int> _retiring = [];
+    private readonly HashSet<int> _joined = [];
+    private readonly TimeSpan _starveAfter;
     private Task? _accept;
+    private long _starts;
+    private long _firstStartAt;
+    private long _lastStartAt;
     private long _nextId;
     private bool _ending;
     private int _running;
     private int _disposed;
 
     /// <param name="bound">The most items that may run at once across the fleet: a start above it is a violation.</param>
-    public SoakCounter(int bound) => _bound = bound;
+    /// <param name="starveAfter">How long a worker may wait for its next start while the others start at least <paramref name="bound"/> items (default 10 s).</param>
+    public SoakCounter(int bound, TimeSpan? starveAfter = null)
+    {
+        _bound = bound;
+        _starveAfter = starveAfter ?? TimeSpan.FromSeconds(10);
+    }
 
     /// <summary>The port it listens on (127.0.0.1).</summary>
     public int Port => ((IPEndPoint)_listener.LocalEndpoint).Port;
@@ -64,6 +80,36 @@ public sealed class SoakCounter : IAsyncDisposable
 
     /// <summary>Items handed to a worker that exited by itself without running them or giving them back.</summary>
     public long Lost { get; private set; }
+
+    /// <summary>From the first start to the last (the referee's clock).</summary>
+    public TimeSpan StartSpan
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return TimeSpan.FromMilliseconds(_lastStartAt - _firstStartAt);
+            }
+        }
+    }
+
+    /// <summary>Starts counted (every start of every item, re-runs included).</summary>
+    public long Starts
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _starts;
+            }
+        }
+    }
+
+    /// <summary>Waits of a worker with items to start that went beyond the starvation bound while the others ran (see remarks).</summary>
+    public long Starved { get; private set; }
+
+    /// <summary>The longest a worker with items to start waited for its next start while the others started at least a budget of items.</summary>
+    public long WorstWaitMs { get; private set; }
 
     /// <summary>Failed runs by exception type.</summary>
     public IReadOnlyDictionary<string, long> Failures
@@ -110,6 +156,24 @@ public sealed class SoakCounter : IAsyncDisposable
         lock (_lock)
         {
             _killed.Add(pid);
+        }
+    }
+
+    /// <summary>True once worker <paramref name="pid"/> has said hello.</summary>
+    public bool HasJoined(int pid)
+    {
+        lock (_lock)
+        {
+            return _joined.Contains(pid);
+        }
+    }
+
+    /// <summary>The next time worker <paramref name="pid"/> asks for items it is told to finish (it leaves the fleet; its items must all end).</summary>
+    public void Retire(int pid)
+    {
+        lock (_lock)
+        {
+            _retiring.Add(pid);
         }
     }
 
@@ -205,12 +269,16 @@ public sealed class SoakCounter : IAsyncDisposable
             {
                 case 'h':
                     pid = int.Parse(argument, CultureInfo.InvariantCulture);
+                    _joined.Add(pid);
                     return "k";
                 case 'n':
-                    if (_ending)
+                    if (_ending || _retiring.Contains(pid))
                     {
+                        _waiting.Remove(pid);
                         return "x";
                     }
+
+                    _waiting[pid] = new Waiting(BatchSize, Environment.TickCount64, _starts, Starved: false);
 
                     var ids = new long[BatchSize];
                     for (var i = 0; i < ids.Length; i++)
@@ -234,6 +302,7 @@ public sealed class SoakCounter : IAsyncDisposable
                         {
                             _pending.Enqueue(id);
                             GivenBack++;
+                            _waiting.Remove(pid);
                         }
                         else
                         {
@@ -246,6 +315,8 @@ public sealed class SoakCounter : IAsyncDisposable
                     LeasesLost += long.Parse(argument, CultureInfo.InvariantCulture);
                     return "k";
                 case 'f':
+                    // A failed run is not a wait: the worker gives its items back and asks again.
+                    _waiting.Remove(pid);
                     _failures[argument] = _failures.GetValueOrDefault(argument) + 1;
                     return "k";
                 default:
@@ -266,6 +337,38 @@ public sealed class SoakCounter : IAsyncDisposable
         _running++;
         _runningBy[pid] = _runningBy.GetValueOrDefault(pid) + 1;
         Peak = Math.Max(Peak, _running);
+        _starts++;
+        var now = Environment.TickCount64;
+        _firstStartAt = _starts == 1 ? now : _firstStartAt;
+        _lastStartAt = now;
+        if (_waiting.TryGetValue(pid, out var waiting))
+        {
+            if (_starts - 1 - waiting.StartsAt >= _bound)
+            {
+                WorstWaitMs = Math.Max(WorstWaitMs, now - waiting.Since);
+            }
+
+            if (waiting.Unstarted > 1)
+            {
+                _waiting[pid] = new Waiting(waiting.Unstarted - 1, now, _starts, Starved: false);
+            }
+            else
+            {
+                _waiting.Remove(pid);
+            }
+        }
+
+        // The others waiting: starved once they waited beyond the bound while this fleet kept starting items.
+        foreach (var (other, wait) in _waiting.ToList())
+        {
+            if (other != pid && !wait.Starved && now - wait.Since > _starveAfter.TotalMilliseconds && _starts - wait.StartsAt >= _bound)
+            {
+                Starved++;
+                Finding($"worker {other} started none of its {wait.Unstarted} items for {now - wait.Since} ms while the others started {_starts - wait.StartsAt}");
+                _waiting[other] = wait with { Starved = true };
+            }
+        }
+
         if (_running > _bound)
         {
             AboveBound++;
@@ -292,6 +395,7 @@ public sealed class SoakCounter : IAsyncDisposable
         lock (_lock)
         {
             var killed = _killed.Contains(pid);
+            _waiting.Remove(pid);
             foreach (var (id, state) in _out.Where(p => p.Value.Worker == pid).ToList())
             {
                 _out.Remove(id);
@@ -314,6 +418,9 @@ public sealed class SoakCounter : IAsyncDisposable
             }
         }
     }
+
+    /// <summary>A worker's items not yet started: since when it has waited for its next start, and the fleet's starts then.</summary>
+    private readonly record struct Waiting(int Unstarted, long Since, long StartsAt, bool Starved);
 
     private void Finding(string text)
     {

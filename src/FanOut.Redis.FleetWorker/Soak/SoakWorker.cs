@@ -12,7 +12,7 @@ namespace FanOut.Redis.FleetWorker.Soak;
 /// </summary>
 internal static class SoakWorker
 {
-    public static async Task<int> RunAsync(ConcurrencyLimit limit, int port, int holdMs)
+    public static async Task<int> RunAsync(ConcurrencyLimit limit, int port, int holdMs, System.Threading.RateLimiting.RateLimiter? rate = null)
     {
         using var client = new TcpClient();
         await client.ConnectAsync(System.Net.IPAddress.Loopback, port);
@@ -86,7 +86,7 @@ internal static class SoakWorker
                             await Ask(string.Create(CultureInfo.InvariantCulture, $"e {ids[i]}"));
                         }
                     },
-                    new FanOutOptions { Limit = limit });
+                    new FanOutOptions { Limit = limit, RateLimiter = rate });
             }
             catch (Exception e) when (e is not IOException and not SocketException)
             {

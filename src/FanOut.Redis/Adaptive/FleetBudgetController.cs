@@ -16,6 +16,13 @@ namespace FanOut.Redis.Adaptive;
 /// this process learned of the current generation: the items already in flight when the budget fell, and those started
 /// while the fleet's leases drained to the new budget, bring back the 429s of the old budget, and must not cut it again. So one burst of 429s is one decrease, fleet-wide (the script checks the generation
 /// too, for signals of several processes that crossed).</para>
+/// <para>First contact is bounded by evidence, as the core law's (TCP's slow start grows per acknowledgement): the fleet
+/// starts at a small <see cref="AdaptiveBudgetOptions.InitialBudget"/>, growth is asked only on an answered item (no timer
+/// grows anything), and only on one that <b>started after this process learned the current budget</b>: an item started
+/// under the budget before the last growth says nothing about the grown one, so the budget grows at most once per round
+/// trip at that budget, however many items answer. The latency window starts at the first answer's duration (not an
+/// average dragged toward a 10 ms guess). An overload ends the ramp (the script's slow start ends with the first decrease)
+/// and no growth is asked within a window of one.</para>
 /// <para>Growth evidence is sent at most once per window, after a success, while workers here or in another process
 /// (a <c>w:</c> message or a script's answer says so) wait for a permit (the fleet would use more) and the fleet is not
 /// paused; the script adds the fleet-wide condition (leases in use near the budget). Counting the other processes'
@@ -40,6 +47,12 @@ internal sealed class FleetBudgetController
 
     /// <summary>The smoothed latency of successful items, in ticks of the options' clock (a lost race loses one sample).</summary>
     private long _windowTicks;
+
+    /// <summary>True until the first successful item set the window.</summary>
+    private int _noSample = 1;
+
+    /// <summary>When this process learned the current budget (a timestamp): growth evidence comes from items started after it.</summary>
+    private long _budgetSeenAt;
 
     /// <summary>When growth evidence was last asked for (a timestamp).</summary>
     private long _grewAskedAt;
@@ -75,6 +88,7 @@ internal sealed class FleetBudgetController
         _windowTicks = (long)(s_initialWindow.TotalSeconds * time.TimestampFrequency);
         _grewAskedAt = time.GetTimestamp() - _windowTicks; // the first success may ask at once
         _overloadedAt = _grewAskedAt;
+        _budgetSeenAt = long.MinValue; // the initial budget: any item is evidence about it
         fleet.BudgetChanged = OnBudgetChanged;
     }
 
@@ -114,10 +128,13 @@ internal sealed class FleetBudgetController
         {
             var now = _time.GetTimestamp();
             var window = Volatile.Read(ref _windowTicks);
-            Volatile.Write(ref _windowTicks, window + ((now - startTimestamp - window) / 8));
+            window = Interlocked.Exchange(ref _noSample, 0) == 1 ? now - startTimestamp : window + ((now - startTimestamp - window) / 8);
+            Volatile.Write(ref _windowTicks, window);
             // Demand is the fleet's: a process holding every lease has no waiter of its own (its call starts no worker
-            // beyond the budget), while the others wait for its leases; it alone can bring the evidence.
-            if ((_leases.WaiterCount > 0 || _fleet.OthersWaiting) && now - Volatile.Read(ref _grewAskedAt) >= window && now - Volatile.Read(ref _overloadedAt) >= window
+            // beyond the budget), while the others wait for its leases; it alone can bring the evidence. The evidence
+            // must be about the current budget: an item started before this process learned it does not count.
+            if ((_leases.WaiterCount > 0 || _fleet.OthersWaiting) && startTimestamp >= Interlocked.Read(ref _budgetSeenAt)
+                && now - Volatile.Read(ref _grewAskedAt) >= window && now - Volatile.Read(ref _overloadedAt) >= window
                 && _fleet.Budget < _options.MaxBudget)
             {
                 Volatile.Write(ref _grewAskedAt, now);
@@ -297,6 +314,7 @@ internal sealed class FleetBudgetController
     /// </summary>
     private void OnBudgetChanged(int old, int budget)
     {
+        Interlocked.Exchange(ref _budgetSeenAt, _time.GetTimestamp());
         if (budget < old)
         {
             var held = _leases.HeldCount;

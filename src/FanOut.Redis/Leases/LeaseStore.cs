@@ -18,6 +18,8 @@ internal sealed class LeaseStore
     private readonly RedisValue _budget;
     private readonly RedisValue _leaseMs;
     private readonly RedisValue _channelName;
+    private readonly int _replicas;
+    private readonly long _replicaTimeoutMs;
     private long _roundTrips;
 
     /// <summary>A store for <paramref name="options"/>'s budget, used by the client <paramref name="clientId"/>.</summary>
@@ -38,6 +40,8 @@ internal sealed class LeaseStore
         _leaseMs = (long)options.LeaseTime.TotalMilliseconds;
         _channelName = prefix + "released";
         Channel = ChannelOf(options.Key);
+        _replicas = options.ReplicaAcknowledgements;
+        _replicaTimeoutMs = Math.Max(1, (long)options.ReplicaTimeout.TotalMilliseconds);
     }
 
     /// <summary>The channel of <paramref name="key"/>'s budget: releases (<c>r</c>) and short acquisitions (<c>w:client</c>).</summary>
@@ -70,6 +74,11 @@ internal sealed class LeaseStore
         }
 
         var reply = (RedisResult[])(await Evaluate(LeaseScripts.Acquire, _keys, arguments).ConfigureAwait(false))!;
+        if ((int)reply[0] > 0)
+        {
+            await ReplicatedAsync("acquire").ConfigureAwait(false);
+        }
+
         return new AcquireReply((int)reply[0], (string)reply[1]!, new FleetView((int)reply[2], (int)reply[3], (int)reply[4], (int)reply[5], (int)reply[6], (long)reply[7], (long)reply[8], (int)reply[9]));
     }
 
@@ -83,6 +92,11 @@ internal sealed class LeaseStore
         }
 
         var reply = (RedisResult[])(await Evaluate(LeaseScripts.Renew, _keys, arguments).ConfigureAwait(false))!;
+        if (ids.Count > 0)
+        {
+            await ReplicatedAsync("renew").ConfigureAwait(false);
+        }
+
         const int LostFrom = 11;
         var lost = new string[reply.Length - LostFrom];
         for (var i = 0; i < lost.Length; i++)
@@ -124,6 +138,26 @@ internal sealed class LeaseStore
     {
         Interlocked.Increment(ref _roundTrips);
         return _database.ScriptEvaluateAsync(script, keys, arguments);
+    }
+
+    /// <summary>
+    /// With <see cref="RedisLimitOptions.ReplicaAcknowledgements"/>, waits (<c>WAIT</c>) until that many replicas hold the
+    /// writes this connection sent so far, the script just run included (Redis runs one connection's commands in order).
+    /// </summary>
+    /// <exception cref="TimeoutException">Fewer replicas acknowledged within the timeout: the script's leases are not to be used.</exception>
+    private async Task ReplicatedAsync(string script)
+    {
+        if (_replicas == 0)
+        {
+            return;
+        }
+
+        Interlocked.Increment(ref _roundTrips);
+        var acknowledged = (long)await _database.ExecuteAsync("WAIT", _replicas, _replicaTimeoutMs).ConfigureAwait(false);
+        if (acknowledged < _replicas)
+        {
+            throw new TimeoutException(string.Create(CultureInfo.InvariantCulture, $"The lease {script} script was acknowledged by {acknowledged} of the {_replicas} replicas required within {_replicaTimeoutMs} ms (WAIT); its leases are not used."));
+        }
     }
 
     private RedisValue[] Arguments(string epoch, int extra)

@@ -72,6 +72,19 @@ public sealed record RedisLimitOptions
     /// <value>Default <see langword="true"/>. A process that never reached Redis uses <see cref="FallbackLimit"/>.</value>
     public bool FallbackAtLastShare { get; init; } = true;
 
+    /// <summary>
+    /// Replicas that must hold each script's writes that grant or renew leases (Redis <c>WAIT numreplicas timeout</c>, sent
+    /// after the script on the same connection) before this process uses those leases: a promoted replica then holds
+    /// every lease in use. A script not acknowledged by this many within <see cref="ReplicaTimeout"/> counts as unanswered
+    /// (<see cref="WhenUnavailable"/> applies; the leases it granted are released once Redis answers).
+    /// </summary>
+    /// <value>Default 0 (no <c>WAIT</c>: a failover may lose the leases of the last moments before it; docs/redis-limit.md gives the bound); 0 to 16.</value>
+    public int ReplicaAcknowledgements { get; init; }
+
+    /// <summary>How long <c>WAIT</c> waits for <see cref="ReplicaAcknowledgements"/> replicas (with it above 0).</summary>
+    /// <value>Default 100 ms; 1 ms to <see cref="RedisTimeout"/>.</value>
+    public TimeSpan ReplicaTimeout { get; init; } = TimeSpan.FromMilliseconds(100);
+
     /// <summary>The clock of the heartbeat, linger and poll timers (lease expiry itself always uses the Redis server's clock).</summary>
     /// <value>Default <see cref="TimeProvider.System"/>.</value>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
@@ -127,6 +140,14 @@ public sealed record RedisLimitOptions
         else
         {
             ArgumentOutOfRangeException.ThrowIfNegative(FallbackLimit, nameof(FallbackLimit));
+        }
+
+        ArgumentOutOfRangeException.ThrowIfNegative(ReplicaAcknowledgements, nameof(ReplicaAcknowledgements));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(ReplicaAcknowledgements, 16, nameof(ReplicaAcknowledgements));
+        if (ReplicaAcknowledgements > 0)
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(ReplicaTimeout, TimeSpan.FromMilliseconds(1), nameof(ReplicaTimeout));
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(ReplicaTimeout, RedisTimeout, nameof(ReplicaTimeout));
         }
 
         ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));

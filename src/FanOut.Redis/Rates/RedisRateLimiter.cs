@@ -21,12 +21,19 @@ namespace FanOut.Redis;
 /// <see cref="RedisRateLimiterOptions.ReservationHorizon"/>) and the caller waits until it, so the waiters of every process
 /// queue in time rather than racing for each slot.</para>
 /// <para>Every round trip is bounded by <see cref="RedisRateLimiterOptions.RedisTimeout"/>; one that fails or is not answered
-/// in time throws <see cref="RedisLimitUnavailableException"/> (never silently unbounded).</para>
+/// in time throws <see cref="RedisLimitUnavailableException"/> (never silently unbounded), or, under
+/// <see cref="RedisUnavailablePolicy.FallBackToLocal"/>, takes the permits from a local rate: this process's share of the
+/// fleet rate when Redis last answered (<see cref="RedisRateLimiterOptions.FallbackAtLastShare"/>), at most
+/// <see cref="RedisRateLimiterOptions.FallbackPermitLimit"/>. While it falls back, Redis is asked again at most every
+/// 250 ms; the first answer ends the fallback.</para>
 /// </remarks>
 public sealed class RedisRateLimiter : RateLimiter
 {
     private static readonly RateLimitLease s_granted = new RateLease(true, null);
     private static readonly RateLimitLease s_tryAsync = new RateLease(false, TimeSpan.Zero);
+
+    /// <summary>While the fallback serves, how often an acquisition asks Redis again.</summary>
+    private static readonly TimeSpan s_retryInterval = TimeSpan.FromMilliseconds(250);
 
     private readonly IDatabase _database;
     private readonly RedisRateLimiterOptions _options;
@@ -35,6 +42,19 @@ public sealed class RedisRateLimiter : RateLimiter
     private readonly RedisValue _interval;
     private readonly RedisValue _burst;
     private readonly RedisValue _horizon;
+    private readonly RedisValue _clientId = $"{Environment.ProcessId}-{Guid.NewGuid():N}";
+    private readonly RedisValue _presenceMs;
+    private readonly LocalRate _local;
+    private readonly TimeProvider _time;
+
+    /// <summary>The processes using the rate when Redis last answered (0 before its first answer).</summary>
+    private int _lastProcesses;
+
+    /// <summary>When <see cref="_lastProcesses"/> was last raised or renewed (a timestamp of the options' clock).</summary>
+    private long _processesSeenAt;
+
+    /// <summary>Under the fallback: when Redis is asked again (a timestamp of the options' clock); 0 while it answers.</summary>
+    private long _retryAt;
     private long _successful;
     private long _failed;
     private int _queued;
@@ -45,7 +65,12 @@ public sealed class RedisRateLimiter : RateLimiter
         _database = redis.GetDatabase();
         _options = options;
         _endpoints = LeaseClient.Describe(redis.GetEndPoints(configuredOnly: true));
-        _keys = [$"fanout:{{{options.Key}}}:rate"];
+        _keys = [$"fanout:{{{options.Key}}}:rate", $"fanout:{{{options.Key}}}:raters"];
+        _time = options.TimeProvider;
+        _local = new LocalRate(options.TimeProvider);
+
+        // A process counts among those sharing the rate for a while after its last acquisition: a window, at least 5 s.
+        _presenceMs = (long)Math.Max(options.Window.TotalMilliseconds, 5000);
         var interval = options.Window.TotalMicroseconds / options.PermitLimit;
         _interval = interval.ToString("R", CultureInfo.InvariantCulture);
         _burst = (interval * options.EffectiveBurst).ToString("R", CultureInfo.InvariantCulture);
@@ -84,6 +109,23 @@ public sealed class RedisRateLimiter : RateLimiter
 
     /// <summary>The options this limiter was created with.</summary>
     public RedisRateLimiterOptions Options => _options;
+
+    /// <summary>
+    /// Permits per <see cref="RedisRateLimiterOptions.Window"/> this process takes while Redis is unreachable (under
+    /// <see cref="RedisUnavailablePolicy.FallBackToLocal"/>): its share of the fleet rate when Redis last answered, at most
+    /// <see cref="RedisRateLimiterOptions.FallbackPermitLimit"/>; that ceiling alone before Redis first answered or with
+    /// <see cref="RedisRateLimiterOptions.FallbackAtLastShare"/> off.
+    /// </summary>
+    public int FallbackPermitLimit
+    {
+        get
+        {
+            var processes = Volatile.Read(ref _lastProcesses);
+            return _options.FallbackAtLastShare && processes > 0
+                ? Math.Min(_options.FallbackPermitLimit, (_options.PermitLimit + processes - 1) / processes)
+                : _options.FallbackPermitLimit;
+        }
+    }
 
     /// <summary>Always null: whether the fleet's bucket is full is known only to Redis.</summary>
     public override TimeSpan? IdleDuration => null;
@@ -124,7 +166,29 @@ public sealed class RedisRateLimiter : RateLimiter
         {
             while (true)
             {
-                var (reserved, wait) = await AskAsync(permitCount, cancellationToken).ConfigureAwait(false);
+                if (_options.WhenUnavailable == RedisUnavailablePolicy.FallBackToLocal)
+                {
+                    var retryAt = Interlocked.Read(ref _retryAt);
+                    if (retryAt != 0 && _time.GetTimestamp() < retryAt)
+                    {
+                        // Redis known unreachable: the local rate serves until the next try is due.
+                        return await FallbackAsync(permitCount, cancellationToken).ConfigureAwait(false);
+                    }
+                }
+
+                bool reserved;
+                TimeSpan wait;
+                try
+                {
+                    (reserved, wait) = await AskAsync(permitCount, cancellationToken).ConfigureAwait(false);
+                    Interlocked.Exchange(ref _retryAt, 0);
+                }
+                catch (RedisLimitUnavailableException) when (_options.WhenUnavailable == RedisUnavailablePolicy.FallBackToLocal)
+                {
+                    Interlocked.Exchange(ref _retryAt, _time.GetTimestamp() + (long)(s_retryInterval.TotalSeconds * _time.TimestampFrequency));
+                    return await FallbackAsync(permitCount, cancellationToken).ConfigureAwait(false);
+                }
+
                 if (wait > TimeSpan.Zero)
                 {
                     // Reserved: the permits are ours at server-now + wait (canceled meanwhile, they are spent). Refused: ask again then.
@@ -149,6 +213,21 @@ public sealed class RedisRateLimiter : RateLimiter
         }
     }
 
+    /// <summary>Takes <paramref name="permitCount"/> from the local rate at <see cref="FallbackPermitLimit"/>, waiting for its slot.</summary>
+    private async ValueTask<RateLimitLease> FallbackAsync(int permitCount, CancellationToken cancellationToken)
+    {
+        var perWindow = FallbackPermitLimit;
+        var burst = Math.Max(1, (int)Math.Ceiling((double)_options.EffectiveBurst * perWindow / _options.PermitLimit));
+        var wait = _local.Reserve(permitCount, perWindow, burst, _options.Window);
+        if (wait > TimeSpan.Zero)
+        {
+            await Task.Delay(wait, _time, cancellationToken).ConfigureAwait(false);
+        }
+
+        Interlocked.Increment(ref _successful);
+        return s_granted;
+    }
+
     /// <inheritdoc/>
     protected override void Dispose(bool disposing)
     {
@@ -159,7 +238,7 @@ public sealed class RedisRateLimiter : RateLimiter
     /// <summary>One round trip: reserved (the permits are this caller's after <c>Wait</c>) or not (ask again after <c>Wait</c>).</summary>
     private async Task<(bool Reserved, TimeSpan Wait)> AskAsync(int permitCount, CancellationToken cancellationToken)
     {
-        var call = _database.ScriptEvaluateAsync(RateScripts.Acquire, _keys, [_interval, _burst, permitCount, _horizon]);
+        var call = _database.ScriptEvaluateAsync(RateScripts.Acquire, _keys, [_interval, _burst, permitCount, _horizon, _clientId, _presenceMs]);
         RedisResult[] reply;
         try
         {
@@ -171,7 +250,24 @@ public sealed class RedisRateLimiter : RateLimiter
             throw RedisLimitUnavailableException.Create(_options.Key, _endpoints, _options.RedisTimeout, e);
         }
 
+        RememberProcesses((int)reply[2]);
         return ((long)reply[0] == 1, TimeSpan.FromMicroseconds((long)reply[1]));
+    }
+
+    /// <summary>
+    /// Keeps the largest count of processes using the rate seen within a presence time: after a restart the set of
+    /// processes starts empty and the first answers say 1, 2, ..., which would give a process that falls back right
+    /// then the whole rate as its share.
+    /// </summary>
+    private void RememberProcesses(int processes)
+    {
+        var now = _time.GetTimestamp();
+        var presence = (long)((long)_presenceMs / 1000.0 * _time.TimestampFrequency);
+        if (processes >= Volatile.Read(ref _lastProcesses) || now - Interlocked.Read(ref _processesSeenAt) > presence)
+        {
+            Volatile.Write(ref _lastProcesses, processes);
+            Interlocked.Exchange(ref _processesSeenAt, now);
+        }
     }
 
     private void CheckPermitCount(int permitCount)

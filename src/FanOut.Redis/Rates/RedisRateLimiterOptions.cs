@@ -30,6 +30,25 @@ public sealed record RedisRateLimiterOptions
     /// <value>Default 1 s; 10 ms to 1 min.</value>
     public TimeSpan RedisTimeout { get; init; } = TimeSpan.FromSeconds(1);
 
+    /// <summary>What an acquisition does when Redis cannot be reached: throw, or take its permits from a local rate.</summary>
+    /// <value>Default <see cref="RedisUnavailablePolicy.Fail"/>.</value>
+    public RedisUnavailablePolicy WhenUnavailable { get; init; } = RedisUnavailablePolicy.Fail;
+
+    /// <summary>The most permits per <see cref="Window"/> this process takes while Redis is unreachable, under <see cref="RedisUnavailablePolicy.FallBackToLocal"/>.</summary>
+    /// <value>
+    /// Default 0 (required with that policy); 1 to <see cref="PermitLimit"/> then. With <see cref="FallbackAtLastShare"/> (the
+    /// default) the ceiling of the share this process last had; without it, the local rate itself.
+    /// </value>
+    public int FallbackPermitLimit { get; init; }
+
+    /// <summary>
+    /// Under <see cref="RedisUnavailablePolicy.FallBackToLocal"/>, whether the local rate is this process's share of
+    /// <see cref="PermitLimit"/> when Redis last answered (divided by the processes that used the rate then, rounded up), at
+    /// most <see cref="FallbackPermitLimit"/>: N processes then take about the fleet rate during an outage, not N times it.
+    /// </summary>
+    /// <value>Default <see langword="true"/>. A process that never reached Redis uses <see cref="FallbackPermitLimit"/>.</value>
+    public bool FallbackAtLastShare { get; init; } = true;
+
     /// <summary>The clock of the waits between attempts (the rate itself is always the Redis server's clock).</summary>
     /// <value>Default <see cref="TimeProvider.System"/>.</value>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
@@ -51,6 +70,21 @@ public sealed record RedisRateLimiterOptions
         ArgumentOutOfRangeException.ThrowIfGreaterThan(ReservationHorizon, TimeSpan.FromHours(1), nameof(ReservationHorizon));
         ArgumentOutOfRangeException.ThrowIfLessThan(RedisTimeout, TimeSpan.FromMilliseconds(10), nameof(RedisTimeout));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(RedisTimeout, TimeSpan.FromMinutes(1), nameof(RedisTimeout));
+        if (!Enum.IsDefined(WhenUnavailable))
+        {
+            throw new ArgumentOutOfRangeException(nameof(WhenUnavailable), WhenUnavailable, $"'{WhenUnavailable}' is not a policy: choose {string.Join(" or ", Enum.GetNames<RedisUnavailablePolicy>())}.");
+        }
+
+        if (WhenUnavailable == RedisUnavailablePolicy.FallBackToLocal)
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(FallbackPermitLimit, 1, nameof(FallbackPermitLimit));
+            ArgumentOutOfRangeException.ThrowIfGreaterThan(FallbackPermitLimit, PermitLimit, nameof(FallbackPermitLimit));
+        }
+        else
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(FallbackPermitLimit, nameof(FallbackPermitLimit));
+        }
+
         ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));
     }
 }

@@ -104,6 +104,43 @@ public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixtur
     }
 
     [Fact]
+    public void OnCompleted_FirstContact_GrowsOnlyOnAnswersAboutTheCurrentBudget()
+    {
+        // Issue 29's first-contact law for the fleet: a small start, growth per answered round trip, none by the clock.
+        var (controller, fleet, leases) = Create(new AdaptiveBudgetOptions { InitialBudget = 8 });
+        Assert.True(leases.TryEnqueue(new LeaseWaiter(Owner(), _time.GetTimestamp())));
+        var first = _time.GetTimestamp();
+        var second = first + 1;
+        _time.Advance(TimeSpan.FromSeconds(10));
+        Assert.Null(controller.TakeRequest()); // nothing answered: time alone grows nothing
+
+        controller.OnCompleted(first, ItemOutcome.Succeeded); // the first answer, 10 s: the window
+        Assert.False(controller.TakeRequest()?.Overload);
+        Assert.Equal(TimeSpan.FromSeconds(10), controller.Window);
+        fleet.ObserveBudget(12, 0, 0); // the fleet grew to 12
+
+        // An item started under 8 answers a window later: it says nothing about 12.
+        _time.Advance(TimeSpan.FromSeconds(10));
+        controller.OnCompleted(second, ItemOutcome.Succeeded);
+        Assert.Null(controller.TakeRequest());
+
+        // One started under 12 does.
+        var underTwelve = _time.GetTimestamp();
+        _time.Advance(TimeSpan.FromSeconds(10));
+        controller.OnCompleted(underTwelve, ItemOutcome.Succeeded);
+        Assert.False(controller.TakeRequest()?.Overload);
+
+        // A rejection: a decrease, and no growth within a window of it.
+        fleet.ObserveBudget(18, 0, 0);
+        var underEighteen = _time.GetTimestamp();
+        _time.Advance(controller.Window);
+        controller.OnCompleted(underEighteen, ItemOutcome.Overloaded);
+        Assert.True(controller.TakeRequest()?.Overload);
+        controller.OnCompleted(underEighteen, ItemOutcome.Succeeded);
+        Assert.Null(controller.TakeRequest());
+    }
+
+    [Fact]
     public void OnCompleted_SuccessHoldingEveryLeaseWhileOthersWait_AsksGrowth()
     {
         // The stall of issue 21: the first process took the whole initial budget, its call never waits (no local waiter),

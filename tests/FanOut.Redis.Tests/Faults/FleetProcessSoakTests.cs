@@ -21,7 +21,7 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         {
             Duration = TimeSpan.Zero, // until every kind was injected once
             Workers = 3,
-            Budget = 6,
+            Budget = 7, // not a multiple of 3 or of the 4 workers a joiner makes for a moment
             LeaseTime = TimeSpan.FromSeconds(1),
             Gap = (TimeSpan.FromMilliseconds(200), TimeSpan.FromMilliseconds(400)),
         };
@@ -30,9 +30,31 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         var result = await FleetSoak.RunAsync(options, progress).WaitAsync(s_guard);
 
         output.WriteLine($"seed {options.Seed}{Environment.NewLine}{progress}{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
-        Assert.All(Enum.GetValues<SoakFault>(), kind => Assert.True(result.Faults[kind] >= 1, $"{kind} was not injected"));
+        Assert.All(options.FaultKinds, kind => Assert.True(result.Faults[kind] >= 1, $"{kind} was not injected"));
         Assert.True(result.Items > 100, $"only {result.Items} items ran");
         Assert.Equal(options.Budget, result.Peak); // the budget was in use, and never exceeded
+        Assert.True(result.Violations == 0, $"{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
+    }
+
+    [Fact]
+    public async Task RunAsync_WithAFleetRate_RestartsAndJoins_StartsHeldToTheRate()
+    {
+        var options = new FleetSoakOptions
+        {
+            Kinds = [SoakFault.Restart, SoakFault.RestartJoin, SoakFault.Join],
+            Rate = 200, // below what the budget of 7 with 1-10 ms items could start: the rate binds
+            Duration = TimeSpan.Zero,
+            Workers = 3,
+            Budget = 7,
+            LeaseTime = TimeSpan.FromSeconds(1),
+            Gap = (TimeSpan.FromMilliseconds(500), TimeSpan.FromMilliseconds(800)),
+        };
+        using var progress = new StringWriter();
+
+        var result = await FleetSoak.RunAsync(options, progress).WaitAsync(s_guard);
+
+        output.WriteLine($"seed {options.Seed}{Environment.NewLine}{progress}{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
+        Assert.True(result.Rated.Starts > 20, $"only {result.Rated.Starts} starts"); // restarts and their grace take most of a brief run
         Assert.True(result.Violations == 0, $"{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
     }
 
@@ -58,6 +80,33 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         Assert.Equal(1, counter.AboveBound);
         Assert.Equal(1, counter.Twice);
         Assert.Equal(theirs.Length, counter.Lost);
+    }
+
+    [Fact]
+    public async Task SoakCounter_WorkerWaitingWhileOthersRun_IsStarvedOnceAndItsWaitMeasured()
+    {
+        await using var counter = new SoakCounter(bound: 2, starveAfter: TimeSpan.FromMilliseconds(200));
+        counter.Start();
+        using var waiting = await Worker.ConnectAsync(counter.Port, pid: 301);
+        using var running = await Worker.ConnectAsync(counter.Port, pid: 302);
+        using var failing = await Worker.ConnectAsync(counter.Port, pid: 303);
+        var starved = (await waiting.AskAsync("n"))[2..].Split(',');
+        var ids = (await running.AskAsync("n"))[2..].Split(',');
+        await failing.AskAsync("n");
+        await failing.AskAsync("f RedisLimitUnavailableException"); // a failed run is not a wait
+        await Task.Delay(300);
+
+        await running.AskAsync("s " + ids[0]); // the others run while it waits: not yet two starts
+        await running.AskAsync("e " + ids[0]);
+        Assert.Equal(0, counter.Starved);
+        await running.AskAsync("s " + ids[1]);
+        await running.AskAsync("e " + ids[1]);
+        await running.AskAsync("s " + ids[2]); // counted once per wait
+        await running.AskAsync("e " + ids[2]);
+        await waiting.AskAsync("s " + starved[0]);
+
+        Assert.Equal(1, counter.Starved);
+        Assert.True(counter.WorstWaitMs >= 300, $"worst wait {counter.WorstWaitMs} ms");
     }
 
     [Fact]

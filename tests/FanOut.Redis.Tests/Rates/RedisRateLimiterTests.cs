@@ -128,6 +128,98 @@ public sealed class RedisRateLimiterTests(RedisServer redis, ITestOutputHelper o
         Assert.Contains("orders-api", error.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(true, 5)] // two processes used the rate: half of 100/s each, a burst of half of 10
+    [InlineData(false, 10)] // the ceiling itself: 100/s, a burst of 10
+    public async Task AcquireAsync_RedisGoneUnderFallBackToLocal_TakesTheLastShareOfTheRateLocally(bool atLastShare, int burst)
+    {
+        await using var server = await FleetWorker.LocalRedisServer.StartAsync();
+        var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        var options = new RedisRateLimiterOptions
+        {
+            Key = $"rate-{Guid.NewGuid():N}",
+            PermitLimit = 100,
+            Burst = 10,
+            WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
+            FallbackPermitLimit = 100,
+            FallbackAtLastShare = atLastShare,
+            TimeProvider = time,
+        };
+        await using var mine = await Connect(server.Endpoint);
+        await using var theirs = await Connect(server.Endpoint);
+        using var limiter = RedisRateLimiter.Create(mine, options);
+        using var other = RedisRateLimiter.Create(theirs, options);
+        using (await other.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        using (await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        {
+            // Both processes used the rate: the second answer said two.
+        }
+
+        server.Kill();
+        await Eventually.TrueAsync(() => Task.FromResult(!mine.IsConnected), "the connection sees Redis gone");
+
+        // The local rate starts with a full bucket: the burst at once, then one permit per interval of the fallback's rate.
+        for (var i = 0; i < burst; i++)
+        {
+            using var lease = await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard);
+            Assert.True(lease.IsAcquired);
+        }
+
+        var next = limiter.AcquireAsync(1).AsTask();
+        var interval = TimeSpan.FromSeconds(1.0 / (100 / (10 / burst)));
+        time.Advance(interval - TimeSpan.FromMilliseconds(1));
+        Assert.False(next.IsCompleted, $"a permit beyond the fallback's burst before its interval: {next.Status} {next.Exception?.InnerException}");
+        time.Advance(TimeSpan.FromMilliseconds(1));
+        using var late = await next.WaitAsync(s_guard);
+        Assert.True(late.IsAcquired);
+        Assert.Equal(atLastShare ? 50 : 100, limiter.FallbackPermitLimit);
+    }
+
+    [Fact]
+    public async Task FallbackPermitLimit_RedisRestartedAndFirstToAnswer_KeepsTheShareSeenBefore()
+    {
+        // After a restart the set of processes using the rate is empty: the first answer says 1, which must not make this
+        // process's fallback the whole rate while the others have not asked again yet.
+        await using var server = await FleetWorker.LocalRedisServer.StartAsync();
+        var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        var options = new RedisRateLimiterOptions
+        {
+            Key = $"rate-{Guid.NewGuid():N}",
+            PermitLimit = 100,
+            Burst = 10,
+            WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
+            FallbackPermitLimit = 100,
+            TimeProvider = time,
+        };
+        await using var mine = await Connect(server.Endpoint, reconnectMs: 100);
+        await using var theirs = await Connect(server.Endpoint, reconnectMs: 100);
+        using var limiter = RedisRateLimiter.Create(mine, options);
+        using var other = RedisRateLimiter.Create(theirs, options);
+        using (await other.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        using (await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        {
+            Assert.Equal(50, limiter.FallbackPermitLimit);
+        }
+
+        await server.RestartAsync(TimeSpan.Zero);
+        await Eventually.TrueAsync(() => Task.FromResult(mine.IsConnected), "the connection back on the restarted server");
+        using (await limiter.AcquireAsync(1).AsTask().WaitAsync(s_guard))
+        {
+            // Answered by the restarted server (its set of processes has only this one), not by the fallback.
+            Assert.Equal(1, await mine.GetDatabase().SortedSetLengthAsync($"fanout:{{{options.Key}}}:raters"));
+        }
+
+        Assert.Equal(50, limiter.FallbackPermitLimit); // the restarted server said 1
+    }
+
+    private static Task<ConnectionMultiplexer> Connect(string endpoint, int reconnectMs = 60_000) => ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
+    {
+        EndPoints = { endpoint },
+        AbortOnConnectFail = false,
+        BacklogPolicy = BacklogPolicy.FailFast,
+        ReconnectRetryPolicy = new LinearRetry(reconnectMs),
+    });
+
     private async Task<long> ServerMicroseconds()
     {
         var time = (RedisResult[])(await redis.Connection.GetDatabase().ExecuteAsync("TIME"))!;
