@@ -67,6 +67,24 @@ public sealed record IoRunMetrics
     /// <summary>The server's answers (served + 429) once an adaptive fleet converged; null otherwise.</summary>
     public long? CallsAfterConvergence { get; init; }
 
+    /// <summary>An incident run's goodput: items that succeeded from the incident's change to its window's end, per second; null otherwise.</summary>
+    public double? PhaseSuccessesPerSecond { get; init; }
+
+    /// <summary>An incident run's items that failed for good (every attempt failed; not those cut off by the run's end); null otherwise.</summary>
+    public long? ItemsFailed { get; init; }
+
+    /// <summary>An incident run's items never sent because the script had ended; null otherwise.</summary>
+    public long? ItemsNotSent { get; init; }
+
+    /// <summary>An incident run's limit at the change; null otherwise.</summary>
+    public int? LimitAtChange { get; init; }
+
+    /// <summary>An incident run's limit at its window's end; null otherwise.</summary>
+    public int? LimitAtEnd { get; init; }
+
+    /// <summary>An incident run's server answers during a pause (a Retry-After storm): the calls sent into it; null otherwise.</summary>
+    public long? PauseAnswers { get; init; }
+
     /// <summary>All failed items.</summary>
     public long Failures => FailuresByStatus.Values.Sum() + FailuresSocket + FailuresTimeout + FailuresOther;
 }

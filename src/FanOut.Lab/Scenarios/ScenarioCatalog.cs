@@ -33,6 +33,7 @@ public sealed class ScenarioCatalog
         new PriceSyncScenario(),
         new HashFilesScenario(),
         new DownstreamFleetScenario(),
+        new AdaptiveIncidentsScenario(),
     ]);
 
     /// <summary>The scenarios.</summary>
