@@ -95,7 +95,8 @@ public static class ServeCommand
             var rate = options.RatePerSecond is { } r ? $"{Text(r)} requests/s" : "none";
             console.WriteLine($"Downstream listening on {server.BaseAddress}");
             console.WriteLine($"capacity {options.Capacity}, queue {options.Queue}, rate limit {rate}, latency {options.Latency}");
-            console.WriteLine($"GET {server.BaseAddress}item/{{id}}, {server.BaseAddress}price/{{id}}, {server.BaseAddress}stats; POST {server.BaseAddress}stats/reset. Ctrl+C stops.");
+            console.WriteLine($"GET {server.BaseAddress}item/{{id}}, {server.BaseAddress}price/{{id}}, {server.BaseAddress}stats; POST {server.BaseAddress}stats/reset.");
+            console.WriteLine($"PUT {server.BaseAddress}control?capacity=N&queue=Q&latency=SPEC&storm=SECONDS&phase=NAME changes it while it runs. Ctrl+C stops.");
             try
             {
                 await Task.Delay(Timeout.Infinite, cancellationToken).ConfigureAwait(false);
