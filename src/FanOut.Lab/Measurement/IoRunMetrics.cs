@@ -79,7 +79,7 @@ public sealed record IoRunMetrics
     /// <summary>An incident run's limit at the change; null otherwise.</summary>
     public int? LimitAtChange { get; init; }
 
-    /// <summary>An incident run's limit at its window's end; null otherwise.</summary>
+    /// <summary>An incident run's limit at its end (read after the run, as the strategy's final limit); null otherwise.</summary>
     public int? LimitAtEnd { get; init; }
 
     /// <summary>An incident run's server answers during a pause (a Retry-After storm): the calls sent into it; null otherwise.</summary>

@@ -150,7 +150,8 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
             Rejected429AfterConvergence = reading?.RejectedAfterSettling,
             CallsAfterConvergence = reading?.AnsweredAfterSettling,
             LimitAtChange = reading?.LimitAtChange,
-            LimitAtEnd = reading?.LimitAtEnd,
+            // Read after the run, as the strategy's final limit is: calls in flight at the script's end may still move it.
+            LimitAtEnd = reading is null ? null : _limitNow() ?? reading.LimitAtEnd,
             PauseAnswers = reading?.PauseAnswers,
         };
     }
