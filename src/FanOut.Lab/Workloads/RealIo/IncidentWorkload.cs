@@ -138,6 +138,14 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
         _driver?.GetAwaiter().GetResult();
         var metrics = _downstream!.ServerMetrics(Outcomes.Collect(elapsedMs));
         var failed = _states.Count(s => s == AttemptFailed);
+        if (_samples.Count > 0)
+        {
+            // The script's last sample stands for its end, with the limit read after the run (the strategy's final limit, which
+            // calls still in flight at the script's end may have moved): "stayed within the band to the end" includes it.
+            var last = _samples[^1];
+            _samples[^1] = last with { Ms = Math.Max(_script.EndMs, _samples.Count > 1 ? _samples[^2].Ms : 0), Limit = _limitNow() ?? last.Limit };
+        }
+
         var reading = IncidentReading.Read(_samples, _script.ChangeMs, _script.SettleFromMs, _script.EndMs, IncidentScript.BandLow * _script.Capacity, IncidentScript.BandHigh * _script.Capacity);
         return metrics with
         {
@@ -150,8 +158,7 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
             Rejected429AfterConvergence = reading?.RejectedAfterSettling,
             CallsAfterConvergence = reading?.AnsweredAfterSettling,
             LimitAtChange = reading?.LimitAtChange,
-            // Read after the run, as the strategy's final limit is: calls in flight at the script's end may still move it.
-            LimitAtEnd = reading is null ? null : _limitNow() ?? reading.LimitAtEnd,
+            LimitAtEnd = reading?.LimitAtEnd,
             PauseAnswers = reading?.PauseAnswers,
         };
     }
