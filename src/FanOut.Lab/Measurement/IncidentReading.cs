@@ -19,8 +19,8 @@ public readonly record struct IncidentSample(double Ms, int Limit, long Answered
 /// <param name="SuccessesPerSecond">Items that succeeded from the change to the window's end, per second of that span.</param>
 /// <param name="LimitAtChange">The limit at the change (the last sample before it).</param>
 /// <param name="LimitAtEnd">The limit at the window's end (the last sample).</param>
-/// <param name="PauseAnswers">The server's answers between the change and <c>settleFromMs</c> (during a Retry-After storm: the calls
-/// sent into it); 0 when the two coincide.</param>
+/// <param name="PauseRejected">The server's 429s between the change and <c>settleFromMs</c> (during a Retry-After storm: the calls
+/// sent into it, each turned away at once; calls admitted before it are served); 0 when the two coincide.</param>
 public sealed record IncidentReading(
     double? SettleMs,
     int? LimitLow,
@@ -30,7 +30,7 @@ public sealed record IncidentReading(
     double SuccessesPerSecond,
     int LimitAtChange,
     int LimitAtEnd,
-    long PauseAnswers)
+    long PauseRejected)
 {
     /// <summary>Reads <paramref name="samples"/> (in time order) for a window from <paramref name="changeMs"/> to
     /// <paramref name="endMs"/>, whose limit should settle within [<paramref name="bandLow"/>, <paramref name="bandHigh"/>] from
@@ -57,10 +57,10 @@ public sealed record IncidentReading(
         var end = window[^1];
         var spanSeconds = (end.Ms - changeMs) / 1000;
         var successesPerSecond = spanSeconds > 0 ? (end.Succeeded - change.Succeeded) / spanSeconds : 0;
-        var pauseAnswers = settleFrom.Answered - change.Answered;
+        var pauseRejected = settleFrom.Rejected - change.Rejected;
         if (settled == window.Count)
         {
-            return new(null, null, null, null, null, successesPerSecond, change.Limit, end.Limit, pauseAnswers);
+            return new(null, null, null, null, null, successesPerSecond, change.Limit, end.Limit, pauseRejected);
         }
 
         // The settling sample's counts are the baseline: what follows it is "after settling".
@@ -75,7 +75,7 @@ public sealed record IncidentReading(
             successesPerSecond,
             change.Limit,
             end.Limit,
-            pauseAnswers);
+            pauseRejected);
     }
 
     /// <summary>The last sample at or before <paramref name="ms"/>.</summary>

@@ -82,8 +82,8 @@ public sealed record IoRunMetrics
     /// <summary>An incident run's limit at its end (read after the run, as the strategy's final limit); null otherwise.</summary>
     public int? LimitAtEnd { get; init; }
 
-    /// <summary>An incident run's server answers during a pause (a Retry-After storm): the calls sent into it; null otherwise.</summary>
-    public long? PauseAnswers { get; init; }
+    /// <summary>An incident run's server 429s during a pause (a Retry-After storm): the calls sent into it; null otherwise.</summary>
+    public long? PauseRejected { get; init; }
 
     /// <summary>All failed items.</summary>
     public long Failures => FailuresByStatus.Values.Sum() + FailuresSocket + FailuresTimeout + FailuresOther;

@@ -91,8 +91,8 @@ public sealed record IoResult
     /// <summary>An incident's limit at its window's end; null otherwise.</summary>
     public double? LimitAtEnd { get; init; }
 
-    /// <summary>An incident's server answers during a pause (calls sent into a Retry-After storm); null otherwise.</summary>
-    public double? PauseAnswers { get; init; }
+    /// <summary>An incident's server 429s during a pause (calls sent into a Retry-After storm); null otherwise.</summary>
+    public double? PauseRejected { get; init; }
 
     /// <summary>The means of <paramref name="runs"/>, with the counts of <paramref name="counts"/> when given (else their means too),
     /// or null when they carry no I/O metrics.</summary>
@@ -148,7 +148,7 @@ public sealed record IoResult
             ItemsNotSent = CountOrNull(r => r.ItemsNotSent),
             LimitAtChange = CountOrNull(r => r.LimitAtChange),
             LimitAtEnd = CountOrNull(r => r.LimitAtEnd),
-            PauseAnswers = CountOrNull(r => r.PauseAnswers),
+            PauseRejected = CountOrNull(r => r.PauseRejected),
         };
     }
 }

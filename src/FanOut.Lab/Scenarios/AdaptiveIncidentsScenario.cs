@@ -201,8 +201,8 @@ public sealed class AdaptiveIncidentsScenario : Scenario
             "halved" => ($"settled within {windowMs:N0} ms, at most 3% 429 after", io.ConvergenceMs is { } ms && ms <= windowMs && share is <= 0.03),
             "degrading" => ($"the limit at the end within 2x the capacity, {2 * capacity}: it was {Count(io.LimitAtEnd)}", io.LimitAtEnd is { } end && end <= 2 * capacity),
             "long-low" => ($"the limit back to at least half the capacity, {capacity / 2}, by the window's end: it was {Count(io.LimitAtEnd)}", io.LimitAtEnd is { } end && end >= capacity / 2.0),
-            "storm" => ($"no item failed, and the calls sent into the storm ({Count(io.PauseAnswers)}) about the limit at its start ({Count(io.LimitAtChange)}) or fewer",
-                io.ItemsFailed is 0 && io.PauseAnswers is { } sent && io.LimitAtChange is { } limit && sent <= 1.25 * limit),
+            "storm" => ($"no item failed, and the calls sent into the storm ({Count(io.PauseRejected)}) about the limit at its start ({Count(io.LimitAtChange)}) or fewer",
+                io.ItemsFailed is 0 && io.PauseRejected is { } sent && io.LimitAtChange is { } limit && sent <= 1.25 * limit),
             _ => ($"at least 0.80x {FanOutRunAllStrategy.FixedName(capacity)}'s goodput", ratio is >= 0.8),
         };
     }

@@ -30,7 +30,7 @@ public sealed class IncidentReadingTests
         Assert.Equal(200, reading.AnsweredAfterSettling);        // 500 - 300
         Assert.Equal(750, reading.SuccessesPerSecond);           // (400 - 100) items in 0.4 s
         Assert.Equal((32, 15), (reading.LimitAtChange, reading.LimitAtEnd));
-        Assert.Equal(0, reading.PauseAnswers);
+        Assert.Equal(0, reading.PauseRejected);
     }
 
     [Fact]
@@ -47,14 +47,15 @@ public sealed class IncidentReadingTests
     }
 
     [Fact]
-    public void Read_PauseBeforeSettling_CountsTheAnswersSentIntoItAndSettlesFromItsEnd()
+    public void Read_PauseBeforeSettling_CountsTheCallsTurnedAwayInItAndSettlesFromItsEnd()
     {
-        IncidentSample[] samples = [new(0, 32, 0, 0, 0), new(100, 32, 50, 0, 50), new(600, 4, 90, 40, 50), new(700, 30, 190, 40, 150), new(800, 32, 290, 40, 250)];
+        // During the pause 30 calls admitted before it were served and 40 sent into it were turned away.
+        IncidentSample[] samples = [new(0, 32, 0, 0, 0), new(100, 32, 50, 0, 50), new(600, 4, 120, 40, 80), new(700, 30, 220, 40, 180), new(800, 32, 320, 40, 280)];
 
         var reading = IncidentReading.Read(samples, changeMs: 100, settleFromMs: 600, endMs: 800, bandLow: 24, bandHigh: 40);
 
         Assert.NotNull(reading);
-        Assert.Equal(40, reading.PauseAnswers);                  // 90 - 50 answers during the pause
+        Assert.Equal(40, reading.PauseRejected);                 // the 429s, not the 70 answers
         Assert.Equal(100, reading.SettleMs);                     // at 700, 100 ms after the pause's end
         Assert.Equal(0, reading.RejectedAfterSettling);
     }

@@ -57,7 +57,7 @@ public sealed class AdaptiveIncidentsScenarioTests
             Row(FanOutRunAllStrategy.DefaultName, "halved", 16, adaptive: true, okPerSecond: 700, settleMs: 120, rejectedAfter: 2, answeredAfter: 100, itemsFailed: 0),
             Row(FanOutRunAllStrategy.FixedName(16), "halved", 16, adaptive: false, okPerSecond: 800, settleMs: 0, rejectedAfter: 0, answeredAfter: 800, itemsFailed: 0),
             Row(FanOutRunAllStrategy.FixedName(32), "halved", 16, adaptive: false, okPerSecond: 776, settleMs: null, rejectedAfter: null, answeredAfter: null, itemsFailed: 9_000),
-            Row(FanOutRunAllStrategy.DefaultName, "storm", 32, adaptive: true, okPerSecond: 300, settleMs: null, rejectedAfter: null, answeredAfter: null, itemsFailed: 1, limitAtChange: 32, limitAtEnd: 10, pauseAnswers: 33),
+            Row(FanOutRunAllStrategy.DefaultName, "storm", 32, adaptive: true, okPerSecond: 300, settleMs: null, rejectedAfter: null, answeredAfter: null, itemsFailed: 1, limitAtChange: 32, limitAtEnd: 10, pauseRejected: 33),
             Row(FanOutRunAllStrategy.FixedName(32), "storm", 32, adaptive: false, okPerSecond: 600, settleMs: 0, rejectedAfter: 0, answeredAfter: 500, itemsFailed: 20_000));
 
         var verdict = new AdaptiveIncidentsScenario().Verdict(measured);
@@ -93,7 +93,7 @@ public sealed class AdaptiveIncidentsScenarioTests
 
     private static CaseResult Row(
         string strategy, string phase, int bestFixed, bool adaptive, double okPerSecond, double? settleMs, double? rejectedAfter, double? answeredAfter, double itemsFailed,
-        double limitAtChange = 32, double limitAtEnd = 16, double pauseAnswers = 0) => new()
+        double limitAtChange = 32, double limitAtEnd = 16, double pauseRejected = 0) => new()
         {
             Strategy = strategy,
             Workload = "w",
@@ -110,7 +110,7 @@ public sealed class AdaptiveIncidentsScenarioTests
                 ItemsFailed = itemsFailed,
                 LimitAtChange = limitAtChange,
                 LimitAtEnd = limitAtEnd,
-                PauseAnswers = pauseAnswers,
+                PauseRejected = pauseRejected,
             },
         };
 

@@ -220,7 +220,7 @@ public static class ResultColumns
             Tables = ColumnTables.Io,
             AppliesTo = s => s.Cases.Any(IncidentFigures.IsIncident),
             Cell = (c, s) => IncidentFigures.GoodputText(c, s),
-            Csv = [new("phaseSuccessesPerSecond", c => c.Io?.PhaseSuccessesPerSecond), new("limitAtChange", c => c.Io?.LimitAtChange), new("limitAtEnd", c => c.Io?.LimitAtEnd), new("pauseAnswers", c => c.Io?.PauseAnswers)],
+            Csv = [new("phaseSuccessesPerSecond", c => c.Io?.PhaseSuccessesPerSecond), new("limitAtChange", c => c.Io?.LimitAtChange), new("limitAtEnd", c => c.Io?.LimitAtEnd), new("pauseRejected", c => c.Io?.PauseRejected)],
         },
         new()
         {

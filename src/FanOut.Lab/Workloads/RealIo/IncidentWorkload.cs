@@ -159,7 +159,7 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
             CallsAfterConvergence = reading?.AnsweredAfterSettling,
             LimitAtChange = reading?.LimitAtChange,
             LimitAtEnd = reading?.LimitAtEnd,
-            PauseAnswers = reading?.PauseAnswers,
+            PauseRejected = reading?.PauseRejected,
         };
     }
 
