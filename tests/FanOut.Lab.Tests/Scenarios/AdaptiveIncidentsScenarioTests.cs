@@ -12,7 +12,8 @@ namespace FanOut.Lab.Tests.Scenarios;
 public sealed class AdaptiveIncidentsScenarioTests
 {
     /// <remarks>At full scale (1.5 s a case, ~5 s in all): a shorter script leaves a cold client on a loaded machine no time to
-    /// reach the phase (at quarter scale the default's first four calls took 421 ms of a 375 ms script).</remarks>
+    /// reach the phase (at quarter scale the default's first four calls took 421 ms of a 375 ms script). Speeds are not asserted:
+    /// beside the rest of the suite a starved pool left the default 32 calls in 2.3 s.</remarks>
     [Fact]
     public async Task AdaptiveIncidents_HalvedPhase_ProducesItsRowsTimelineAndAVerdictInTheTablesFigures()
     {
@@ -23,29 +24,37 @@ public sealed class AdaptiveIncidentsScenarioTests
 
         Assert.Equal([FanOutRunAllStrategy.DefaultName, FanOutRunAllStrategy.FixedName(16), FanOutRunAllStrategy.FixedName(32)], result.Cases.Select(c => c.Strategy));
         Assert.All(result.Cases, c => Assert.True(c.Succeeded, c.Error));
-        Assert.All(result.Cases, c => Assert.True(c.Io!.PhaseSuccessesPerSecond > 0, $"{c.Strategy} made no goodput in the phase"));
-        Assert.All(result.Cases, c => Assert.True(c.Io!.ItemsNotSent > 0, $"{c.Strategy} ran out of items before the script's end"));
+        Assert.All(result.Cases, c => Assert.True(IncidentFigures.IsIncident(c), $"{c.Strategy} has no incident figures"));
 
-        // The default's limit moves, and its timeline holds it; the fixed rows' limit is their value, so they settle at once or never.
+        // What holds however loaded the machine (a starved pool may leave a row few calls in the phase): the default's limit
+        // moves and its timeline holds it; "limit N at the end" is the Strategy column's final limit; a fixed limit is in the
+        // band from the start (16) or never (32); and a fixed limit fails exactly the items the server turned away.
         var adaptive = result.Cases[0];
         Assert.NotNull(adaptive.Timeline?.Limit);
         Assert.Contains(adaptive.Timeline!.Limit!, l => l > 0);
-        Assert.Equal(adaptive.LimitFinal, adaptive.Io!.LimitAtEnd);     // "limit N at the end" is the Strategy column's "-> N"
+        Assert.Equal(adaptive.LimitFinal, adaptive.Io!.LimitAtEnd);
         Assert.Equal(0, result.Cases[1].Io!.ConvergenceMs);
         Assert.Null(result.Cases[2].Io!.ConvergenceMs);
-        Assert.Equal("1.00x", IncidentFigures.RatioText(IncidentFigures.GoodputRatio(result.Cases[1], result)!.Value));
-
-        // Fixed(32) against a hard cap of 16 fails items (a fixed limit never runs one again).
-        Assert.True(result.Cases[2].Io!.ItemsFailed > 0);
+        Assert.All(result.Cases.Skip(1), c => Assert.Equal(c.Io!.Rejected429, c.Io.ItemsFailed));
+        if (result.Cases[1].Io!.PhaseSuccessesPerSecond > 0)
+        {
+            Assert.Equal("1.00x", IncidentFigures.RatioText(IncidentFigures.GoodputRatio(result.Cases[1], result)!.Value));
+        }
 
         // Every figure the verdict gives for the phase is the one its table shows.
         var columns = ResultColumns.All.Where(c => c.Id.StartsWith("incident-", StringComparison.Ordinal)).ToDictionary(c => c.Id);
         string Cell(string id, CaseResult c) => columns[id].Cell(c, result);
         Assert.Contains(Cell("incident-goodput", adaptive).Split(' ')[0] + " ok/s in the phase", result.Verdict, StringComparison.Ordinal);
         Assert.Contains($"{Cell("incident-items-failed", adaptive)} items failed", result.Verdict, StringComparison.Ordinal);
-        Assert.Contains($"{FanOutRunAllStrategy.FixedName(32)}, tuned for another phase: {Cell("incident-goodput", result.Cases[2]).Split('(', ')')[1]} with {Cell("incident-items-failed", result.Cases[2])} items failed", result.Verdict, StringComparison.Ordinal);
+        var mistunedGoodput = Cell("incident-goodput", result.Cases[2]).Split('(', ')');
         Assert.Contains(
-            adaptive.Io!.ConvergenceMs is null ? "never stayed within 12-20" : $"after {Cell("incident-settle", adaptive)}, {Cell("incident-429-after-settle", adaptive)} 429 after settling",
+            $"{FanOutRunAllStrategy.FixedName(32)}, tuned for another phase: {(mistunedGoodput.Length > 1 ? mistunedGoodput[1] : "-")} with {Cell("incident-items-failed", result.Cases[2])} items failed",
+            result.Verdict,
+            StringComparison.Ordinal);
+        Assert.Contains(
+            adaptive.Io!.ConvergenceMs is null
+                ? $"never stayed within 12-20 (capacity 16; limit {adaptive.LimitFinal:N0} at the end)"
+                : $"after {Cell("incident-settle", adaptive)}, {Cell("incident-429-after-settle", adaptive)} 429 after settling",
             result.Verdict,
             StringComparison.Ordinal);
     }
