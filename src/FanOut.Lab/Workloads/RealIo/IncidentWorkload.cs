@@ -32,9 +32,9 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
     private readonly TimeSpan _callTimeout;
     private readonly int _itemCount;
     private readonly Func<int?> _limitNow;
-    private readonly Uri[] _paths;
-    private readonly byte[] _states;
-    private readonly List<IncidentSample> _samples;
+    private readonly List<IncidentSample> _samples = [];
+    private Uri[] _paths = [];
+    private byte[] _states = [];
     private DownstreamConnection? _downstream;
     private ItemOutcomes? _outcomes;
     private Task? _driver;
@@ -64,9 +64,6 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
         _callTimeout = callTimeout;
         _itemCount = itemCount;
         _limitNow = limitNow;
-        _paths = Enumerable.Range(0, itemCount).Select(i => new Uri($"item/{i}", UriKind.Relative)).ToArray();
-        _states = new byte[itemCount];
-        _samples = new List<IncidentSample>((int)(script.EndMs / SampleEvery.TotalMilliseconds) + 64);
     }
 
     /// <inheritdoc/>
@@ -110,8 +107,13 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
     internal DownstreamServer Server => (_downstream ?? throw new InvalidOperationException("Not set up.")).Server;
 
     /// <inheritdoc/>
+    /// <remarks>The per-item arrays are made here, not in the constructor: the lab also creates workloads just to read their name.</remarks>
     public async Task SetUpAsync(CancellationToken cancellationToken)
     {
+        // Built once: the request path is not part of what the strategies are compared on.
+        _paths = Enumerable.Range(0, _itemCount).Select(i => new Uri($"item/{i}", UriKind.Relative)).ToArray();
+        _states = new byte[_itemCount];
+        _samples.Capacity = (int)(_script.EndMs / SampleEvery.TotalMilliseconds) + 64;
         _outcomes = new ItemOutcomes(_itemCount);
         _downstream = new DownstreamConnection(_options, _callTimeout);
         await _downstream.StartAsync(cancellationToken).ConfigureAwait(false);
