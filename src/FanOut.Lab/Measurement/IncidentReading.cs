@@ -54,6 +54,12 @@ public sealed record IncidentReading(
             settled = i;
         }
 
+        // In the band at the last sample only is entering it, not staying: nothing after it shows the limit held there.
+        if (settled == window.Count - 1 && window.Count > 1)
+        {
+            settled = window.Count;
+        }
+
         var end = window[^1];
         var spanSeconds = (end.Ms - changeMs) / 1000;
         var successesPerSecond = spanSeconds > 0 ? (end.Succeeded - change.Succeeded) / spanSeconds : 0;

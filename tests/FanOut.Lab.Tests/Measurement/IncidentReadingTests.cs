@@ -61,6 +61,18 @@ public sealed class IncidentReadingTests
     }
 
     [Fact]
+    public void Read_InTheBandAtTheLastSampleOnly_NeverSettles()
+    {
+        IncidentSample[] samples = [new(0, 4, 0, 0, 0), new(100, 10, 10, 0, 10), new(200, 28, 20, 0, 20)];
+
+        var reading = IncidentReading.Read(samples, changeMs: 0, settleFromMs: 0, endMs: 200, bandLow: 24, bandHigh: 40);
+
+        Assert.NotNull(reading);
+        Assert.Null(reading.SettleMs);
+        Assert.Equal(28, reading.LimitAtEnd);
+    }
+
+    [Fact]
     public void Read_NoSampleInTheWindow_IsNull()
     {
         Assert.Null(IncidentReading.Read([new(0, 4, 0, 0, 0)], changeMs: 100, settleFromMs: 100, endMs: 200, bandLow: 1, bandHigh: 8));
