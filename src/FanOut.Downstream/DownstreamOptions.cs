@@ -70,6 +70,10 @@ public sealed record DownstreamOptions
     /// </remarks>
     public long? CrashAfterRequests { get; init; }
 
+    /// <summary>The clock a Retry-After storm (<see cref="Control.DownstreamChange.RetryAfterStorm"/>) is timed by.</summary>
+    /// <value>Default <see cref="TimeProvider.System"/>; tests pass a fake one.</value>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
     /// <summary>Checks every option.</summary>
     /// <exception cref="ArgumentNullException"><see cref="Address"/> or <see cref="Latency"/> is null.</exception>
     /// <exception cref="ArgumentException"><see cref="Address"/> is not loopback.</exception>
@@ -78,6 +82,7 @@ public sealed record DownstreamOptions
     {
         ArgumentNullException.ThrowIfNull(Address, nameof(Address));
         ArgumentNullException.ThrowIfNull(Latency, nameof(Latency));
+        ArgumentNullException.ThrowIfNull(TimeProvider, nameof(TimeProvider));
         LoopbackGuard.ThrowIfNotLoopback(Address, nameof(Address));
         ThrowIfOutside(Port, 0, 65535, nameof(Port));
         ThrowIfOutside(Capacity, 1, MaxCapacity, nameof(Capacity));

@@ -1,5 +1,6 @@
 using System.Threading.RateLimiting;
 
+using FanOut.Downstream.Control;
 using FanOut.Downstream.Endpoints;
 using FanOut.Downstream.Hosting;
 using FanOut.Downstream.Latency;
@@ -18,7 +19,8 @@ namespace FanOut.Downstream;
 /// <summary>A real HTTP downstream service on Kestrel, loopback only, started and stopped in-process.</summary>
 /// <remarks>
 /// Endpoints: <c>GET /item/{id}</c>, <c>GET /price/{id}</c> (simulated work under capacity, queue and
-/// rate limits), <c>GET /stats</c>, <c>POST /stats/reset</c>. HTTP/1.1 over plain TCP; no logging
+/// rate limits), <c>GET /stats</c>, <c>POST /stats/reset</c>, <c>PUT /control</c> (capacity, queue, latency, a
+/// Retry-After storm, at run time: <see cref="Apply"/>). HTTP/1.1 over plain TCP; no logging
 /// providers (silent); no Ctrl+C handling (the host process owns that and calls <see cref="StopAsync"/>).
 /// </remarks>
 public sealed class DownstreamServer : IAsyncDisposable
@@ -29,25 +31,25 @@ public sealed class DownstreamServer : IAsyncDisposable
     private readonly WebApplication _app;
     private readonly CrashSwitch _crash;
     private readonly TokenBucketRateLimiter? _rateLimiter;
-    private readonly ConcurrencyLimiter _capacity;
-    private readonly CapacityCeiling _ceiling;
+    private readonly AdmissionGate _gate;
+    private readonly RetryAfterStorm _storm;
+    private readonly LatencySampler _sampler;
+    private readonly Lock _controlLock = new();
     private readonly ServerCounters _counters;
     private readonly StatsEndpoints _stats;
     private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private string _phase = StartPhase;
     private int _stopStarted;
     private int _disposed;
 
     private DownstreamServer(DownstreamOptions options)
     {
         Options = options;
-        _counters = new ServerCounters(options.Capacity);
+        _counters = new ServerCounters();
         _crash = new CrashSwitch(options.CrashAfterRequests, OnCrashTripped);
-        _capacity = new ConcurrencyLimiter(new ConcurrencyLimiterOptions
-        {
-            PermitLimit = options.Capacity,
-            QueueLimit = options.Queue,
-            QueueProcessingOrder = QueueProcessingOrder.OldestFirst,
-        });
+        _gate = new AdmissionGate(options.Capacity, options.Queue);
+        _storm = new RetryAfterStorm(options.TimeProvider);
+        _sampler = new LatencySampler(options.Latency, options.Seed);
         var period = TimeSpan.Zero;
         if (options.RatePerSecond is { } rate)
         {
@@ -67,9 +69,9 @@ public sealed class DownstreamServer : IAsyncDisposable
             });
         }
 
-        _stats = new StatsEndpoints(_counters, _capacity);
-        _ceiling = new CapacityCeiling(options.Capacity);
-        var work = new WorkEndpoint(_crash, _rateLimiter, period, _capacity, _ceiling, new LatencySampler(options.Latency, options.Seed), _counters);
+        _stats = new StatsEndpoints(_counters, State);
+        var work = new WorkEndpoint(_crash, _rateLimiter, period, _storm, _gate, _sampler, _counters);
+        var control = new ControlEndpoint(Apply, _stats);
 
         // The empty builder: no configuration files, no logging providers (no console spam), no
         // IIS/static files/HTTPS; start and stop take milliseconds.
@@ -89,7 +91,11 @@ public sealed class DownstreamServer : IAsyncDisposable
         _app.MapGet("/price/{id}", (RequestDelegate)work.HandlePriceAsync);
         _app.MapGet("/stats", (RequestDelegate)_stats.GetAsync);
         _app.MapPost("/stats/reset", (RequestDelegate)_stats.ResetAsync);
+        _app.MapPut("/control", (RequestDelegate)control.PutAsync);
     }
+
+    /// <summary>The phase <c>/stats</c> reports until a change names another.</summary>
+    public const string StartPhase = "start";
 
     /// <summary>The options this server runs with (validated).</summary>
     public DownstreamOptions Options { get; }
@@ -135,20 +141,53 @@ public sealed class DownstreamServer : IAsyncDisposable
     /// <summary>Requests being served right now, read without allocating (for a 1 ms sampler; <see cref="GetStats"/> allocates).</summary>
     public int InFlightNow => _counters.InFlight;
 
-    /// <summary>The capacity in effect: <see cref="DownstreamOptions.Capacity"/>, unless <see cref="SetCapacity"/> changed it.</summary>
-    public int CurrentCapacity => _ceiling.Current;
+    /// <summary>The capacity in effect: <see cref="DownstreamOptions.Capacity"/>, unless a change set another.</summary>
+    public int CurrentCapacity => _gate.Capacity;
+
+    /// <summary>The name of the phase the server plays now (<see cref="StartPhase"/> until a change names another).</summary>
+    public string CurrentPhase => Volatile.Read(ref _phase);
 
     /// <summary>Changes the capacity while the server runs (a downstream losing half its instances): at most <paramref name="capacity"/> requests are served at once from now on; those being served finish.</summary>
-    /// <param name="capacity">1 to <see cref="DownstreamOptions.Capacity"/>.</param>
+    /// <param name="capacity">1 to <see cref="DownstreamOptions.MaxCapacity"/>.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is outside that range; the message names it and the range.</exception>
-    public void SetCapacity(int capacity)
-    {
-        if (capacity < 1 || capacity > Options.Capacity)
-        {
-            throw new ArgumentOutOfRangeException(nameof(capacity), capacity, $"capacity must be in [1, {Options.Capacity}] (the configured Capacity); got {capacity}.");
-        }
+    public void SetCapacity(int capacity) => Apply(new DownstreamChange { Capacity = capacity });
 
-        _ceiling.Set(capacity);
+    /// <summary>Changes the running server: the settings <paramref name="change"/> gives take effect together, the rest stay.</summary>
+    /// <param name="change">Capacity, queue, latency, a Retry-After storm, a phase name; see <see cref="DownstreamChange"/>.</param>
+    /// <remarks>
+    /// Capacity and queue change in one step under the admission gate's lock: a lower capacity lets the requests being served
+    /// finish and admits none above it until they have; a shorter queue answers 429 to its newest waiters beyond it; a higher
+    /// capacity admits waiters at once. A new latency applies to requests that start their work from now on. Changes are
+    /// applied one at a time, so two concurrent changes never interleave their settings.
+    /// </remarks>
+    /// <exception cref="ArgumentNullException"><paramref name="change"/> is null.</exception>
+    /// <exception cref="ArgumentException">A setting is invalid (see <see cref="DownstreamChange.Validate"/>); nothing changed.</exception>
+    public void Apply(DownstreamChange change)
+    {
+        ArgumentNullException.ThrowIfNull(change);
+        change.Validate();
+        lock (_controlLock)
+        {
+            if (change.Capacity is not null || change.Queue is not null)
+            {
+                _gate.Resize(change.Capacity ?? _gate.Capacity, change.Queue ?? _gate.QueueLimit);
+            }
+
+            if (change.Latency is { } latency)
+            {
+                _sampler.Spec = latency;
+            }
+
+            if (change.RetryAfterStorm is { } storm)
+            {
+                _storm.Start(storm);
+            }
+
+            if (change.Phase is { } phase)
+            {
+                Volatile.Write(ref _phase, phase);
+            }
+        }
     }
 
     /// <summary>Zeroes the counters (the same as <c>POST /stats/reset</c>).</summary>
@@ -184,7 +223,6 @@ public sealed class DownstreamServer : IAsyncDisposable
         await StopAsync(CancellationToken.None).ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
         _rateLimiter?.Dispose();
-        _capacity.Dispose();
         _crash.Dispose();
     }
 
@@ -214,6 +252,15 @@ public sealed class DownstreamServer : IAsyncDisposable
         }
 
         await _stopped.Task.ConfigureAwait(false);
+    }
+
+    /// <summary>The settings now, for <c>/stats</c>; under the control lock so they come from one change, not two.</summary>
+    private DownstreamState State()
+    {
+        lock (_controlLock)
+        {
+            return new DownstreamState(_gate.Queued, _gate.Capacity, _gate.QueueLimit, _sampler.Spec.ToString(), _phase, Math.Round(_storm.Left.TotalSeconds, 3));
+        }
     }
 
     private Task AbortIfCrashed(HttpContext context, RequestDelegate next)

@@ -2,6 +2,7 @@ using System.CommandLine;
 using System.Globalization;
 
 using FanOut.Downstream;
+using FanOut.Downstream.Control;
 using FanOut.Downstream.Latency;
 
 using Spectre.Console;
@@ -20,9 +21,10 @@ public static class ServeCommand
         var queueOption = NumberOption.Create("--queue", $"Requests waiting for a slot, 0-{DownstreamOptions.MaxQueue} (default 64).", $"use a whole number from 0 to {DownstreamOptions.MaxQueue}, e.g. 64");
         var rateOption = NumberOption.Create("--rate", $"Token-bucket rate limit in requests/s, {DownstreamOptions.MinRatePerSecond}-{DownstreamOptions.MaxRatePerSecond} (default: none).", "use a number of requests per second, e.g. 500");
         var latencyOption = new Option<string?>("--latency") { Description = $"Service time per request (default fixed:20): {LatencySpec.ValidForms}." };
+        var scheduleOption = new Option<string?>("--schedule") { Description = $"Changes at set times from the start: {DownstreamSchedule.ValidForm}; settings {DownstreamChange.ValidSettings}." };
         var command = new Command("serve", "Run the downstream test server on 127.0.0.1 until Ctrl+C.")
         {
-            portOption, capacityOption, queueOption, rateOption, latencyOption,
+            portOption, capacityOption, queueOption, rateOption, latencyOption, scheduleOption,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -33,13 +35,19 @@ public static class ServeCommand
                 parse.GetValue(rateOption),
                 parse.GetValue(latencyOption),
                 out var error);
+            DownstreamSchedule? schedule = null;
+            if (options is not null && parse.GetValue(scheduleOption) is { } scheduleText && !DownstreamSchedule.TryParse(scheduleText, out schedule, out var scheduleError))
+            {
+                (options, error) = (null, $"--schedule: {scheduleError}");
+            }
+
             if (options is null)
             {
                 context.Error.WriteLine($"fanout: {error}");
                 return ExitCodes.Usage;
             }
 
-            return await ServeAsync(context.Console, options, cancellationToken).ConfigureAwait(false);
+            return await ServeAsync(context.Console, options, schedule, cancellationToken).ConfigureAwait(false);
         });
         return command;
     }
@@ -77,7 +85,7 @@ public static class ServeCommand
         };
     }
 
-    private static async Task<int> ServeAsync(IAnsiConsole console, DownstreamOptions options, CancellationToken cancellationToken)
+    private static async Task<int> ServeAsync(IAnsiConsole console, DownstreamOptions options, DownstreamSchedule? schedule, CancellationToken cancellationToken)
     {
         DownstreamServer server;
         try
@@ -95,7 +103,15 @@ public static class ServeCommand
             var rate = options.RatePerSecond is { } r ? $"{Text(r)} requests/s" : "none";
             console.WriteLine($"Downstream listening on {server.BaseAddress}");
             console.WriteLine($"capacity {options.Capacity}, queue {options.Queue}, rate limit {rate}, latency {options.Latency}");
-            console.WriteLine($"GET {server.BaseAddress}item/{{id}}, {server.BaseAddress}price/{{id}}, {server.BaseAddress}stats; POST {server.BaseAddress}stats/reset. Ctrl+C stops.");
+            console.WriteLine($"GET {server.BaseAddress}item/{{id}}, {server.BaseAddress}price/{{id}}, {server.BaseAddress}stats; POST {server.BaseAddress}stats/reset.");
+            console.WriteLine($"PUT {server.BaseAddress}control?capacity=N&queue=Q&latency=SPEC&storm=SECONDS&phase=NAME changes it while it runs. Ctrl+C stops.");
+            if (schedule is not null)
+            {
+                console.WriteLine($"Schedule: {schedule}");
+            }
+
+            using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            var scheduled = schedule?.RunAsync(server, TimeProvider.System, stop.Token) ?? Task.CompletedTask;
             try
             {
                 await Task.Delay(Timeout.Infinite, cancellationToken).ConfigureAwait(false);
@@ -105,6 +121,9 @@ public static class ServeCommand
                 // Ctrl+C: fall through to a clean stop.
             }
 
+            // The schedule's steps not yet due are dropped; it is awaited, so nothing outlives the command.
+            await stop.CancelAsync().ConfigureAwait(false);
+            await scheduled.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             await server.StopAsync(CancellationToken.None).ConfigureAwait(false);
             var stats = server.GetStats();
             console.WriteLine($"Stopped. Served {stats.RequestsServed:N0}, rejected {stats.Rejected429:N0} with 429, peak {stats.PeakConcurrentServed:N0} at once.");

@@ -1,5 +1,3 @@
-using System.Threading.RateLimiting;
-
 using FanOut.Downstream.Stats;
 
 using Microsoft.AspNetCore.Http;
@@ -7,10 +5,10 @@ using Microsoft.AspNetCore.Http;
 namespace FanOut.Downstream.Endpoints;
 
 /// <summary><c>GET /stats</c> and <c>POST /stats/reset</c>; neither is rate-limited, queued or counted.</summary>
-internal sealed class StatsEndpoints(ServerCounters counters, ConcurrencyLimiter capacity)
+internal sealed class StatsEndpoints(ServerCounters counters, Func<DownstreamState> state)
 {
-    /// <summary>The counters now, with the current queue length.</summary>
-    public DownstreamStats Snapshot() => counters.Snapshot(queued: (int)(capacity.GetStatistics()?.CurrentQueuedCount ?? 0));
+    /// <summary>The counters now, with the server's settings and queue length now.</summary>
+    public DownstreamStats Snapshot() => counters.Snapshot(state());
 
     public Task GetAsync(HttpContext context)
         => context.Response.WriteAsJsonAsync(Snapshot(), DownstreamJsonContext.Default.DownstreamStats, cancellationToken: context.RequestAborted);

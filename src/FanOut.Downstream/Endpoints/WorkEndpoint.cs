@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Threading.RateLimiting;
 
+using FanOut.Downstream.Control;
 using FanOut.Downstream.Hosting;
 using FanOut.Downstream.Latency;
 using FanOut.Downstream.Stats;
@@ -10,7 +11,7 @@ using Microsoft.AspNetCore.Http;
 
 namespace FanOut.Downstream.Endpoints;
 
-/// <summary><c>GET /item/{id}</c> and <c>GET /price/{id}</c>: admission (crash, rate, capacity/queue), simulated work, answer.</summary>
+/// <summary><c>GET /item/{id}</c> and <c>GET /price/{id}</c>: admission (crash, storm, rate, capacity/queue), simulated work, answer.</summary>
 /// <remarks>
 /// A request holds its capacity slot while it waits the sampled latency and writes its answer, so
 /// at most N requests are "being served" at once and queued requests' latency grows by their wait.
@@ -19,8 +20,8 @@ internal sealed class WorkEndpoint
 {
     private readonly CrashSwitch _crash;
     private readonly TokenBucketRateLimiter? _rateLimiter;
-    private readonly ConcurrencyLimiter _capacity;
-    private readonly CapacityCeiling _ceiling;
+    private readonly RetryAfterStorm _storm;
+    private readonly AdmissionGate _gate;
     private readonly LatencySampler _sampler;
     private readonly ServerCounters _counters;
     private readonly string _fallbackRetryAfter;
@@ -29,15 +30,15 @@ internal sealed class WorkEndpoint
         CrashSwitch crash,
         TokenBucketRateLimiter? rateLimiter,
         TimeSpan replenishmentPeriod,
-        ConcurrencyLimiter capacity,
-        CapacityCeiling ceiling,
+        RetryAfterStorm storm,
+        AdmissionGate gate,
         LatencySampler sampler,
         ServerCounters counters)
     {
         _crash = crash;
         _rateLimiter = rateLimiter;
-        _capacity = capacity;
-        _ceiling = ceiling;
+        _storm = storm;
+        _gate = gate;
         _sampler = sampler;
         _counters = counters;
         _fallbackRetryAfter = ToRetryAfter(replenishmentPeriod);
@@ -56,6 +57,14 @@ internal sealed class WorkEndpoint
         }
 
         var arrived = Stopwatch.GetTimestamp();
+        if (_storm.Left is { } stormLeft && stormLeft > TimeSpan.Zero)
+        {
+            _counters.OnRejectedStorm();
+            context.Response.Headers.RetryAfter = ToRetryAfter(stormLeft);
+            Reject(context, "storm");
+            return;
+        }
+
         if (_rateLimiter is not null)
         {
             // Checked before the queue, so a rate-limited request never takes a queue place.
@@ -73,11 +82,11 @@ internal sealed class WorkEndpoint
 
         // One token for both ways a request ends early: the client goes away, or the server crashes.
         using var abort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _crash.Token);
-        RateLimitLease slot;
+        bool admitted;
         try
         {
-            // With a full queue this completes at once with a failed lease (QueueProcessingOrder.OldestFirst).
-            slot = await _capacity.AcquireAsync(1, abort.Token).ConfigureAwait(false);
+            // With a full queue this completes at once, turned away.
+            admitted = await _gate.EnterAsync(abort.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {
@@ -86,41 +95,38 @@ internal sealed class WorkEndpoint
             return;
         }
 
-        using (slot)
+        if (!admitted)
         {
-            if (!slot.IsAcquired || !_ceiling.TryEnter())
-            {
-                _counters.OnRejectedCapacity();
-                Reject(context, "capacity");
-                return;
-            }
+            _counters.OnRejectedCapacity();
+            Reject(context, "capacity");
+            return;
+        }
 
-            _counters.OnServeStarted();
-            var served = false;
-            try
-            {
-                var workMs = _sampler.NextMilliseconds();
-                await WaitAtLeastAsync(workMs, abort.Token).ConfigureAwait(false);
+        _counters.OnServeStarted();
+        var served = false;
+        try
+        {
+            var workMs = _sampler.NextMilliseconds();
+            await WaitAtLeastAsync(workMs, abort.Token).ConfigureAwait(false);
 
-                var id = context.Request.RouteValues["id"] as string ?? "";
-                var write = isPrice
-                    ? context.Response.WriteAsJsonAsync(new PriceResponse(id, PriceCatalog.PriceOf(id)), DownstreamJsonContext.Default.PriceResponse, cancellationToken: abort.Token)
-                    : context.Response.WriteAsJsonAsync(new ItemResponse(id, "item-" + id, workMs), DownstreamJsonContext.Default.ItemResponse, cancellationToken: abort.Token);
-                await write.ConfigureAwait(false);
-                served = true;
-            }
-            catch (Exception ex) when (ex is OperationCanceledException or IOException)
-            {
-                // Client gone or server crashed: drop the connection rather than answer.
-                context.Abort();
-            }
-            finally
-            {
-                // Before the slot is released (end of the using): see ServerCounters.OnServeEnded.
-                var latencyMicroseconds = (long)Stopwatch.GetElapsedTime(arrived).TotalMicroseconds;
-                _counters.OnServeEnded(served, latencyMicroseconds);
-                _ceiling.Exit();
-            }
+            var id = context.Request.RouteValues["id"] as string ?? "";
+            var write = isPrice
+                ? context.Response.WriteAsJsonAsync(new PriceResponse(id, PriceCatalog.PriceOf(id)), DownstreamJsonContext.Default.PriceResponse, cancellationToken: abort.Token)
+                : context.Response.WriteAsJsonAsync(new ItemResponse(id, "item-" + id, workMs), DownstreamJsonContext.Default.ItemResponse, cancellationToken: abort.Token);
+            await write.ConfigureAwait(false);
+            served = true;
+        }
+        catch (Exception ex) when (ex is OperationCanceledException or IOException)
+        {
+            // Client gone or server crashed: drop the connection rather than answer.
+            context.Abort();
+        }
+        finally
+        {
+            // Before the slot is given back: see ServerCounters.OnServeEnded.
+            var latencyMicroseconds = (long)Stopwatch.GetElapsedTime(arrived).TotalMicroseconds;
+            _counters.OnServeEnded(served, latencyMicroseconds);
+            _gate.Exit();
         }
     }
 

@@ -12,8 +12,8 @@ namespace FanOut.Downstream.Latency;
 /// </remarks>
 public sealed class LatencySampler
 {
-    private readonly LatencySpec _spec;
     private readonly Random _random;
+    private LatencySpec _spec;
     private readonly Lock _lock = new();
 
     /// <summary>Creates a sampler.</summary>
@@ -26,8 +26,26 @@ public sealed class LatencySampler
         _random = new Random(seed);
     }
 
-    /// <summary>The distribution this sampler draws from.</summary>
-    public LatencySpec Spec => _spec;
+    /// <summary>The distribution this sampler draws from; set it to draw the next samples from another (the seeded sequence goes on).</summary>
+    public LatencySpec Spec
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _spec;
+            }
+        }
+
+        set
+        {
+            ArgumentNullException.ThrowIfNull(value);
+            lock (_lock)
+            {
+                _spec = value;
+            }
+        }
+    }
 
     /// <summary>Draws the next latency, in milliseconds (never negative).</summary>
     /// <returns>A latency in milliseconds.</returns>

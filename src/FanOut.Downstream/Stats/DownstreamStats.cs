@@ -12,7 +12,7 @@ public sealed record DownstreamStats
     /// <summary>Requests that were admitted (in a slot or the queue) but ended before their answer: the client cancelled or the server crashed.</summary>
     public long RequestsCancelled { get; init; }
 
-    /// <summary>All 429 answers: <see cref="Rejected429Capacity"/> + <see cref="Rejected429RateLimit"/>.</summary>
+    /// <summary>All 429 answers: <see cref="Rejected429Capacity"/> + <see cref="Rejected429RateLimit"/> + <see cref="Rejected429Storm"/>.</summary>
     public long Rejected429 { get; init; }
 
     /// <summary>429 answers because all slots and queue places were taken (header <c>X-Reject-Reason: capacity</c>).</summary>
@@ -21,20 +21,35 @@ public sealed record DownstreamStats
     /// <summary>429 answers because the token bucket was empty (header <c>X-Reject-Reason: rate-limit</c>, plus <c>Retry-After</c>).</summary>
     public long Rejected429RateLimit { get; init; }
 
+    /// <summary>429 answers during a Retry-After storm (header <c>X-Reject-Reason: storm</c>, plus <c>Retry-After</c>).</summary>
+    public long Rejected429Storm { get; init; }
+
     /// <summary>403 answers to requests whose remote address was not loopback (should stay 0).</summary>
     public long RejectedNotLoopback { get; init; }
 
-    /// <summary>Requests holding a slot right now (at most <see cref="Capacity"/>).</summary>
+    /// <summary>Requests holding a slot right now (at most <see cref="Capacity"/>, unless the capacity was just lowered under them).</summary>
     public int InFlight { get; init; }
 
     /// <summary>Requests waiting for a slot right now (at most the queue limit).</summary>
     public int Queued { get; init; }
 
-    /// <summary>The most requests that held a slot at the same time; never above <see cref="Capacity"/>.</summary>
+    /// <summary>The most requests that held a slot at the same time; never above the highest capacity in effect since the last reset.</summary>
     public int PeakConcurrentServed { get; init; }
 
-    /// <summary>The configured capacity N, for reference.</summary>
+    /// <summary>The capacity N in effect now: <see cref="DownstreamOptions.Capacity"/> unless a change set another.</summary>
     public int Capacity { get; init; }
+
+    /// <summary>The queue length Q in effect now.</summary>
+    public int QueueLimit { get; init; }
+
+    /// <summary>The latency SPEC in effect now, e.g. <c>fixed:20</c>.</summary>
+    public string Latency { get; init; } = string.Empty;
+
+    /// <summary>The name of the phase the server plays now: <c>start</c> until a change names another.</summary>
+    public string Phase { get; init; } = string.Empty;
+
+    /// <summary>Seconds left of the Retry-After storm under way; 0 when none is.</summary>
+    public double StormSecondsLeft { get; init; }
 
     /// <summary>Median server-side latency of served requests (queue wait + simulated work + writing the answer), in ms; 0 when none.</summary>
     /// <remarks>From a histogram with 1.6% relative resolution, rounded up to the bucket's upper bound.</remarks>

@@ -14,16 +14,14 @@ internal sealed class ServerCounters
 {
     private readonly Lock _lock = new();
     private readonly LatencyHistogram _latency = new();
-    private readonly int _capacity;
     private int _inFlight;
     private int _peakInFlight;
     private long _served;
     private long _cancelled;
     private long _rejectedCapacity;
     private long _rejectedRateLimit;
+    private long _rejectedStorm;
     private long _rejectedNotLoopback;
-
-    public ServerCounters(int capacity) => _capacity = capacity;
 
     /// <summary>Requests being served right now; read without the lock, for samplers that must not allocate or block.</summary>
     public int InFlight => Volatile.Read(ref _inFlight);
@@ -91,6 +89,15 @@ internal sealed class ServerCounters
         }
     }
 
+    /// <summary>A request was answered 429 because a Retry-After storm was under way.</summary>
+    public void OnRejectedStorm()
+    {
+        lock (_lock)
+        {
+            _rejectedStorm++;
+        }
+    }
+
     /// <summary>A request came from a non-loopback address and was answered 403.</summary>
     public void OnRejectedNotLoopback()
     {
@@ -113,14 +120,15 @@ internal sealed class ServerCounters
             _cancelled = 0;
             _rejectedCapacity = 0;
             _rejectedRateLimit = 0;
+            _rejectedStorm = 0;
             _rejectedNotLoopback = 0;
             _latency.Clear();
             AssertInvariants();
         }
     }
 
-    /// <summary>A consistent copy of every counter.</summary>
-    public DownstreamStats Snapshot(int queued)
+    /// <summary>A consistent copy of every counter, beside the server's settings now (<paramref name="state"/>, read by the caller).</summary>
+    public DownstreamStats Snapshot(DownstreamState state)
     {
         lock (_lock)
         {
@@ -129,14 +137,19 @@ internal sealed class ServerCounters
             {
                 RequestsServed = _served,
                 RequestsCancelled = _cancelled,
-                Rejected429 = _rejectedCapacity + _rejectedRateLimit,
+                Rejected429 = _rejectedCapacity + _rejectedRateLimit + _rejectedStorm,
                 Rejected429Capacity = _rejectedCapacity,
                 Rejected429RateLimit = _rejectedRateLimit,
+                Rejected429Storm = _rejectedStorm,
                 RejectedNotLoopback = _rejectedNotLoopback,
                 InFlight = _inFlight,
-                Queued = queued,
+                Queued = state.Queued,
                 PeakConcurrentServed = _peakInFlight,
-                Capacity = _capacity,
+                Capacity = state.Capacity,
+                QueueLimit = state.QueueLimit,
+                Latency = state.Latency,
+                Phase = state.Phase,
+                StormSecondsLeft = state.StormSecondsLeft,
                 LatencyP50Ms = ToMilliseconds(_latency.ValueAtPercentile(50)),
                 LatencyP95Ms = ToMilliseconds(_latency.ValueAtPercentile(95)),
                 LatencyP99Ms = ToMilliseconds(_latency.ValueAtPercentile(99)),
@@ -151,8 +164,12 @@ internal sealed class ServerCounters
     private void AssertInvariants()
     {
         Debug.Assert(_lock.IsHeldByCurrentThread, "Counters are touched under the lock.");
-        Debug.Assert(_inFlight >= 0 && _inFlight <= _capacity, "In-flight is within [0, capacity].");
-        Debug.Assert(_peakInFlight >= _inFlight && _peakInFlight <= _capacity, "The peak is at least in-flight and at most capacity.");
+        // The capacity may have been lowered under requests being served: only the largest one bounds them.
+        Debug.Assert(_inFlight >= 0 && _inFlight <= DownstreamOptions.MaxCapacity, "In-flight is within [0, the largest capacity].");
+        Debug.Assert(_peakInFlight >= _inFlight, "The peak is at least in-flight.");
         Debug.Assert(_latency.Count == _served, "Every served request has exactly one latency sample.");
     }
 }
+
+/// <summary>The server's settings now, read beside the counters for one <c>/stats</c> document.</summary>
+internal readonly record struct DownstreamState(int Queued, int Capacity, int QueueLimit, string Latency, string Phase, double StormSecondsLeft);

@@ -70,6 +70,24 @@ public sealed record IoRunMetrics
     /// <summary>A server under open-loop load (server-overload): each load step's figures, in order; null otherwise.</summary>
     public IReadOnlyList<Results.LoadStepResult>? LoadSteps { get; init; }
 
+    /// <summary>An incident run's goodput: items that succeeded from the incident's change to its window's end, per second; null otherwise.</summary>
+    public double? PhaseSuccessesPerSecond { get; init; }
+
+    /// <summary>An incident run's items that failed for good (every attempt failed; not those cut off by the run's end); null otherwise.</summary>
+    public long? ItemsFailed { get; init; }
+
+    /// <summary>An incident run's items never sent because the script had ended; null otherwise.</summary>
+    public long? ItemsNotSent { get; init; }
+
+    /// <summary>An incident run's limit at the change; null otherwise.</summary>
+    public int? LimitAtChange { get; init; }
+
+    /// <summary>An incident run's limit at its end (read after the run, as the strategy's final limit); null otherwise.</summary>
+    public int? LimitAtEnd { get; init; }
+
+    /// <summary>An incident run's server 429s during a pause (a Retry-After storm): the calls sent into it; null otherwise.</summary>
+    public long? PauseRejected { get; init; }
+
     /// <summary>All failed items.</summary>
     public long Failures => FailuresByStatus.Values.Sum() + FailuresSocket + FailuresTimeout + FailuresOther;
 }

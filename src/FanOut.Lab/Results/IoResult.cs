@@ -79,6 +79,24 @@ public sealed record IoResult
     /// <summary>A server under open-loop load (server-overload): each load step's figures, of one run (the median one); null otherwise.</summary>
     public IReadOnlyList<LoadStepResult>? LoadSteps { get; init; }
 
+    /// <summary>An incident's goodput from its change to its window's end, in items per second (see <see cref="Measurement.IoRunMetrics.PhaseSuccessesPerSecond"/>); null otherwise.</summary>
+    public double? PhaseSuccessesPerSecond { get; init; }
+
+    /// <summary>An incident's items that failed for good; null otherwise.</summary>
+    public double? ItemsFailed { get; init; }
+
+    /// <summary>An incident's items not sent because its script had ended; null otherwise.</summary>
+    public double? ItemsNotSent { get; init; }
+
+    /// <summary>An incident's limit at the change; null otherwise.</summary>
+    public double? LimitAtChange { get; init; }
+
+    /// <summary>An incident's limit at its window's end; null otherwise.</summary>
+    public double? LimitAtEnd { get; init; }
+
+    /// <summary>An incident's server 429s during a pause (calls sent into a Retry-After storm); null otherwise.</summary>
+    public double? PauseRejected { get; init; }
+
     /// <summary>The means of <paramref name="runs"/>, with the counts of <paramref name="counts"/> when given (else their means too),
     /// or null when they carry no I/O metrics.</summary>
     public static IoResult? Of(IReadOnlyList<IoRunMetrics?> runs, IoRunMetrics? counts = null)
@@ -129,6 +147,12 @@ public sealed record IoResult
             Rejected429AfterConvergence = MeanOrNull(r => r.Rejected429AfterConvergence),
             CallsAfterConvergence = MeanOrNull(r => r.CallsAfterConvergence),
             LoadSteps = (counts ?? io[0]).LoadSteps,
+            PhaseSuccessesPerSecond = MeanOrNull(r => r.PhaseSuccessesPerSecond),
+            ItemsFailed = CountOrNull(r => r.ItemsFailed),
+            ItemsNotSent = CountOrNull(r => r.ItemsNotSent),
+            LimitAtChange = CountOrNull(r => r.LimitAtChange),
+            LimitAtEnd = CountOrNull(r => r.LimitAtEnd),
+            PauseRejected = CountOrNull(r => r.PauseRejected),
         };
     }
 }

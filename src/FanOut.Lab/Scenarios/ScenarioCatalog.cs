@@ -34,6 +34,7 @@ public sealed class ScenarioCatalog
         new HashFilesScenario(),
         new DownstreamFleetScenario(),
         new ServerOverloadScenario(),
+        new AdaptiveIncidentsScenario(),
     ]);
 
     /// <summary>The scenarios.</summary>

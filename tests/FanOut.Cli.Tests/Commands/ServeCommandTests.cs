@@ -15,10 +15,12 @@ public sealed class ServeCommandTests
     [InlineData("serve --latency uniform:50-10", "'uniform:50-10'", "fixed:MS")]
     [InlineData("serve --latency bogus", "'bogus'", "lognormal:MEDIAN,p99=P99")]
     [InlineData("serve --latency constant:40", "'constant:40'", "fixed:MS | uniform:MIN-MAX | lognormal:MEDIAN,p99=P99")]
+    [InlineData("serve --schedule 5s+capacity=16;2s+capacity=8", "step 2 '2s capacity=8': its time comes before the step before it", "time order")]
+    [InlineData("serve --schedule 5s+capacity=0", "capacity must be in [1, 10000]; got 0.", "step 1")]
     public async Task Serve_BadValue_OneLineErrorAndExitCode2(string commandLine, string namesValue, string namesRange)
     {
         var cli = new CliHarness();
-        cli.AssertUsageError(await cli.RunAsync(commandLine.Split(' ')), namesValue, namesRange);
+        cli.AssertUsageError(await cli.RunAsync(commandLine.Split(' ').Select(a => a.Replace('+', ' ')).ToArray()), namesValue, namesRange);
         Assert.DoesNotContain("listening", cli.Output, StringComparison.Ordinal);
     }
 
@@ -54,5 +56,36 @@ public sealed class ServeCommandTests
         await stop.CancelAsync();
         Assert.Equal(0, await serving.WaitAsync(TimeSpan.FromSeconds(10)));
         Assert.Contains("Stopped. Served 1", cli.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Serve_Schedule_AppliesItsStepsToTheRunningServer()
+    {
+        var cli = new CliHarness();
+        using var stop = new CancellationTokenSource();
+        var serving = cli.RunAsync(stop.Token, "serve", "--capacity", "8", "--schedule", "0s capacity=3 queue=0 phase=halved");
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (!cli.Output.Contains("Schedule:", StringComparison.Ordinal) && DateTime.UtcNow < deadline && !serving.IsCompleted)
+        {
+            await Task.Delay(20);
+        }
+
+        Assert.Contains("Schedule: 0s phase=halved capacity=3 queue=0", cli.Output, StringComparison.Ordinal);
+        var url = cli.Output.Split('\n').First(l => l.Contains("listening", StringComparison.Ordinal)).Split(' ')[^1].Trim();
+        using (var client = new HttpClient { Timeout = TimeSpan.FromSeconds(5) })
+        {
+            string stats;
+            do
+            {
+                stats = await client.GetStringAsync(new Uri(new Uri(url), "stats"));
+            }
+            while (!stats.Contains("\"phase\":\"halved\"", StringComparison.Ordinal) && DateTime.UtcNow < deadline && await Task.Delay(20).ContinueWith(_ => true, TaskScheduler.Default));
+
+            Assert.Contains("\"capacity\":3", stats, StringComparison.Ordinal);
+            Assert.Contains("\"phase\":\"halved\"", stats, StringComparison.Ordinal);
+        }
+
+        await stop.CancelAsync();
+        Assert.Equal(0, await serving.WaitAsync(TimeSpan.FromSeconds(10)));
     }
 }

@@ -49,7 +49,7 @@ public class StatsTests
         }
 
         var zeroed = await TestServer.GetStatsAsync(client);
-        Assert.Equal(new DownstreamStats { Capacity = 1 }, zeroed);
+        Assert.Equal(new DownstreamStats { Capacity = 1, QueueLimit = 0, Latency = "fixed:2", Phase = DownstreamServer.StartPhase }, zeroed);
 
         await TestServer.GetItemStatusAsync(client, 9);
         Assert.Equal(1, (await TestServer.GetStatsAsync(client)).RequestsServed);

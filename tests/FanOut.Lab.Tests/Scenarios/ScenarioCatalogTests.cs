@@ -11,7 +11,7 @@ public sealed class ScenarioCatalogTests
             [
                 "seed000-fanout500", "seed000-errors", "seed000-cancel", "seed001-io", "seed001-cpu", "seed002-channels", "seed003-sync-async", "seed004-mixed",
                 "downstream-capacity", "downstream-rate-limit", "downstream-crash", "downstream-http-client", "price-sync", "hash-files",
-                "downstream-fleet", "server-overload",
+                "downstream-fleet", "server-overload", "adaptive-incidents",
             ],
             ScenarioCatalog.Default.Scenarios.Select(s => s.Id));
     }
@@ -28,7 +28,7 @@ public sealed class ScenarioCatalogTests
     [Fact]
     public void Select_All_ReturnsEveryScenarioInOrder()
     {
-        Assert.Equal(16, ScenarioCatalog.Default.Select("all", out _)!.Count);
+        Assert.Equal(17, ScenarioCatalog.Default.Select("all", out _)!.Count);
     }
 
     [Theory]

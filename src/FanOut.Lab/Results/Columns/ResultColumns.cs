@@ -194,6 +194,46 @@ public static class ResultColumns
         },
         new()
         {
+            Id = "incident-settle",
+            Header = "Settle",
+            Legend = "incidents: from the change (or a pause's end) until the limit stayed within ±25% of the phase's capacity to the window's end; never = it did not",
+            Tables = ColumnTables.Io,
+            AppliesTo = s => s.Cases.Any(IncidentFigures.IsIncident),
+            Cell = (c, _) => c.Io is { } io && IncidentFigures.IsIncident(c) ? IncidentFigures.SettleText(io) : "-",
+            Csv = [new("settleMs", c => c.Io?.ConvergenceMs), new("limitLowAfterSettling", c => c.Io?.BudgetLowAfterConvergence), new("limitHighAfterSettling", c => c.Io?.BudgetHighAfterConvergence)],
+        },
+        new()
+        {
+            Id = "incident-429-after-settle",
+            Header = "429 after settling",
+            Legend = "incidents: the server's 429s over its answers from the settling to the window's end",
+            Tables = ColumnTables.Io,
+            AppliesTo = s => s.Cases.Any(IncidentFigures.IsIncident),
+            Cell = (c, _) => c.Io is { } io && IncidentFigures.IsIncident(c) ? IncidentFigures.ShareText(IncidentFigures.RejectedShareAfterSettling(io)) : "-",
+            Csv = [new("rejected429AfterSettling", c => c.Io?.Rejected429AfterConvergence), new("answersAfterSettling", c => c.Io?.CallsAfterConvergence)],
+        },
+        new()
+        {
+            Id = "incident-goodput",
+            Header = "Phase ok/s (vs best fixed)",
+            Legend = "incidents: items that succeeded per second from the change to the window's end, and that over the same phase's Fixed(its capacity)",
+            Tables = ColumnTables.Io,
+            AppliesTo = s => s.Cases.Any(IncidentFigures.IsIncident),
+            Cell = (c, s) => IncidentFigures.GoodputText(c, s),
+            Csv = [new("phaseSuccessesPerSecond", c => c.Io?.PhaseSuccessesPerSecond), new("limitAtChange", c => c.Io?.LimitAtChange), new("limitAtEnd", c => c.Io?.LimitAtEnd), new("pauseRejected", c => c.Io?.PauseRejected)],
+        },
+        new()
+        {
+            Id = "incident-items-failed",
+            Header = "Items failed",
+            Legend = "incidents: items every attempt of which failed (a fixed limit never runs an item again; the default does, after an overload)",
+            Tables = ColumnTables.Io,
+            AppliesTo = s => s.Cases.Any(IncidentFigures.IsIncident),
+            Cell = (c, _) => c.Io?.ItemsFailed is { } failed ? CellText.Count(failed) : "-",
+            Csv = [new("itemsFailed", c => c.Io?.ItemsFailed), new("itemsNotSent", c => c.Io?.ItemsNotSent)],
+        },
+        new()
+        {
             Id = "db-write-wait",
             Header = "DB write wait",
             Legend = "time items spent in SQLite writes, summed (busy = writes retried on SQLITE_BUSY)",
