@@ -49,7 +49,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>True while a Retry-After pause is on: <see cref="Current"/> is 0, so the pool grants no permit.</summary>
     private volatile bool _paused;
 
-    /// <summary>When the last pause began (under the lock): overloads of attempts started before it are that storm's.</summary>
+    /// <summary>When the last pause began (under the lock): overloads of attempts started by then are that storm's.</summary>
     private long _pauseStart = long.MinValue;
 
     /// <summary>When the pause ends (under the lock); the timer re-arms itself until this has passed.</summary>
@@ -161,7 +161,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     {
         if (outcome == ItemOutcome.Overloaded)
         {
-            var hint = retryAfter is { } given && given > TimeSpan.Zero ? given : TimeSpan.Zero;
+            // A hint beyond MaxHonouredRetryAfter fails the item instead of being waited out (OverloadRule): nobody sits idle for it.
+            var hint = retryAfter is { } given && given > TimeSpan.Zero && given <= OverloadBackoff.MaxHonouredRetryAfter ? given : TimeSpan.Zero;
             if (Pause(startTimestamp, hint))
             {
                 return;
@@ -172,8 +173,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     }
 
     /// <summary>
-    /// Starts or extends a pause for an overloaded attempt with a hint of <paramref name="hint"/> (zero: none), bounded by
-    /// <see cref="OverloadBackoff.MaxHonouredRetryAfter"/>. Returns true when the attempt belongs to a pause already begun
+    /// Starts or extends a pause for an overloaded attempt with a hint of <paramref name="hint"/> (zero: none, or beyond
+    /// <see cref="OverloadBackoff.MaxHonouredRetryAfter"/>). Returns true when the attempt belongs to a pause already begun
     /// (started before it, while it is on or with a hint of its own): the law then does not count it.
     /// </summary>
     private bool Pause(long startTimestamp, TimeSpan hint)
@@ -184,11 +185,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         lock (_lock)
         {
             AssertInvariants();
-            covered = startTimestamp < _pauseStart && (_paused || hint > TimeSpan.Zero);
+            covered = startTimestamp <= _pauseStart && (_paused || hint > TimeSpan.Zero);
             if (hint > TimeSpan.Zero)
             {
-                var bounded = hint < OverloadBackoff.MaxHonouredRetryAfter ? hint : OverloadBackoff.MaxHonouredRetryAfter;
-                var end = now + (long)(bounded.TotalSeconds * _time.TimestampFrequency);
+                var end = now + (long)(hint.TotalSeconds * _time.TimestampFrequency);
                 if (!covered)
                 {
                     _pauseStart = now;
