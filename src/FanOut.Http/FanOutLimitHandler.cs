@@ -80,7 +80,15 @@ public sealed class FanOutLimitHandler : DelegatingHandler
                     return response;
                 }
 
-                lease.MarkOverloaded();
+                // With its Retry-After: an adaptive limit then grants no permit to this host until the pause has passed.
+                if (RetryAfterOf(response, time) is { } retryAfter)
+                {
+                    lease.MarkOverloaded(retryAfter);
+                }
+                else
+                {
+                    lease.MarkOverloaded();
+                }
             }
 
             // The permit is back: the wait below holds none.
@@ -156,21 +164,20 @@ public sealed class FanOutLimitHandler : DelegatingHandler
         method == HttpMethod.Get || method == HttpMethod.Head || method == HttpMethod.Options ||
         method == HttpMethod.Put || method == HttpMethod.Delete || method == HttpMethod.Trace;
 
+    /// <summary>The response's Retry-After (delta-seconds or a date, never negative), or null when it has none.</summary>
+    private static TimeSpan? RetryAfterOf(HttpResponseMessage response, TimeProvider time) => response.Headers.RetryAfter switch
+    {
+        { Delta: { } delta } => delta < TimeSpan.Zero ? TimeSpan.Zero : delta,
+        { Date: { } date } when date - time.GetUtcNow() is var wait => wait < TimeSpan.Zero ? TimeSpan.Zero : wait,
+        _ => null,
+    };
+
     /// <summary>The response's Retry-After (delta-seconds or a date), or a jittered exponential back-off when it has none.</summary>
     private static TimeSpan? DelayBeforeResend(HttpResponseMessage response, int attempt, TimeProvider time)
     {
-        if (response.Headers.RetryAfter is { } retryAfter)
+        if (RetryAfterOf(response, time) is { } retryAfter)
         {
-            if (retryAfter.Delta is { } delta)
-            {
-                return delta < TimeSpan.Zero ? TimeSpan.Zero : delta;
-            }
-
-            if (retryAfter.Date is { } date)
-            {
-                var wait = date - time.GetUtcNow();
-                return wait < TimeSpan.Zero ? TimeSpan.Zero : wait;
-            }
+            return retryAfter;
         }
 
         // Full jitter up to min(1 s, 5 ms x 2^(attempt-1)), as FanOut's loops back off when the downstream gives no hint.

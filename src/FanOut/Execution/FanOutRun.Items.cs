@@ -124,7 +124,9 @@ internal abstract partial class FanOutRun<T>
         {
             if (_wantsSamples)
             {
-                _limit.RecordCompletion(start, outcome);
+                // The downstream's Retry-After goes with an overload: an adaptive limit pauses for it (docs/adaptive.md).
+                var retryAfter = outcome == ItemOutcome.Overloaded && failure is not null ? RetryAfterHint.From(failure, _limit.TimeProvider.GetUtcNow()) : null;
+                _limit.RecordCompletion(start, outcome, retryAfter);
             }
         }
         catch (Exception e)

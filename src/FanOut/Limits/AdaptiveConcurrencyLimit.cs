@@ -1,6 +1,7 @@
 using System.Diagnostics;
 
 using FanOut.Diagnostics;
+using FanOut.Execution;
 using FanOut.Limits.Adaptive;
 
 namespace FanOut;
@@ -10,7 +11,8 @@ namespace FanOut;
 /// a doubling per round trip, and nothing before the first answer), measuring the uncontended latency from its first
 /// items, then holds within a latency band around that baseline, and backs off on overload failures. The statistics live
 /// in <see cref="LatencyStatistics"/>, the decisions in <see cref="AdaptiveControlLaw"/>; this class feeds them
-/// completions under its lock. It has no timer: only answers move it. See docs/adaptive.md.
+/// completions under its lock. Only answers move it; its one timer ends a Retry-After pause (see <see cref="Pause"/>).
+/// See docs/adaptive.md.
 /// </summary>
 internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 {
@@ -44,6 +46,18 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     private int _heldBackCount;
 
+    /// <summary>True while a Retry-After pause is on: <see cref="Current"/> is 0, so the pool grants no permit.</summary>
+    private volatile bool _paused;
+
+    /// <summary>When the last pause began (under the lock): overloads of attempts started by then are that storm's.</summary>
+    private long _pauseStart = long.MinValue;
+
+    /// <summary>When the pause ends (under the lock); the timer re-arms itself until this has passed.</summary>
+    private long _pauseEnd;
+
+    /// <summary>The one-shot timer that ends a pause and wakes the waiters; made on the first pause, reused after.</summary>
+    private ITimer? _pauseTimer;
+
     public AdaptiveConcurrencyLimit(AdaptiveLimitOptions options)
     {
         options.Validate();
@@ -57,7 +71,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         FanOutMetrics.RecordLimit(_limit, Kind);
     }
 
-    public override int Current => _limit;
+    /// <summary>The law's limit, or 0 while a Retry-After pause is on.</summary>
+    public override int Current => _paused ? 0 : _limit;
 
     public override int Peak => Volatile.Read(ref _peak);
 
@@ -96,6 +111,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     public override TimeProvider TimeProvider => _time;
 
+    /// <summary>True while paused: the pause's timer raises <see cref="Current"/> with nothing completing, so a call keeps a waiter.</summary>
+    protected internal override bool MayRiseUnprompted => _paused;
+
+    /// <summary>True while a Retry-After pause is on (for tests).</summary>
+    internal bool IsPaused => _paused;
+
     /// <summary>The user's overload test as it is (it may throw): the run decides on a re-run with it and records what it throws.</summary>
     public override bool IsOverload(Exception failure) => _isOverload(failure);
 
@@ -129,7 +150,80 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
     }
 
-    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome) => OnItemCompleted(startTimestamp, outcome, retryAfter: null);
+
+    /// <summary>
+    /// Feeds a completion to the law, and honours a Retry-After: an overload with a hint pauses the limit (one back-off, not
+    /// one per rejected attempt); an overload of an attempt started before the pause began belongs to the same storm, so it
+    /// extends the pause by its own hint and the law does not see it (a pause is not a capacity signal).
+    /// </summary>
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter)
+    {
+        if (outcome == ItemOutcome.Overloaded)
+        {
+            // A hint beyond MaxHonouredRetryAfter fails the item instead of being waited out (OverloadRule): nobody sits idle for it.
+            var hint = retryAfter is { } given && given > TimeSpan.Zero && given <= OverloadBackoff.MaxHonouredRetryAfter ? given : TimeSpan.Zero;
+            if (Pause(startTimestamp, hint))
+            {
+                return;
+            }
+        }
+
+        Learn(startTimestamp, outcome);
+    }
+
+    /// <summary>
+    /// Starts or extends a pause for an overloaded attempt with a hint of <paramref name="hint"/> (zero: none, or beyond
+    /// <see cref="OverloadBackoff.MaxHonouredRetryAfter"/>). Returns true when the attempt belongs to a pause already begun
+    /// (started before it, while it is on or with a hint of its own): the law then does not count it.
+    /// </summary>
+    private bool Pause(long startTimestamp, TimeSpan hint)
+    {
+        var now = _time.GetTimestamp();
+        bool covered, starts = false;
+        long due = 0;
+        lock (_lock)
+        {
+            AssertInvariants();
+            covered = startTimestamp <= _pauseStart && (_paused || hint > TimeSpan.Zero);
+            if (hint > TimeSpan.Zero)
+            {
+                var end = now + (long)(hint.TotalSeconds * _time.TimestampFrequency);
+                if (!covered)
+                {
+                    _pauseStart = now;
+                }
+
+                if (!_paused)
+                {
+                    _paused = true;
+                    _pauseEnd = end;
+                    starts = true;
+                    due = end - now;
+                }
+                else if (end > _pauseEnd)
+                {
+                    _pauseEnd = end;
+                    due = end - now;
+                }
+            }
+        }
+
+        if (starts)
+        {
+            FanOutMetrics.RecordLimit(0, Kind);
+        }
+
+        if (due > 0)
+        {
+            ArmPauseTimer(due);
+        }
+
+        return covered;
+    }
+
+    /// <summary>What the law learns from one completion (every completion a pause does not cover).</summary>
+    private void Learn(long startTimestamp, ItemOutcome outcome)
     {
         if (outcome == ItemOutcome.Canceled)
         {
@@ -180,6 +274,54 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         Announce(before, after);
+    }
+
+    /// <summary>Arms the pause's one-shot timer <paramref name="due"/> ticks of <see cref="TimeProvider"/> from now (outside the lock: the provider is the user's).</summary>
+    private void ArmPauseTimer(long due)
+    {
+        var timer = Volatile.Read(ref _pauseTimer);
+        if (timer is null)
+        {
+            // The timer must not capture the ambient context of whichever attempt paused first.
+            using (ExecutionContext.IsFlowSuppressed() ? default : ExecutionContext.SuppressFlow())
+            {
+                var created = _time.CreateTimer(static state => ((AdaptiveConcurrencyLimit)state!).OnPauseTimer(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+                timer = Interlocked.CompareExchange(ref _pauseTimer, created, null) ?? created;
+                if (!ReferenceEquals(timer, created))
+                {
+                    created.Dispose();
+                }
+            }
+        }
+
+        timer.Change(TimeSpan.FromSeconds((double)due / _time.TimestampFrequency), Timeout.InfiniteTimeSpan);
+    }
+
+    /// <summary>The pause's timer fired: ends the pause if its end has passed (else waits for the rest), and wakes the waiters.</summary>
+    private void OnPauseTimer()
+    {
+        long rest;
+        lock (_lock)
+        {
+            if (!_paused)
+            {
+                return;
+            }
+
+            rest = _pauseEnd - _time.GetTimestamp();
+            if (rest <= 0)
+            {
+                _paused = false;
+            }
+        }
+
+        if (rest > 0)
+        {
+            ArmPauseTimer(rest); // extended meanwhile by a longer hint
+            return;
+        }
+
+        OnCurrentChanged(); // the gauge shows the law's limit again, and the waiters it admits are granted
     }
 
     /// <summary>Closes the window: the law decides, and the window is extended or a new one begins (under the lock).</summary>

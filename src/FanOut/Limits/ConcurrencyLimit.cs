@@ -18,12 +18,12 @@ namespace FanOut;
 /// <para>
 /// Write a limit of your own by deriving from this class, as <see cref="System.Threading.RateLimiting.RateLimiter"/> is
 /// extended: the public members (<see cref="TryAcquire"/>, <see cref="WaitAsync"/>, <see cref="Release"/>,
-/// <see cref="RecordStart"/>, <see cref="RecordCompletion"/>) call protected virtual ones. A limit whose room is a number
+/// <see cref="RecordStart"/>, <see cref="RecordCompletion(long, ItemOutcome)"/>) call protected virtual ones. A limit whose room is a number
 /// overrides <see cref="Current"/> only (and calls <see cref="OnCurrentChanged"/> when it changes); the permit pool does
 /// the rest. A limit whose permits live elsewhere (another process, a server) overrides <see cref="TryAcquireCore"/>,
 /// <see cref="WaitAsyncCore"/> and <see cref="ReleaseCore"/>, and calls the base versions to keep <see cref="InFlight"/>
 /// counted. One that learns from the work overrides <see cref="WantsSamples"/>, <see cref="OnItemStarting"/> and
-/// <see cref="OnItemCompleted"/>. docs/limits.md shows both; every limit in this repository passes one contract suite.
+/// <see cref="OnItemCompleted(long, ItemOutcome)"/>. docs/limits.md shows both; every limit in this repository passes one contract suite.
 /// </para>
 /// </remarks>
 public abstract class ConcurrencyLimit
@@ -130,8 +130,8 @@ public abstract class ConcurrencyLimit
     /// <summary>Counts a call that stopped running on this limit.</summary>
     internal void LeaveCall() => Interlocked.Decrement(ref _activeCalls);
 
-    /// <summary>Whether <see cref="OnItemCompleted"/> needs a start timestamp for every item; constant for an instance (a call reads it once).</summary>
-    /// <value>False by default: a run then skips <see cref="RecordStart"/> and <see cref="RecordCompletion"/> when no metrics listen.</value>
+    /// <summary>Whether <see cref="OnItemCompleted(long, ItemOutcome)"/> needs a start timestamp for every item; constant for an instance (a call reads it once).</summary>
+    /// <value>False by default: a run then skips <see cref="RecordStart"/> and <see cref="RecordCompletion(long, ItemOutcome)"/> when no metrics listen.</value>
     protected internal virtual bool WantsSamples => false;
 
     /// <summary>True when a permit could be taken right now.</summary>
@@ -171,7 +171,7 @@ public abstract class ConcurrencyLimit
 
     /// <summary>
     /// Tells the limit that an attempt of an item starts (its permit taken) and returns the timestamp to pass to
-    /// <see cref="RecordCompletion"/>. A fan-out call does this for every attempt when <see cref="WantsSamples"/>; code that
+    /// <see cref="RecordCompletion(long, ItemOutcome)"/>. A fan-out call does this for every attempt when <see cref="WantsSamples"/>; code that
     /// takes permits itself (an HTTP handler, a <see cref="System.Threading.RateLimiting.RateLimiter"/> lease) does the same.
     /// </summary>
     public long RecordStart() => OnItemStarting();
@@ -180,6 +180,16 @@ public abstract class ConcurrencyLimit
     /// <param name="startTimestamp">What <see cref="RecordStart"/> returned for this attempt.</param>
     /// <param name="outcome">How it ended.</param>
     public void RecordCompletion(long startTimestamp, ItemOutcome outcome) => OnItemCompleted(startTimestamp, outcome);
+
+    /// <summary>
+    /// Tells the limit how an attempt that <see cref="RecordStart"/> saw start has ended, with the pause the downstream asked
+    /// for (an HTTP <c>Retry-After</c>, <see cref="OverloadedException.RetryAfter"/>): an adaptive limit grants no permit
+    /// until it has passed (see docs/adaptive.md); fixed and settable limits ignore the hint.
+    /// </summary>
+    /// <param name="startTimestamp">What <see cref="RecordStart"/> returned for this attempt.</param>
+    /// <param name="outcome">How it ended; the hint counts only with <see cref="ItemOutcome.Overloaded"/>.</param>
+    /// <param name="retryAfter">The downstream's Retry-After, or <see langword="null"/> when it gave none.</param>
+    public void RecordCompletion(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter) => OnItemCompleted(startTimestamp, outcome, retryAfter);
 
     /// <summary>Called once as each attempt of an item starts (its permit taken); returns its start timestamp.</summary>
     /// <remarks>An adaptive limit counts the starts of its first window here. The default reads <see cref="TimeProvider"/>.</remarks>
@@ -191,6 +201,17 @@ public abstract class ConcurrencyLimit
     protected virtual void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
     {
     }
+
+    /// <summary>Feeds one finished attempt and the downstream's Retry-After hint to the limit. Must not block or throw.</summary>
+    /// <param name="startTimestamp">When the attempt started, from <see cref="OnItemStarting"/> (ticks of <see cref="TimeProvider"/>).</param>
+    /// <param name="outcome">How it ended, judged once by the caller.</param>
+    /// <param name="retryAfter">The pause the downstream asked for, or <see langword="null"/>.</param>
+    /// <remarks>
+    /// The default ignores the hint and calls <see cref="OnItemCompleted(long, ItemOutcome)"/>: with a fixed limit the caller
+    /// chose the concurrency, and the run's items already wait out their Retry-After without a permit. A limit that honours
+    /// the pause (the adaptive one) overrides this, and shows a <see cref="Current"/> of 0 until the pause has passed.
+    /// </remarks>
+    protected virtual void OnItemCompleted(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter) => OnItemCompleted(startTimestamp, outcome);
 
     /// <summary>Cancellation callbacks that found their waiter already granted: registrations a grant should have removed.</summary>
     internal long StaleCancellations

@@ -1,6 +1,6 @@
 namespace FanOut;
 
-/// <summary>How an item's attempt ended, as the run judged it once and tells its limit (<see cref="ConcurrencyLimit.RecordCompletion"/>).</summary>
+/// <summary>How an item's attempt ended, as the run judged it once and tells its limit (<see cref="ConcurrencyLimit.RecordCompletion(long, ItemOutcome)"/>).</summary>
 public enum ItemOutcome
 {
     /// <summary>The body completed.</summary>

@@ -46,6 +46,27 @@ public sealed class FanOutLimitHandlerTests
     }
 
     [Fact]
+    public async Task Get_429WithRetryAfter_PausesTheHostsAdaptiveLimitUntilItHasPassed()
+    {
+        var time = new CountingTimeProvider();
+        var server = new ScriptedServer(ScriptedServer.Status(HttpStatusCode.TooManyRequests, RetryAfter(TimeSpan.FromSeconds(2))), ScriptedServer.Status(HttpStatusCode.OK));
+        var limits = new HostConcurrencyLimits(new FanOutHttpOptions { LimitFactory = _ => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = time }) });
+        using var client = new HttpClient(new FanOutLimitHandler(limits) { InnerHandler = server }) { BaseAddress = new Uri("http://downstream.test/") };
+        var limit = limits.GetLimit(new Uri("http://downstream.test/"));
+
+        var sending = client.GetAsync("item/1");
+        await time.WaitForTimersAsync(1); // the limit's pause, set as the lease went back (before the handler's wait)
+        Assert.Equal(0, limit.Current); // the host's other requests get no permit during the pause
+        Assert.False(limit.TryAcquire());
+
+        time.Advance(TimeSpan.FromSeconds(2));
+        using var response = await sending.WaitAsync(s_hang);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(2, server.Calls);
+        Assert.True(limit.Current >= 1);
+    }
+
+    [Fact]
     public async Task Get_503WithAnHttpDate_WaitsUntilThatDate()
     {
         var time = new CountingTimeProvider();

@@ -61,6 +61,8 @@ internal sealed class PartitionLimit<TKey> : ConcurrencyLimit
 
     protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome) => KeyLimit.RecordCompletion(startTimestamp, outcome);
 
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter) => KeyLimit.RecordCompletion(startTimestamp, outcome, retryAfter);
+
     protected override bool TryAcquireCore()
     {
         var entry = PinEntry();

@@ -23,6 +23,9 @@ public sealed class ConcurrencyLease : RateLimitLease
     /// <summary>The FanOut call whose permit this lease reuses (taken inside one of its bodies), or null for a permit of its own.</summary>
     private readonly CallScope? _item;
 
+    /// <summary>The pause the downstream asked for (<see cref="MarkOverloaded(TimeSpan)"/>), told to the limit with an overloaded outcome.</summary>
+    private TimeSpan? _retryAfter;
+
     /// <summary>1 once disposed: the permit went back.</summary>
     private int _disposed;
 
@@ -75,6 +78,17 @@ public sealed class ConcurrencyLease : RateLimitLease
     /// <summary>Says the downstream was overloaded (a 429, a 503, a timeout): an adaptive limit backs off.</summary>
     public void MarkOverloaded() => Outcome = ItemOutcome.Overloaded;
 
+    /// <summary>
+    /// Says the downstream was overloaded and asked for a pause (a 429 or 503 with Retry-After): an adaptive limit backs off
+    /// once and grants no permit until the pause has passed.
+    /// </summary>
+    /// <param name="retryAfter">The downstream's Retry-After.</param>
+    public void MarkOverloaded(TimeSpan retryAfter)
+    {
+        Outcome = ItemOutcome.Overloaded;
+        _retryAfter = retryAfter;
+    }
+
     /// <summary>Says the work failed for a reason that says nothing about load.</summary>
     public void MarkFailed() => Outcome = ItemOutcome.Failed;
 
@@ -108,7 +122,7 @@ public sealed class ConcurrencyLease : RateLimitLease
             {
                 if (_recordsSamples && Outcome == ItemOutcome.Overloaded)
                 {
-                    _limit.RecordCompletion(_startTimestamp, ItemOutcome.Overloaded);
+                    _limit.RecordCompletion(_startTimestamp, ItemOutcome.Overloaded, _retryAfter);
                 }
             }
             finally
@@ -124,7 +138,7 @@ public sealed class ConcurrencyLease : RateLimitLease
         {
             if (_recordsSamples)
             {
-                _limit.RecordCompletion(_startTimestamp, Outcome);
+                _limit.RecordCompletion(_startTimestamp, Outcome, Outcome == ItemOutcome.Overloaded ? _retryAfter : null);
             }
         }
         finally

@@ -14,7 +14,7 @@ public static class ConcurrencyLimitRateLimiterExtensions
     /// <param name="limit">The budget to share.</param>
     /// <returns>
     /// A new limiter over <paramref name="limit"/> (cheap: every limiter made from one limit shares its permits). Its leases are
-    /// <see cref="ConcurrencyLease"/>s: say how the work ended on one with <see cref="ConcurrencyLease.MarkOverloaded"/> or
+    /// <see cref="ConcurrencyLease"/>s: say how the work ended on one with <see cref="ConcurrencyLease.MarkOverloaded()"/> or
     /// <see cref="ConcurrencyLease.MarkFailed"/> before disposing it (the default is <see cref="ItemOutcome.Succeeded"/>).
     /// </returns>
     /// <remarks>
@@ -27,7 +27,7 @@ public static class ConcurrencyLimitRateLimiterExtensions
     /// </para>
     /// <para>
     /// A lease's disposal gives the permit back exactly once, and first tells the limit how the work went
-    /// (<see cref="ConcurrencyLimit.RecordStart"/> when the permit was taken, <see cref="ConcurrencyLimit.RecordCompletion"/>
+    /// (<see cref="ConcurrencyLimit.RecordStart"/> when the permit was taken, <see cref="ConcurrencyLimit.RecordCompletion(long, ItemOutcome)"/>
     /// with the lease's <see cref="ConcurrencyLease.Outcome"/>). Where a pipeline hides the lease (Polly's rate limiter
     /// strategy disposes it for you), every lease reads as a success: latency alone then drives an adaptive limit. For
     /// HttpClient, FanOut.Http's handler judges each response itself.

@@ -101,8 +101,9 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         Assert.True(inFlight <= 2 * 8, context);
     }
 
-    [Fact(Skip = "Issue 29 item 2, open: a limit cannot go below MinLimit 1, so with each item waiting out its Retry-After without a permit the loop sends 1,986 calls in the 1 s pause (limit 64 before), and probes spaced in 32-item windows leave it at 1 for seconds after.")]
-    public void Adaptive_RetryAfterStorm_FailsNoItemAndSendsAboutItsOwnSizeDuringThePause()
+    [Theory]
+    [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
+    public void Adaptive_RetryAfterStorm_FailsNoItemAndSendsAboutItsOwnSizeDuringThePause(string place)
     {
         // From 2 s to 3 s every call is answered 429 with Retry-After: 1 s (an API pausing its clients); the items wait it out.
         var storm = TimeSpan.FromSeconds(2);
@@ -111,13 +112,18 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
             (TimeSpan.Zero, HardCap(64)),
             (storm, HardCap(64) with { RetryAfter = TimeSpan.FromSeconds(1) }),
             (calm, HardCap(64)));
-        var (simulation, _) = Run(script, TimeSpan.FromSeconds(6));
+        var (simulation, _) = Run(script, TimeSpan.FromSeconds(6), place: place);
 
         var before = simulation.Timeline.Last(s => s.At < storm).Limit;
         var during = simulation.Calls.Count(c => c.At >= storm && c.At < calm);
-        var context = $"limit {before} before the storm, {during} calls during it; {Timeline(simulation, storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
+
+        // A pause is not a capacity signal: once it has passed the limit is back near its level before (one back-off, not 1).
+        var resumed = simulation.Timeline.First(s => s.At >= calm && s.Limit > 0);
+        var context = $"{place}: limit {before} before the storm, {during} calls during it, {resumed.Limit} at {resumed.At.TotalSeconds:F3} s; {Timeline(simulation, storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
+        output.WriteLine(context);
         Assert.True(simulation.FailedItems == 0, $"{simulation.FailedItems} items failed; " + context);
         Assert.True(during <= 1.25 * before + 8, context);
+        Assert.True(resumed.At - calm <= TimeSpan.FromMilliseconds(50) && resumed.Limit >= 0.75 * before, context);
     }
 
     [Theory]

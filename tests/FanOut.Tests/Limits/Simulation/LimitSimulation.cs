@@ -150,7 +150,8 @@ public sealed class LimitSimulation
                     Admit();
                 }
 
-                limit.RecordCompletion(e.Call.StartTimestamp, e.Call.RetryAfter is null ? ItemOutcome.Succeeded : ItemOutcome.Overloaded);
+                // The downstream's Retry-After goes to the limit as a fan-out's completion path tells it (FanOut's own back-off does not).
+                limit.RecordCompletion(e.Call.StartTimestamp, e.Call.RetryAfter is null ? ItemOutcome.Succeeded : ItemOutcome.Overloaded, e.Call.Hinted ? e.Call.RetryAfter : null);
                 limit.Release();
                 if (e.Call.RetryAfter is not { } retryAfter)
                 {
@@ -188,6 +189,7 @@ public sealed class LimitSimulation
         var state = _script.At(Now);
         if (state.RetryAfter is { } storm)
         {
+            call.Hinted = true;
             Reject(call, storm);
         }
         else if (_served < state.Capacity && _waiting.Count == 0)
@@ -263,5 +265,8 @@ public sealed class LimitSimulation
 
         /// <summary>Set when the call is answered 429: how long the item waits before it runs again.</summary>
         public TimeSpan? RetryAfter { get; set; }
+
+        /// <summary>True when <see cref="RetryAfter"/> is the downstream's Retry-After, not FanOut's own back-off.</summary>
+        public bool Hinted { get; set; }
     }
 }
