@@ -85,6 +85,28 @@ public sealed class AdaptiveNoiseTests
     }
 
     [Fact]
+    public void Adaptive_OneStalledEarlyRoundInSlowStart_DoesNotEndIt()
+    {
+        // The same stall in the second round, at 8 (a `run all` reading of 500 x Task.Delay(20): one late timer there cut
+        // the limit to 3, and 25% per window took the run from 171 ms to 1.4 s). A small round is confirmed as a large one is.
+        var clock = new FakeTimeProvider();
+        var limit = Adaptive(clock);
+        var started = new Queue<long>();
+        var roundTrip = TimeSpan.FromMilliseconds(20);
+        GrowTo(limit, clock, started, roundTrip, 8);
+        var level = limit.Current;
+
+        Round(limit, clock, started, 4 * roundTrip);
+        for (var round = 0; round < 3; round++)
+        {
+            Round(limit, clock, started, roundTrip);
+        }
+
+        Assert.True(limit.InSlowStart, $"slow start ended: {level} -> {limit.Current}");
+        Assert.True(limit.Current >= level + (level / 2), $"{level} -> {limit.Current} after three clean rounds");
+    }
+
+    [Fact]
     public void Adaptive_QueueThatPersistsInSlowStart_EndsItAfterTheConfirmingRound()
     {
         // The same jump, but it stays: the confirming round holds the limit (no growth while it runs) and reads it again,

@@ -321,14 +321,16 @@ internal sealed class AdaptiveControlLaw
             var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / window.Length) + (1.0 / statistics.PoolCount));
             if (window.Length >= 2 && above >= needed && ratio > _growBelow * Math.Exp(QueueTestStandardErrors * standardError))
             {
-                if (!_confirming && window.Length >= HoldSamples && ratio > InFlightFactor * _growBelow)
+                if (!_confirming && ratio > InFlightFactor * _growBelow * (window.Length >= HoldSamples ? 1 : Math.Exp(QueueTestStandardErrors * standardError)))
                 {
                     // More than a queue could add in one round: the round before passed (at most 1.25 x baseline) at half
                     // this round's level at least, so by Little's law a queue reads at most twice that. A stall of the
                     // machine (a collection, a busy core, the thread pool injecting threads in a cold process) delays one
                     // round and is gone; a queue persists. Hold the limit for one more round, which must read the same
                     // before slow start ends, at the level this one ran at (what answers added meanwhile is taken back, so
-                    // a real queue is not deepened while it is confirmed).
+                    // a real queue is not deepened while it is confirmed). A round shorter than HoldSamples must clear that
+                    // bar by its median's noise as well (a lognormal round at twice a small capacity can read 2.5x by chance;
+                    // timers have no spread, so a stalled early round of Task.Delay is confirmed, not cut to a quarter).
                     _confirming = true;
                     return Math.Clamp(Math.Min(limit, _roundLimit), _options.MinLimit, _options.MaxLimit);
                 }
