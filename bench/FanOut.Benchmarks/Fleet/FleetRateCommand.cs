@@ -62,112 +62,68 @@ public static class FleetRateCommand
         await using var server = await LocalRedisServer.StartAsync();
         var key = $"rate-{Guid.NewGuid():N}";
         await output.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"fleet-rate: {workers} processes x {acquirers} acquirers, fleet rate {rate}/s, burst {burst}, {seconds} s, faults {(faults.Length == 0 ? "none" : string.Join(',', faults))}, {(fallback == 0 ? "Fail" : $"FallBackToLocal({fallback})")}"));
-        var processes = new List<Process>();
-        try
+        using var processes = FleetWorkerProcesses.Start(workers, ["--redis", server.Endpoint, "--key", key, "--rate", Text(rate), "--burst", Text(burst), "--acquirers", Text(acquirers), "--fallback", Text(fallback)]);
+        await processes.WaitReadyAsync();
+
+        long start;
         {
-            for (var i = 0; i < workers; i++)
-            {
-                var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true };
-                info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "FanOut.Redis.FleetWorker.dll"));
-                foreach (var argument in new[] { "--redis", server.Endpoint, "--key", key, "--rate", Text(rate), "--burst", Text(burst), "--acquirers", Text(acquirers), "--fallback", Text(fallback) })
-                {
-                    info.ArgumentList.Add(argument);
-                }
+            await using var admin = await Admin(server.Endpoint);
+            start = await ServerMicroseconds(admin);
+        }
 
-                processes.Add(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"));
+        await processes.SendAsync("go");
+
+        var clock = Stopwatch.StartNew();
+        int restarts = 0, pauses = 0;
+        while (clock.Elapsed < TimeSpan.FromSeconds(seconds))
+        {
+            var next = TimeSpan.FromSeconds(10 * (restarts + pauses + 1));
+            var left = TimeSpan.FromSeconds(seconds) - clock.Elapsed;
+            if (faults.Length == 0 || next >= TimeSpan.FromSeconds(seconds - 2))
+            {
+                await Task.Delay(left > TimeSpan.Zero ? left : TimeSpan.Zero);
+                break;
             }
 
-            foreach (var process in processes)
+            await Task.Delay(next - clock.Elapsed > TimeSpan.Zero ? next - clock.Elapsed : TimeSpan.Zero);
+            var fault = faults[(restarts + pauses) % faults.Length];
+            if (fault == "restart")
             {
-                while (await process.StandardOutput.ReadLineAsync() is { } line && line != "ready")
-                {
-                }
+                await server.RestartAsync(TimeSpan.FromMilliseconds(500));
+                restarts++;
             }
-
-            long start;
+            else
             {
                 await using var admin = await Admin(server.Endpoint);
-                start = await ServerMicroseconds(admin);
+                await admin.GetServer(server.Endpoint).ExecuteAsync("CLIENT", "PAUSE", "500", "ALL");
+                await Task.Delay(500);
+                pauses++;
             }
-
-            foreach (var process in processes)
-            {
-                await process.StandardInput.WriteLineAsync("go");
-                await process.StandardInput.FlushAsync();
-            }
-
-            var clock = Stopwatch.StartNew();
-            int restarts = 0, pauses = 0;
-            while (clock.Elapsed < TimeSpan.FromSeconds(seconds))
-            {
-                var next = TimeSpan.FromSeconds(10 * (restarts + pauses + 1));
-                var left = TimeSpan.FromSeconds(seconds) - clock.Elapsed;
-                if (faults.Length == 0 || next >= TimeSpan.FromSeconds(seconds - 2))
-                {
-                    await Task.Delay(left > TimeSpan.Zero ? left : TimeSpan.Zero);
-                    break;
-                }
-
-                await Task.Delay(next - clock.Elapsed > TimeSpan.Zero ? next - clock.Elapsed : TimeSpan.Zero);
-                var fault = faults[(restarts + pauses) % faults.Length];
-                if (fault == "restart")
-                {
-                    await server.RestartAsync(TimeSpan.FromMilliseconds(500));
-                    restarts++;
-                }
-                else
-                {
-                    await using var admin = await Admin(server.Endpoint);
-                    await admin.GetServer(server.Endpoint).ExecuteAsync("CLIENT", "PAUSE", "500", "ALL");
-                    await Task.Delay(500);
-                    pauses++;
-                }
-            }
-
-            // The server's clock at the stop: a restart starts it again from the machine's clock, which TIME follows.
-            long end;
-            {
-                await using var admin = await Admin(server.Endpoint);
-                end = await ServerMicroseconds(admin);
-            }
-
-            foreach (var process in processes)
-            {
-                await process.StandardInput.WriteLineAsync("stop");
-                await process.StandardInput.FlushAsync();
-            }
-
-            long granted = 0, failed = 0;
-            foreach (var process in processes)
-            {
-                var text = await process.StandardOutput.ReadToEndAsync();
-                await process.WaitForExitAsync();
-                var line = text.Split('\n').FirstOrDefault(l => l.StartsWith("rate granted ", StringComparison.Ordinal))
-                    ?? throw new InvalidOperationException($"worker {process.Id} gave no report: {text} {await process.StandardError.ReadToEndAsync()}");
-                var parts = line.Trim().Split(' ');
-                granted += long.Parse(parts[2], CultureInfo.InvariantCulture);
-                failed += long.Parse(parts[4], CultureInfo.InvariantCulture);
-            }
-
-            var elapsed = (end - start) / 1e6;
-            var bound = (burst * (1 + restarts)) + (rate * elapsed);
-            var measured = granted / elapsed;
-            await output.WriteLineAsync(string.Create(CultureInfo.InvariantCulture,
-                $"  {granted:N0} granted in {elapsed:F3} s of server time: {measured:F1}/s, {(measured - rate) / rate * 100:+0.00;-0.00} % from {rate}/s; bound {bound:F0} (burst x {1 + restarts} + rate x time): {(granted <= bound ? "held" : "EXCEEDED")}; faults: restart {restarts}, pause {pauses}; acquisitions failed {failed:N0}"));
-            return granted <= bound ? 0 : 1;
         }
-        finally
+
+        // The server's clock at the stop: a restart starts it again from the machine's clock, which TIME follows.
+        long end;
         {
-            foreach (var process in processes)
-            {
-                if (!process.HasExited)
-                {
-                    process.Kill(entireProcessTree: true);
-                }
-
-                process.Dispose();
-            }
+            await using var admin = await Admin(server.Endpoint);
+            end = await ServerMicroseconds(admin);
         }
+
+        await processes.SendAsync("stop");
+
+        long granted = 0, failed = 0;
+        foreach (var line in await processes.ReportsAsync("rate granted "))
+        {
+            var parts = line.Trim().Split(' ');
+            granted += long.Parse(parts[2], CultureInfo.InvariantCulture);
+            failed += long.Parse(parts[4], CultureInfo.InvariantCulture);
+        }
+
+        var elapsed = (end - start) / 1e6;
+        var bound = (burst * (1 + restarts)) + (rate * elapsed);
+        var measured = granted / elapsed;
+        await output.WriteLineAsync(string.Create(CultureInfo.InvariantCulture,
+            $"  {granted:N0} granted in {elapsed:F3} s of server time: {measured:F1}/s, {(measured - rate) / rate * 100:+0.00;-0.00} % from {rate}/s; bound {bound:F0} (burst x {1 + restarts} + rate x time): {(granted <= bound ? "held" : "EXCEEDED")}; faults: restart {restarts}, pause {pauses}; acquisitions failed {failed:N0}"));
+        return granted <= bound ? 0 : 1;
 
         static string Text(int value) => value.ToString(CultureInfo.InvariantCulture);
     }

@@ -65,65 +65,21 @@ public static class FleetScaleCommand
 
     private static async Task<List<JsonElement>> RunRoundAsync(string endpoint, string key, int workers, int budget, bool adaptive, int items, int holdMs, string? url)
     {
-        var processes = new List<Process>();
-        try
+        var arguments = new List<string> { "--redis", endpoint, "--key", key, "--budget", Text(budget), "--items", Text(items), "--hold-ms", Text(holdMs), "--wait-for-go" };
+        if (adaptive)
         {
-            for (var i = 0; i < workers; i++)
-            {
-                var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true };
-                info.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "FanOut.Redis.FleetWorker.dll"));
-                var arguments = new List<string> { "--redis", endpoint, "--key", key, "--budget", Text(budget), "--items", Text(items), "--hold-ms", Text(holdMs), "--wait-for-go" };
-                if (adaptive)
-                {
-                    arguments.Add("--adaptive");
-                }
-
-                if (url is not null)
-                {
-                    arguments.AddRange(["--url", url]);
-                }
-
-                arguments.ForEach(info.ArgumentList.Add);
-                processes.Add(Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start"));
-            }
-
-            foreach (var process in processes)
-            {
-                while (await process.StandardOutput.ReadLineAsync() is { } line && line != "ready")
-                {
-                }
-            }
-
-            foreach (var process in processes)
-            {
-                await process.StandardInput.WriteLineAsync("go");
-                await process.StandardInput.FlushAsync();
-            }
-
-            var reports = new List<JsonElement>();
-            foreach (var process in processes)
-            {
-                var text = await process.StandardOutput.ReadToEndAsync();
-                await process.WaitForExitAsync();
-                var line = text.Split('\n').FirstOrDefault(l => l.StartsWith("report ", StringComparison.Ordinal))
-                    ?? throw new InvalidOperationException($"worker {process.Id} gave no report: {text} {await process.StandardError.ReadToEndAsync()}");
-                reports.Add(JsonDocument.Parse(line["report ".Length..]).RootElement.Clone());
-            }
-
-            return reports;
+            arguments.Add("--adaptive");
         }
-        finally
+
+        if (url is not null)
         {
-            foreach (var process in processes)
-            {
-                if (!process.HasExited)
-                {
-                    process.Kill(entireProcessTree: true);
-                }
-
-                process.Dispose();
-            }
+            arguments.AddRange(["--url", url]);
         }
+
+        using var processes = FleetWorkerProcesses.Start(workers, arguments);
+        await processes.WaitReadyAsync();
+        await processes.SendAsync("go");
+        return [.. (await processes.ReportsAsync("report ")).Select(line => JsonDocument.Parse(line["report ".Length..]).RootElement.Clone())];
 
         static string Text(int value) => value.ToString(CultureInfo.InvariantCulture);
     }
