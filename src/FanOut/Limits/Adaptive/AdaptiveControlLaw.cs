@@ -138,6 +138,15 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private int _exitLevel;
 
+    /// <summary>The limit a growth step after slow start was taken from (0: the last window did not grow it).</summary>
+    private int _grownFrom;
+
+    /// <summary>The median latency of the window that decided that growth, in timestamp ticks.</summary>
+    private double _latencyBeforeGrowth;
+
+    /// <summary>The samples that window held.</summary>
+    private int _samplesBeforeGrowth;
+
     /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
     private int _overloadCeiling;
 
@@ -405,6 +414,18 @@ internal sealed class AdaptiveControlLaw
             return limit;
         }
 
+        var grownFrom = _grownFrom;
+        _grownFrom = 0;
+        if (grownFrom > 0 && grownFrom < limit && GrowthBoughtNoThroughput(statistics, grownFrom, limit, window.Length, latency))
+        {
+            // Little's law: below the knee more calls in flight means more throughput at the same latency; above it, the
+            // same throughput at a latency that rises with them. The last step raised latency with the limit, so the level
+            // it started from was already above the knee, and a baseline re-measured there would measure a queue (a
+            // downstream that degrades slowly, capacity falling while latency rises, drifts the baseline up that way:
+            // failsafe-go#127). Re-measure only below half of that level from now on.
+            _cleanLimit = Math.Min(_cleanLimit, grownFrom);
+        }
+
         if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0)
         {
             // Half of a level slow start found uncontended: this window measured the baseline again, which keeps a baseline
@@ -430,7 +451,17 @@ internal sealed class AdaptiveControlLaw
                 step = ProbeStep(limit);
             }
 
-            return (int)Math.Min((long)limit + step, _options.MaxLimit);
+            var grown = (int)Math.Min((long)limit + step, _options.MaxLimit);
+            if (grown > limit)
+            {
+                _grownFrom = limit;
+                // A window that grew the limit read low, some by luck: the latency expected without a queue is the baseline
+                // at least, so a lucky window's successor does not read as a rise.
+                _latencyBeforeGrowth = Math.Max(latency, statistics.Baseline);
+                _samplesBeforeGrowth = window.Length;
+            }
+
+            return grown;
         }
 
         return limit;
@@ -491,6 +522,24 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The standard error of the log of a window's median against the pool's: both are samples of the pool's spread.</summary>
     private static double MedianStandardError(LatencyStatistics statistics, int samples) =>
         MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / samples) + (1.0 / statistics.PoolCount));
+
+    /// <summary>
+    /// failsafe-go's second signal, from latency (Little's law: throughput is in flight over latency): true when the window
+    /// after a growth from <paramref name="grownFrom"/> to <paramref name="limit"/> read a latency that rose with the limit,
+    /// by more than half the growth (the midpoint between a flat latency, below the knee, and one in proportion, above it)
+    /// by two standard errors of the two medians, and by more than the noise floor. A growth's window is not delayed by the
+    /// queue before it (its items start behind the calls the growth added), unlike a back-off's.
+    /// </summary>
+    private bool GrowthBoughtNoThroughput(LatencyStatistics statistics, int grownFrom, int limit, int samples, double latency)
+    {
+        if (!Significant(latency, _latencyBeforeGrowth))
+        {
+            return false;
+        }
+
+        var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / samples) + (1.0 / _samplesBeforeGrowth));
+        return Math.Log(latency / _latencyBeforeGrowth) > (Math.Log((double)limit / grownFrom) / 2) + (QueueTestStandardErrors * standardError);
+    }
 
     /// <summary>Slow start again after an exit a later window refuted; its history starts over at the limit now.</summary>
     private void ReenterSlowStart()
