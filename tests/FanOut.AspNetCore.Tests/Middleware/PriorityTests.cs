@@ -124,4 +124,44 @@ public sealed class PriorityTests
 
         Assert.Equal(["a", "critical", "plain"], app.Gate.Order);
     }
+
+    [Fact]
+    public async Task Reserve_HandlerThrowsAndAWaitingClientLeaves_EveryPlaceAndPermitGoesBack()
+    {
+        // A limit of 4 with critical and normal requests about: one permit each is theirs, so sheddable requests stop at 2.
+        var limit = ConcurrencyLimit.Fixed(4);
+        await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; });
+
+        var critical = app.Client.GetAsync("/critical?id=c");
+        await app.Gate.EnteredAsync();
+        using var failed = await app.Client.GetAsync("/throw");
+        Assert.Equal(HttpStatusCode.InternalServerError, failed.StatusCode);
+        await Wait.UntilAsync(() => app.Admission.Held == 1, "the failed request's place went back");
+        var s1 = app.Client.GetAsync("/sheddable?id=s1");
+        await app.Gate.EnteredAsync();
+        using var leave = new CancellationTokenSource();
+        var s2 = app.Client.GetAsync("/sheddable?id=s2", leave.Token);
+        await Wait.UntilAsync(() => app.Admission.Queued == 1, "s2 waits: the last two permits are the reserve");
+        Assert.Equal(2, app.Admission.Held);
+        Assert.Equal(2, limit.InFlight);
+
+        leave.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => s2);
+        await Wait.UntilAsync(() => app.Admission.Queued == 0, "s2's place freed");
+        var normal = app.Client.GetAsync("/work?id=n");
+        await app.Gate.EnteredAsync();
+        var c2 = app.Client.GetAsync("/critical?id=c2");
+        await app.Gate.EnteredAsync();
+        Assert.Equal(4, app.Admission.Held);
+
+        app.Gate.OpenAll();
+        foreach (var response in await Task.WhenAll(critical, s1, normal, c2))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            response.Dispose();
+        }
+
+        await Wait.UntilAsync(() => app.Admission.Held == 0 && limit.InFlight == 0, "every place and permit went back");
+        Assert.Equal(["c", "s1", "n", "c2"], app.Gate.Order);
+    }
 }
