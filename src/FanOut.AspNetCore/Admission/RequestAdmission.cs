@@ -85,6 +85,10 @@ internal sealed class RequestAdmission : IDisposable
     /// <summary>Requests in <see cref="_queues"/>; written under <see cref="_lock"/>, read without it by the fast path.</summary>
     private int _queued;
 
+    /// <summary>The highest priority with a request waiting (-1: none); written under <see cref="_lock"/>, read without it by the fast path.</summary>
+    /// <remarks>A request may skip the queue when nobody of its priority or above waits: it would be served before the lower ones anyway.</remarks>
+    private int _highestWaiting = -1;
+
     /// <summary>True while the pump runs (it then waits for a permit, or is about to hand one over).</summary>
     private bool _pumping;
 
@@ -148,15 +152,15 @@ internal sealed class RequestAdmission : IDisposable
 
     /// <summary>
     /// The permits a request of <paramref name="priority"/> must leave free under a limit of <paramref name="current"/>:
-    /// <c>ceil(priorityReserve × current)</c> for each priority above it that <paramref name="seenAbove"/> says arrived lately.
+    /// <c>ceil(priorityReserve × current)</c> for each priority above it that <paramref name="seenLately"/> (index = (int)priority) marks.
     /// </summary>
     /// <remarks>The room it may take is then <c>max(1, current - reserve)</c> permits held by this admission: every priority keeps one.</remarks>
-    internal static int ReserveFor(RequestPriority priority, int current, double priorityReserve, Func<RequestPriority, bool> seenAbove)
+    internal static int ReserveFor(RequestPriority priority, int current, double priorityReserve, ReadOnlySpan<bool> seenLately)
     {
         var levels = 0;
-        for (var above = (int)priority + 1; above < Enum.GetValues<RequestPriority>().Length; above++)
+        for (var above = (int)priority + 1; above < seenLately.Length; above++)
         {
-            if (seenAbove((RequestPriority)above))
+            if (seenLately[above])
             {
                 levels++;
             }
@@ -176,7 +180,13 @@ internal sealed class RequestAdmission : IDisposable
             return int.MaxValue;
         }
 
-        var reserve = ReserveFor(priority, current, _priorityReserve, p => now - Volatile.Read(ref _lastArrival[(int)p]) < _reserveHoldTicks);
+        Span<bool> seenLately = stackalloc bool[_queues.Length];
+        for (var level = (int)priority + 1; level < seenLately.Length; level++)
+        {
+            seenLately[level] = now - Volatile.Read(ref _lastArrival[level]) < _reserveHoldTicks;
+        }
+
+        var reserve = ReserveFor(priority, current, _priorityReserve, seenLately);
         return reserve == 0 ? int.MaxValue : Math.Max(1, current - reserve);
     }
 
@@ -264,8 +274,10 @@ internal sealed class RequestAdmission : IDisposable
             }
         }
 
-        // Fast path: nobody queued here, room under the reserve, and a permit free (TryAcquire also fails while others wait on a shared limit).
-        if (Volatile.Read(ref _queued) == 0)
+        // Fast path: nobody of this priority or above queued here, room under the reserve, and a permit free (TryAcquire also
+        // fails while others wait on a shared limit, this admission's pump included). Lower priorities waiting (for the reserve,
+        // say) do not hold a critical request back: the queue would serve it first anyway.
+        if (Volatile.Read(ref _highestWaiting) < (int)priority)
         {
             bool acquired;
             var reserved = false;
@@ -355,6 +367,8 @@ internal sealed class RequestAdmission : IDisposable
                 _queued++; // an eviction's place is taken over: the count stays
             }
 
+            OnQueueChanged();
+
             // A pump parked for want of room for a request at or above this one's priority would find none for this one either.
             if (!_pumping && (int)priority > _parkedFor)
             {
@@ -399,6 +413,7 @@ internal sealed class RequestAdmission : IDisposable
 
             request.Node.List.Remove(request.Node);
             _queued--;
+            OnQueueChanged();
         }
 
         Interlocked.Increment(ref timedOut ? ref _refused : ref _canceled);
@@ -463,6 +478,7 @@ internal sealed class RequestAdmission : IDisposable
                 {
                     head.Node.List!.Remove(head.Node);
                     _queued--;
+                    OnQueueChanged();
                     next = head;
                     more = _queued > 0;
                     _pumping = more;
@@ -503,6 +519,7 @@ internal sealed class RequestAdmission : IDisposable
             }
 
             _queued = 0;
+            OnQueueChanged();
             _pumping = false;
             _parkedFor = -1;
         }
@@ -519,6 +536,18 @@ internal sealed class RequestAdmission : IDisposable
     {
         s_limiterFailed(_logger, exception);
         return _limiterFailure == LimiterFailureMode.Admit ? AdmissionStatus.AdmittedWithoutPermit : AdmissionStatus.Refused;
+    }
+
+    /// <summary>Publishes <see cref="_highestWaiting"/> after the queues changed; under <see cref="_lock"/>.</summary>
+    private void OnQueueChanged()
+    {
+        var highest = _queues.Length - 1;
+        while (highest >= 0 && _queues[highest].Count == 0)
+        {
+            highest--;
+        }
+
+        Volatile.Write(ref _highestWaiting, highest);
     }
 
     private QueuedRequest? PeekOldestHighest()
@@ -559,5 +588,6 @@ internal sealed class RequestAdmission : IDisposable
         Debug.Assert(_queued == _queues.Sum(q => q.Count));
         Debug.Assert(_queued == 0 || _pumping || (_parkedFor >= 0 && _queues.Skip(_parkedFor + 1).All(q => q.Count == 0)), "a waiting request has a pump, or a parked one that would refuse it room");
         Debug.Assert(!_pumping || _parkedFor == -1);
+        Debug.Assert(_highestWaiting == Array.FindLastIndex(_queues, q => q.Count > 0));
     }
 }

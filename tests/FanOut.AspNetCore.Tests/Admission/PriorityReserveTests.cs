@@ -21,7 +21,9 @@ public sealed class PriorityReserveTests
     [InlineData(RequestPriority.Sheddable, 4, false, false, 0)] // nobody above seen lately
     public void ReserveFor_EachHigherPrioritySeen_LeavesItsShare(RequestPriority priority, int current, bool normalSeen, bool criticalSeen, int expected)
     {
-        var reserve = RequestAdmission.ReserveFor(priority, current, 0.25, p => p == RequestPriority.Critical ? criticalSeen : p == RequestPriority.Normal && normalSeen);
+        bool[] seenLately = [false, normalSeen, criticalSeen]; // index = (int)priority
+
+        var reserve = RequestAdmission.ReserveFor(priority, current, 0.25, seenLately);
 
         Assert.Equal(expected, reserve);
     }
@@ -44,9 +46,10 @@ public sealed class PriorityReserveTests
         Assert.Equal(1, admission.Queued);
         Assert.Equal(6, limit.InFlight);
 
-        // Critical requests take the reserve, past the waiting sheddable one.
+        // Critical requests take the reserve at once, past the waiting sheddable one (not through the queue).
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
+        Assert.Equal((8L, 0L), (admission.Counts.AdmittedAtOnce, admission.Counts.AdmittedFromQueue));
         Assert.Equal(8, limit.InFlight);
         Assert.Equal(8, admission.Held);
         Assert.False(waiting.IsCompleted);
