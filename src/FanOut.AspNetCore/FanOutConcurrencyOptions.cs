@@ -56,18 +56,20 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public double RejectionStart { get; set; } = 0.5;
 
-    /// <summary>The share of the limit each priority leaves free for every higher priority seen in the last second: permits the lower ones may not take.</summary>
+    /// <summary>The share of the limit kept free for the highest priority seen in the last second: permits the lower priorities may not take.</summary>
     /// <value>
-    /// Default 0.25, range 0 (no reserve) to 0.5. A request may take a permit only while the requests this service admitted
-    /// leave <c>ceil(PriorityReserve × limit)</c> permits for each higher priority that arrived in the last second: under a
-    /// limit of 8, with critical requests about, sheddable and normal requests stop at 6 in flight and a critical request
-    /// finds a permit free instead of queueing behind the next completion (with normal requests about too, sheddable ones
-    /// stop at 4). Every priority keeps at least one permit, and a priority nobody sent for a second reserves nothing, so a
-    /// service whose traffic is all one priority runs the whole limit. The counts are this service's own requests: the
-    /// service's outgoing calls on a shared limit are not held back by it. Measured on PostgreSQL at 4x load with 20%
-    /// critical requests (docs/server.md).
+    /// Default 0.2, range 0 (no reserve) to 0.5. While a higher priority than its own arrived in the last second, a request
+    /// may take a permit only if the requests this service admitted leave <c>floor(PriorityReserve × limit)</c> permits free:
+    /// under an adaptive limit of 10 with critical requests about, normal and sheddable requests stop at 8 in flight and a
+    /// critical request finds a permit free instead of queueing behind the next completion. Rounded down so that it fits in
+    /// the fifth of an adaptive limit that is queue anyway (the law settles near 1.25 times what the bottleneck serves at
+    /// once), where it costs the lower priorities their place, not throughput; a larger share idled the bottleneck at 1x load
+    /// (docs/server.md). A priority nobody sent for a second reserves nothing, so a service whose traffic is all one priority
+    /// runs the whole limit. Under a fixed limit set at the bottleneck's capacity the reserve idles whenever the higher
+    /// priority does not use it: set 0 there. The counts are this service's requests: its outgoing calls on a shared limit
+    /// are not held back by it.
     /// </value>
-    public double PriorityReserve { get; set; } = 0.25;
+    public double PriorityReserve { get; set; } = 0.2;
 
     /// <summary>The longest a request waits in the queue; then it is refused.</summary>
     /// <value>

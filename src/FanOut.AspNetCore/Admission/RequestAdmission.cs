@@ -24,8 +24,8 @@ namespace FanOut.AspNetCore.Admission;
 /// </para>
 /// <para>
 /// The reserve: a request may take a permit only while the requests this class admitted (<see cref="_held"/>, counted by
-/// compare-and-swap before the limit is asked) leave <see cref="ReserveFor"/> permits of the limit to the priorities above
-/// its own that were seen lately, so a critical request finds a permit free instead of queueing behind the next
+/// compare-and-swap before the limit is asked) leave <see cref="ReserveFor"/> permits of the limit to the highest priority
+/// above its own that was seen lately, so a critical request finds a permit free instead of queueing behind the next
 /// completion. A queued request whose room is taken parks the pump (<see cref="_parkedFor"/>), which gives its permit back
 /// at once; the next of this class's permits given back (<see cref="Release"/>) starts it again. Nobody waits holding a
 /// permit or a place in <see cref="_held"/>.
@@ -152,21 +152,26 @@ internal sealed class RequestAdmission : IDisposable
 
     /// <summary>
     /// The permits a request of <paramref name="priority"/> must leave free under a limit of <paramref name="current"/>:
-    /// <c>ceil(priorityReserve × current)</c> for each priority above it that <paramref name="seenLately"/> (index = (int)priority) marks.
+    /// <c>floor(priorityReserve × current)</c> when a higher priority was seen lately (<paramref name="seenLately"/>, index =
+    /// (int)priority), else none.
     /// </summary>
-    /// <remarks>The room it may take is then <c>max(1, current - reserve)</c> permits held by this admission: every priority keeps one.</remarks>
+    /// <remarks>
+    /// One reserve, kept for the highest priority about: every priority below it stays out of it. Rounded down, so it fits
+    /// in the part of an adaptive limit that is queue anyway (the law settles near 1.25 x what the bottleneck serves at once:
+    /// a fifth of the permits are requests waiting in the bottleneck's own queue); a small limit reserves nothing (4 x 0.2).
+    /// The room a request may take is then <c>max(1, current - reserve)</c> permits held by this admission.
+    /// </remarks>
     internal static int ReserveFor(RequestPriority priority, int current, double priorityReserve, ReadOnlySpan<bool> seenLately)
     {
-        var levels = 0;
         for (var above = (int)priority + 1; above < seenLately.Length; above++)
         {
             if (seenLately[above])
             {
-                levels++;
+                return (int)Math.Floor(priorityReserve * Math.Max(current, 1));
             }
         }
 
-        return levels * (int)Math.Ceiling(priorityReserve * Math.Max(current, 1));
+        return 0;
     }
 
     /// <summary>The most permits this admission may hold once a request of <paramref name="priority"/> takes one; <see cref="int.MaxValue"/> when no reserve stands.</summary>

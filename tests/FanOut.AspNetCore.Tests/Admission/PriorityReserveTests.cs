@@ -8,22 +8,24 @@ namespace FanOut.AspNetCore.Tests.Admission;
 /// <summary>The reserve: permits lower priorities may not take while a higher one is about, counted exactly on every path.</summary>
 public sealed class PriorityReserveTests
 {
-    private static RequestAdmission Admission(ConcurrencyLimit limit, TimeProvider time, double reserve = 0.25) => new(
+    private static RequestAdmission Admission(ConcurrencyLimit limit, TimeProvider time, double reserve = 0.25) => new( // 0.25: a reserve of 1 in 4, 2 in 8
         new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1), PriorityReserve = reserve, TimeProvider = time },
         NullLogger.Instance);
 
     [Theory]
-    [InlineData(RequestPriority.Sheddable, 8, true, true, 4)]  // 2 (ceil 0.25 x 8) for each of normal and critical
-    [InlineData(RequestPriority.Sheddable, 8, false, true, 2)] // only critical about
-    [InlineData(RequestPriority.Normal, 8, true, true, 2)]
-    [InlineData(RequestPriority.Critical, 8, true, true, 0)]   // nobody above it
-    [InlineData(RequestPriority.Sheddable, 5, false, true, 2)] // ceil(1.25)
-    [InlineData(RequestPriority.Sheddable, 4, false, false, 0)] // nobody above seen lately
+    [InlineData(RequestPriority.Sheddable, 10, true, true, 2)]  // floor(0.2 x 10), kept for the highest priority about
+    [InlineData(RequestPriority.Sheddable, 10, false, true, 2)]
+    [InlineData(RequestPriority.Sheddable, 10, true, false, 2)] // normal is the highest about: the reserve is its
+    [InlineData(RequestPriority.Normal, 10, true, true, 2)]
+    [InlineData(RequestPriority.Normal, 10, true, false, 0)]    // nobody above normal about
+    [InlineData(RequestPriority.Critical, 10, true, true, 0)]   // nobody above critical
+    [InlineData(RequestPriority.Sheddable, 5, false, true, 1)]
+    [InlineData(RequestPriority.Sheddable, 4, false, true, 0)]  // a small limit reserves nothing: 0.8 rounds down
     public void ReserveFor_EachHigherPrioritySeen_LeavesItsShare(RequestPriority priority, int current, bool normalSeen, bool criticalSeen, int expected)
     {
         bool[] seenLately = [false, normalSeen, criticalSeen]; // index = (int)priority
 
-        var reserve = RequestAdmission.ReserveFor(priority, current, 0.25, seenLately);
+        var reserve = RequestAdmission.ReserveFor(priority, current, 0.2, seenLately);
 
         Assert.Equal(expected, reserve);
     }
@@ -130,7 +132,7 @@ public sealed class PriorityReserveTests
         var time = new FakeTimeProvider();
         var limit = ConcurrencyLimit.Fixed(4);
         using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromSeconds(0.5), TimeProvider = time },
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromSeconds(0.5), PriorityReserve = 0.25, TimeProvider = time },
             NullLogger.Instance);
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
