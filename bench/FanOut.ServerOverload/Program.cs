@@ -100,11 +100,17 @@ if (which == "sweep")
     {
         // A fifth argument keeps only the rows whose name contains it (e.g. "priorities"), for a quick look after a change;
         // it also reaches the alternatives to the package's choices ("priorities" adds the row without the reserve and one
-        // per reserve a sixth argument lists, e.g. "0.1,0.5"; "adaptive" also a start at 16), so they alternate in one process.
+        // per reserve a sixth argument lists, e.g. "0.1,fixed4"; "adaptive" also a start at 16), so they alternate in one process.
         rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16];
         if (args.Length > 5)
         {
-            rows = [.. rows, .. args[5].Split(',').Select(r => OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)))];
+            // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
+            // "tol1.25" both FanOut rows with that Tolerance.
+            rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
+                ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
+                : r.StartsWith("tol", StringComparison.Ordinal)
+                ? [OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)), OverloadRow.WithTolerance(OverloadRow.FanOutPriorities, double.Parse(r[3..], CultureInfo.InvariantCulture))]
+                : new[] { OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)) })];
         }
 
         rows = rows.Where(r => r.Name.Contains(args[4], StringComparison.OrdinalIgnoreCase)).ToArray();

@@ -47,7 +47,9 @@ public sealed class OverloadApp : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(backend);
         // The FanOut rows get the package's default limit (what Limit = null gives), held here to draw it over time.
         var limit = row.Kind is not (OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities) ? null
+            : row.FixedLimit is { } fixedLimit ? ConcurrencyLimit.Fixed(fixedLimit)
             : row.InitialLimit is { } initial ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = initial })
+            : row.Tolerance is { } tolerance ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Tolerance = tolerance })
             : FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System);
         var overload = new OverloadApp(backend, limit);
         var builder = WebApplication.CreateSlimBuilder();

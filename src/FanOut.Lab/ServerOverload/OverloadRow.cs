@@ -7,7 +7,9 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="QueuePerPermit">FanOut's <c>QueuePerPermit</c> for the FanOut rows; null for the package's default.</param>
 /// <param name="PriorityReserve">FanOut's <c>PriorityReserve</c> for the FanOut rows; null for the package's default.</param>
 /// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null)
+/// <param name="FixedLimit">A fixed limit instead of the adaptive one for the FanOut rows (the admission alone, at a known limit); null for none.</param>
+/// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 
@@ -24,6 +26,17 @@ public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits 
     /// <summary>The priorities row with another <c>PriorityReserve</c>, to measure the reserve's size.</summary>
     public static OverloadRow FanOutPrioritiesReserve(double reserve) =>
         FanOutPriorities with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"FanOut adaptive + priorities, reserve {reserve}"), PriorityReserve = reserve };
+
+    /// <summary>The priorities row on a fixed limit (the admission and its queue without the adaptive law).</summary>
+    public static OverloadRow FanOutPrioritiesFixed(int limit) =>
+        FanOutPriorities with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"FanOut fixed {limit} + priorities"), FixedLimit = limit };
+
+    /// <summary>A FanOut row whose adaptive limit has another <c>Tolerance</c> (how far latency may rise before it backs off).</summary>
+    public static OverloadRow WithTolerance(OverloadRow row, double tolerance)
+    {
+        ArgumentNullException.ThrowIfNull(row);
+        return row with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{row.Name}, Tolerance {tolerance}"), Tolerance = tolerance };
+    }
 
     public static OverloadRow AspNetConcurrency(int permits, string label) =>
         new($"ASP.NET Core ConcurrencyLimiter {permits} + queue {permits} ({label})", OverloadRowKind.AspNetConcurrencyLimiter, permits);
