@@ -583,8 +583,12 @@ internal sealed class RequestAdmission : IDisposable
         return null;
     }
 
-    /// <summary>Refuses what still waits (the host stops): the pump's wait ends. The source is not disposed: a late arrival may still read its token.</summary>
-    public void Dispose() => _disposed.Cancel();
+    /// <summary>Refuses what still waits (the host stops): the pump's wait ends, and a queue whose pump parked is refused here. The source is not disposed: a late arrival may still read its token.</summary>
+    public void Dispose()
+    {
+        _disposed.Cancel();
+        FailQueued(AdmissionStatus.Refused);
+    }
 
     [Conditional("DEBUG")]
     private void AssertInvariants()

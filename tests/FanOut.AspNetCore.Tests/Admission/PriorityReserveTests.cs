@@ -60,7 +60,7 @@ public sealed class PriorityReserveTests
         admission.Release();
         admission.Release();
         admission.Release();
-        Assert.Equal(AdmissionStatus.Admitted, await waiting);
+        Assert.Equal(AdmissionStatus.Admitted, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
         Assert.Equal(6, admission.Held);
         Assert.Equal(6, limit.InFlight);
         Assert.Equal(0, admission.Queued);
@@ -93,7 +93,7 @@ public sealed class PriorityReserveTests
         // A second without a critical request: its reserve lapses, and the next place given back wakes the waiting one.
         time.Advance(RequestAdmission.ReserveHold);
         admission.Release();
-        Assert.Equal(AdmissionStatus.Admitted, await waiting);
+        Assert.Equal(AdmissionStatus.Admitted, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
         Assert.Equal(4, limit.InFlight);
         Assert.Equal(4, admission.Held);
@@ -158,6 +158,27 @@ public sealed class PriorityReserveTests
         Assert.Equal(0, admission.Held);
         Assert.Equal(0, limit.InFlight);
         Assert.Equal(1, admission.Counts.Canceled);
+    }
+
+    [Fact]
+    public async Task Dispose_WhileWaitingForTheReserve_Refused()
+    {
+        var time = new FakeTimeProvider();
+        var limit = ConcurrencyLimit.Fixed(4);
+        var admission = Admission(limit, time);
+        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
+        for (var i = 0; i < 2; i++)
+        {
+            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 3 held: 4 - 1 reserved
+        }
+
+        var waiting = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask(); // the pump parked: nobody waits on the limit
+
+        admission.Dispose();
+
+        Assert.Equal(AdmissionStatus.Refused, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
+        Assert.Equal(0, admission.Queued);
+        Assert.Equal(3, limit.InFlight);
     }
 
     [Fact]
