@@ -3,11 +3,11 @@ using System.Text;
 
 using FanOut.Lab.ServerOverload;
 
-// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start] [measured seconds] [warm-up seconds] [rounds] [row filter]
+// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x] [measured seconds] [warm-up seconds] [rounds] [row filter]
 var which = args.Length > 0 ? args[0] : "all";
-if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start"))
+if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x"))
 {
-    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep or start.");
+    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start or limit4x.");
     return 2;
 }
 
@@ -78,6 +78,31 @@ if (which == "start" && PostgresServer.WhyNot() is null)
         {
             var cell = await ServerOverloadRun.RunAsync(row, backend, 4, warmup, measured, slo);
             Line(ServerOverloadRun.MarkdownRow(cell) + $" load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+        }
+    }
+}
+
+if (which == "limit4x" && PostgresServer.WhyNot() is null)
+{
+    // The priorities row's adaptive limit at 4x, as the sweep reaches it (0.5x, 1x, 2x first): how long it sat below the
+    // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5.
+    var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
+    await using var server = await PostgresServer.StartAsync();
+    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await backend.WarmAsync();
+    for (var round = 0; round < rounds; round++)
+    {
+        foreach (var row in new[] { OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5) })
+        {
+            await using var app = await OverloadApp.StartAsync(row, backend);
+            OverloadCell? cell = null;
+            foreach (var load in new[] { 0.5, 1, 2, 4 })
+            {
+                cell = await ServerOverloadRun.RunLoadAsync(row, app, load * backend.CapacityPerSecond, load, warmup, measured, slo);
+            }
+
+            var counted = cell!.LimitTimeline.Where(t => t.Seconds >= warmup.TotalSeconds).Select(t => t.Limit).ToArray();
+            Line($"{ServerOverloadRun.MarkdownRow(cell)} below 4: {counted.Count(l => l < Capacity) * 100.0 / counted.Length:0}% of samples; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
         }
     }
 }
