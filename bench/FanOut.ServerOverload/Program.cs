@@ -3,11 +3,11 @@ using System.Text;
 
 using FanOut.Lab.ServerOverload;
 
-// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep] [measured seconds] [warm-up seconds] [rounds] [row filter]
+// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x] [measured seconds] [warm-up seconds] [rounds] [row filter]
 var which = args.Length > 0 ? args[0] : "all";
-if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep"))
+if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x"))
 {
-    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout or sweep.");
+    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start or limit4x.");
     return 2;
 }
 
@@ -63,6 +63,50 @@ if (which == "fanout" && PostgresServer.WhyNot() is null)
     }
 }
 
+if (which == "start" && PostgresServer.WhyNot() is null)
+{
+    // A cold service's first contact is a burst: FanOut adaptive started at 4x load on the core's starting limit (DefaultLimit)
+    // and at 16, alternating in rounds; with a warm-up of 0 the first round's queue counts.
+    var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
+    await using var server = await PostgresServer.StartAsync();
+    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await backend.WarmAsync();
+    Line(ServerOverloadRun.MarkdownHeader);
+    for (var round = 0; round < rounds; round++)
+    {
+        foreach (var row in new[] { OverloadRow.FanOutAdaptive, OverloadRow.FanOutAdaptiveStart16 })
+        {
+            var cell = await ServerOverloadRun.RunAsync(row, backend, 4, warmup, measured, slo);
+            Line(ServerOverloadRun.MarkdownRow(cell) + $" load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+        }
+    }
+}
+
+if (which == "limit4x" && PostgresServer.WhyNot() is null)
+{
+    // The priorities row's adaptive limit at 4x, as the sweep reaches it (0.5x, 1x, 2x first): how long it sat below the
+    // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5.
+    var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
+    await using var server = await PostgresServer.StartAsync();
+    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await backend.WarmAsync();
+    for (var round = 0; round < rounds; round++)
+    {
+        foreach (var row in new[] { OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5) })
+        {
+            await using var app = await OverloadApp.StartAsync(row, backend);
+            OverloadCell? cell = null;
+            foreach (var load in new[] { 0.5, 1, 2, 4 })
+            {
+                cell = await ServerOverloadRun.RunLoadAsync(row, app, load * backend.CapacityPerSecond, load, warmup, measured, slo);
+            }
+
+            var counted = cell!.LimitTimeline.Where(t => t.Seconds >= warmup.TotalSeconds).Select(t => t.Limit).ToArray();
+            Line($"{ServerOverloadRun.MarkdownRow(cell)} below 4: {counted.Count(l => l < Capacity) * 100.0 / counted.Length:0}% of samples; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+        }
+    }
+}
+
 if (which == "sweep")
 {
     // The lab scenario's sweep (one app per row, 0.5x, 1x, 2x, 4x in order, the limit carried over), repeated in rounds that
@@ -79,7 +123,21 @@ if (which == "sweep")
     OverloadRow[] rows = [OverloadRow.NoLimiter, OverloadRow.AspNetConcurrency(4, "hand-tuned"), OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities];
     if (args.Length > 4)
     {
-        // A fifth argument keeps only the rows whose name contains it (e.g. "priorities"), for a quick look after a change.
+        // A fifth argument keeps only the rows whose name contains it (e.g. "priorities"), for a quick look after a change;
+        // it also reaches the alternatives to the package's choices ("priorities" adds the row without the reserve and one
+        // per reserve a sixth argument lists, e.g. "0.1,fixed4"; "adaptive" also a start at 16), so they alternate in one process.
+        rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16];
+        if (args.Length > 5)
+        {
+            // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
+            // "tol1.25" both FanOut rows with that Tolerance.
+            rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
+                ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
+                : r.StartsWith("tol", StringComparison.Ordinal)
+                ? [OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)), OverloadRow.WithTolerance(OverloadRow.FanOutPriorities, double.Parse(r[3..], CultureInfo.InvariantCulture))]
+                : new[] { OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)) })];
+        }
+
         rows = rows.Where(r => r.Name.Contains(args[4], StringComparison.OrdinalIgnoreCase)).ToArray();
     }
 

@@ -147,7 +147,7 @@ internal sealed class FanOutConcurrencyMiddleware
             }
             finally
             {
-                _limit.Release();
+                _admission.Release();
             }
         }
     }

@@ -3,7 +3,7 @@ namespace FanOut.AspNetCore;
 /// <summary>How <c>UseFanOutConcurrency</c> admits, queues and refuses requests (see <c>AddFanOutConcurrency</c>).</summary>
 /// <remarks>
 /// Checked once at startup: a value out of range stops the host with one line naming the option
-/// (<c>FanOutConcurrencyOptions.QueueLimit is -1: it must be 0 or more.</c>).
+/// (<c>FanOutConcurrencyOptions.QueueLimit is -1: it must be 0 to 1,000,000.</c>).
 /// </remarks>
 public sealed class FanOutConcurrencyOptions
 {
@@ -55,6 +55,21 @@ public sealed class FanOutConcurrencyOptions
     /// rejection off for normal requests (refused only when the queue is full).
     /// </value>
     public double RejectionStart { get; set; } = 0.5;
+
+    /// <summary>The share of the limit kept free for the highest priority seen in the last second: permits the lower priorities may not take.</summary>
+    /// <value>
+    /// Default 0.2, range 0 (no reserve) to 0.5. While a higher priority than its own arrived in the last second, a request
+    /// may take a permit only if the requests this service admitted leave <c>floor(PriorityReserve × limit)</c> permits free:
+    /// under an adaptive limit of 10 with critical requests about, normal and sheddable requests stop at 8 in flight and a
+    /// critical request finds a permit free instead of queueing behind the next completion. Rounded down so that it fits in
+    /// the fifth of an adaptive limit that is queue anyway (the law settles near 1.25 times what the bottleneck serves at
+    /// once), where it costs the lower priorities their place, not throughput; a larger share idled the bottleneck at 1x load
+    /// (docs/server.md). A priority nobody sent for a second reserves nothing, so a service whose traffic is all one priority
+    /// runs the whole limit. Under a fixed limit set at the bottleneck's capacity the reserve idles whenever the higher
+    /// priority does not use it: set 0 there. The counts are this service's requests: its outgoing calls on a shared limit
+    /// are not held back by it.
+    /// </value>
+    public double PriorityReserve { get; set; } = 0.2;
 
     /// <summary>The longest a request waits in the queue; then it is refused.</summary>
     /// <value>
@@ -116,6 +131,11 @@ public sealed class FanOutConcurrencyOptions
         if (double.IsNaN(RejectionStart) || RejectionStart is < 0 or > 1)
         {
             return $"{Name}.{nameof(RejectionStart)} is {RejectionStart}: it must be 0 to 1 (a share of the queue).";
+        }
+
+        if (double.IsNaN(PriorityReserve) || PriorityReserve is < 0 or > 0.5)
+        {
+            return $"{Name}.{nameof(PriorityReserve)} is {PriorityReserve}: it must be 0 to 0.5 (a share of the limit; 0 turns the reserve off).";
         }
 
         if (QueueTimeout <= TimeSpan.Zero || QueueTimeout > TimeSpan.FromHours(1))

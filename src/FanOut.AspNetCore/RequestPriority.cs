@@ -9,6 +9,6 @@ public enum RequestPriority
     /// <summary>The default: gradually refused as the queue fills from <see cref="FanOutConcurrencyOptions.RejectionStart"/> to full.</summary>
     Normal = 1,
 
-    /// <summary>Admitted while any room exists: served first from the queue, never refused at random, and when the queue is full it takes the place of the newest lower-priority request.</summary>
+    /// <summary>Admitted while any room exists: the lower priorities leave it a reserve of the limit (<see cref="FanOutConcurrencyOptions.PriorityReserve"/>), it is served first from the queue, never refused at random, and when the queue is full it takes the place of the newest lower-priority request.</summary>
     Critical = 2,
 }

@@ -22,6 +22,14 @@ namespace FanOut.AspNetCore.Admission;
 /// from then the request owns it. With nobody left to take it the pump gives it back at once. The pump never waits while
 /// holding one. The limit's members (user code, for a custom limit) and completions run outside <see cref="_lock"/>.
 /// </para>
+/// <para>
+/// The reserve: a request may take a permit only while the requests this class admitted (<see cref="_held"/>, counted by
+/// compare-and-swap before the limit is asked) leave <see cref="ReserveFor"/> permits of the limit to the highest priority
+/// above its own that was seen lately, so a critical request finds a permit free instead of queueing behind the next
+/// completion. A queued request whose room is taken parks the pump (<see cref="_parkedFor"/>), which gives its permit back
+/// at once; the next of this class's permits given back (<see cref="Release"/>) starts it again. Nobody waits holding a
+/// permit or a place in <see cref="_held"/>.
+/// </para>
 /// </remarks>
 internal sealed class RequestAdmission : IDisposable
 {
@@ -36,6 +44,15 @@ internal sealed class RequestAdmission : IDisposable
     /// </remarks>
     internal const int CriticalQueueLimits = 3;
 
+    /// <summary>How long after a request of a priority arrived its reserve still stands for the priorities below it.</summary>
+    /// <remarks>
+    /// A reserve that always stood would keep a service whose traffic is all one priority below <see cref="ConcurrencyLimit.Current"/>
+    /// for good (an adaptive limit grows only when it is filled). One second is many service times of any request
+    /// worth limiting, so a steady trickle of critical requests keeps their room, while a service that never sees one
+    /// runs all its permits.
+    /// </remarks>
+    internal static readonly TimeSpan ReserveHold = TimeSpan.FromSeconds(1);
+
     private readonly ConcurrencyLimit _limit;
     private readonly int _queueLimit;
     private readonly double _queuePerPermit;
@@ -45,6 +62,19 @@ internal sealed class RequestAdmission : IDisposable
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
     private readonly Func<double> _random;
+    private readonly double _priorityReserve;
+    private readonly long _reserveHoldTicks;
+
+    /// <summary>When a request of each priority last arrived (<see cref="TimeProvider.GetTimestamp"/>; index = (int)priority).</summary>
+    private readonly long[] _lastArrival;
+
+    /// <summary>Permits held by requests this class admitted, plus places taken by a request about to ask the limit for one.</summary>
+    /// <remarks>Only ever changed by compare-and-swap or Interlocked: room is reserved here first, then taken from the limit.</remarks>
+    private int _held;
+
+    /// <summary>While the pump is parked, the priority of the queue's head it could not admit (the reserve); -1 otherwise.</summary>
+    /// <remarks>An arrival at or below it does not restart the pump (it would be refused the same room); a higher one, or a permit given back, does.</remarks>
+    private int _parkedFor = -1;
 
     /// <summary>Guards the queues, <see cref="_queued"/> and <see cref="_pumping"/>; no user code and no completion under it.</summary>
     private readonly Lock _lock = new();
@@ -54,6 +84,10 @@ internal sealed class RequestAdmission : IDisposable
 
     /// <summary>Requests in <see cref="_queues"/>; written under <see cref="_lock"/>, read without it by the fast path.</summary>
     private int _queued;
+
+    /// <summary>The highest priority with a request waiting (-1: none); written under <see cref="_lock"/>, read without it by the fast path.</summary>
+    /// <remarks>A request may skip the queue when nobody of its priority or above waits: it would be served before the lower ones anyway.</remarks>
+    private int _highestWaiting = -1;
 
     /// <summary>True while the pump runs (it then waits for a permit, or is about to hand one over).</summary>
     private bool _pumping;
@@ -77,7 +111,11 @@ internal sealed class RequestAdmission : IDisposable
         _limiterFailure = options.LimiterFailure;
         _logger = logger;
         _random = random ?? Random.Shared.NextDouble;
+        _priorityReserve = options.PriorityReserve;
+        _reserveHoldTicks = (long)(ReserveHold.TotalSeconds * _time.TimestampFrequency);
         _queues = new LinkedList<QueuedRequest>[Enum.GetValues<RequestPriority>().Length];
+        _lastArrival = new long[_queues.Length];
+        Array.Fill(_lastArrival, long.MinValue / 2);
         for (var i = 0; i < _queues.Length; i++)
         {
             _queues[i] = new LinkedList<QueuedRequest>();
@@ -89,6 +127,9 @@ internal sealed class RequestAdmission : IDisposable
 
     /// <summary>Requests waiting right now.</summary>
     public int Queued => Volatile.Read(ref _queued);
+
+    /// <summary>Permits held right now by requests this admission admitted (each gives it back with <see cref="Release"/>).</summary>
+    public int Held => Volatile.Read(ref _held);
 
     /// <summary>Counts since start: admitted at once, admitted after queueing, refused, canceled while queued.</summary>
     public (long AdmittedAtOnce, long AdmittedFromQueue, long Refused, long Canceled) Counts =>
@@ -109,19 +150,159 @@ internal sealed class RequestAdmission : IDisposable
 
     private static double Ramp(double x, double from, double to) => x < from ? 0 : x >= to ? 1 : (x - from) / (to - from);
 
-    /// <summary>Admits, queues or refuses a request; <see cref="AdmissionStatus.Admitted"/> hands the caller a permit to give back.</summary>
-    public ValueTask<AdmissionStatus> AdmitAsync(RequestPriority priority, CancellationToken aborted)
+    /// <summary>
+    /// The permits a request of <paramref name="priority"/> must leave free under a limit of <paramref name="current"/>:
+    /// <c>floor(priorityReserve × current)</c> when a higher priority was seen lately (<paramref name="seenLately"/>, index =
+    /// (int)priority), else none.
+    /// </summary>
+    /// <remarks>
+    /// One reserve, kept for the highest priority about: every priority below it stays out of it. Rounded down, so it fits
+    /// in the part of an adaptive limit that is queue anyway (the law settles near 1.25 x what the bottleneck serves at once:
+    /// a fifth of the permits are requests waiting in the bottleneck's own queue); a small limit reserves nothing (4 x 0.2).
+    /// The room a request may take is then <c>max(1, current - reserve)</c> permits held by this admission.
+    /// </remarks>
+    internal static int ReserveFor(RequestPriority priority, int current, double priorityReserve, ReadOnlySpan<bool> seenLately)
     {
-        // Fast path: nobody queued here and a permit free (TryAcquire also fails while others wait on a shared limit).
+        for (var above = (int)priority + 1; above < seenLately.Length; above++)
+        {
+            if (seenLately[above])
+            {
+                return (int)Math.Floor(priorityReserve * Math.Max(current, 1));
+            }
+        }
+
+        return 0;
+    }
+
+    /// <summary>The most permits this admission may hold once a request of <paramref name="priority"/> takes one; <see cref="int.MaxValue"/> when no reserve stands.</summary>
+    /// <param name="priority">The request's priority.</param>
+    /// <param name="current">The limit's <see cref="ConcurrencyLimit.Current"/>, read by the caller outside the lock (user code).</param>
+    /// <param name="now">A timestamp of <see cref="_time"/>.</param>
+    private int RoomFor(RequestPriority priority, int current, long now)
+    {
+        if (_priorityReserve == 0 || (int)priority == _queues.Length - 1)
+        {
+            return int.MaxValue;
+        }
+
+        Span<bool> seenLately = stackalloc bool[_queues.Length];
+        for (var level = (int)priority + 1; level < seenLately.Length; level++)
+        {
+            seenLately[level] = now - Volatile.Read(ref _lastArrival[level]) < _reserveHoldTicks;
+        }
+
+        var reserve = ReserveFor(priority, current, _priorityReserve, seenLately);
+        return reserve == 0 ? int.MaxValue : Math.Max(1, current - reserve);
+    }
+
+    /// <summary>Takes a place in <see cref="_held"/> if fewer than <paramref name="room"/> are taken: one compare-and-swap, never a read-then-write.</summary>
+    private bool TryReserve(int room)
+    {
+        var held = Volatile.Read(ref _held);
+        while (held < room)
+        {
+            var seen = Interlocked.CompareExchange(ref _held, held + 1, held);
+            if (seen == held)
+            {
+                return true;
+            }
+
+            held = seen;
+        }
+
+        return false;
+    }
+
+    /// <summary>Gives a place in <see cref="_held"/> back (a reservation the limit then refused); a pump parked for want of room starts again.</summary>
+    private void ReturnPlace()
+    {
+        Interlocked.Decrement(ref _held);
+        RestartParkedPump();
+    }
+
+    /// <summary>Gives back the permit of a request admitted with <see cref="AdmissionStatus.Admitted"/>: its owner calls this exactly once.</summary>
+    public void Release()
+    {
+        // The place first, then the permit: a pump woken by the permit then finds the room too.
+        Interlocked.Decrement(ref _held);
+        try
+        {
+            _limit.Release();
+        }
+        finally
+        {
+            RestartParkedPump();
+        }
+    }
+
+    /// <summary>After a place in <see cref="_held"/> was given back: starts the pump if it parked for want of room.</summary>
+    /// <remarks>
+    /// Called after the decrement. A pump that read the old count (under the lock) parked before this thread takes the lock,
+    /// so this sees <see cref="_pumping"/> false and restarts it; a pump that reads after the decrement sees the room.
+    /// </remarks>
+    private void RestartParkedPump()
+    {
         if (Volatile.Read(ref _queued) == 0)
         {
+            return;
+        }
+
+        var start = false;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (_queued > 0 && !_pumping)
+            {
+                _pumping = true;
+                _parkedFor = -1;
+                start = true;
+            }
+        }
+
+        if (start)
+        {
+            _ = PumpAsync();
+        }
+    }
+
+    /// <summary>Admits, queues or refuses a request; <see cref="AdmissionStatus.Admitted"/> hands the caller a permit to give back with <see cref="Release"/>.</summary>
+    public ValueTask<AdmissionStatus> AdmitAsync(RequestPriority priority, CancellationToken aborted)
+    {
+        var now = _time.GetTimestamp();
+        if (_priorityReserve > 0)
+        {
+            // Seen lately: its reserve stands for the priorities below it. Written at most a few times per hold, not per request.
+            ref var last = ref _lastArrival[(int)priority];
+            if (now - Volatile.Read(ref last) > _reserveHoldTicks / 16)
+            {
+                Volatile.Write(ref last, now);
+            }
+        }
+
+        // Fast path: nobody of this priority or above queued here, room under the reserve, and a permit free (TryAcquire also
+        // fails while others wait on a shared limit, this admission's pump included). Lower priorities waiting (for the reserve,
+        // say) do not hold a critical request back: the queue would serve it first anyway.
+        if (Volatile.Read(ref _highestWaiting) < (int)priority)
+        {
             bool acquired;
+            var reserved = false;
             try
             {
+                if (!TryReserve(_priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now)))
+                {
+                    return EnqueueAsync(priority, aborted); // room taken: wait in the queue for a place given back
+                }
+
+                reserved = true;
                 acquired = _limit.TryAcquire();
             }
             catch (Exception exception)
             {
+                if (reserved)
+                {
+                    ReturnPlace();
+                }
+
                 return new ValueTask<AdmissionStatus>(OnLimiterFailure(exception));
             }
 
@@ -130,6 +311,8 @@ internal sealed class RequestAdmission : IDisposable
                 Interlocked.Increment(ref _admittedAtOnce);
                 return new ValueTask<AdmissionStatus>(AdmissionStatus.Admitted);
             }
+
+            ReturnPlace();
         }
 
         return EnqueueAsync(priority, aborted);
@@ -188,9 +371,14 @@ internal sealed class RequestAdmission : IDisposable
             {
                 _queued++; // an eviction's place is taken over: the count stays
             }
-            if (!_pumping)
+
+            OnQueueChanged();
+
+            // A pump parked for want of room for a request at or above this one's priority would find none for this one either.
+            if (!_pumping && (int)priority > _parkedFor)
             {
                 _pumping = true;
+                _parkedFor = -1;
                 startPump = true;
             }
         }
@@ -230,6 +418,7 @@ internal sealed class RequestAdmission : IDisposable
 
             request.Node.List.Remove(request.Node);
             _queued--;
+            OnQueueChanged();
         }
 
         Interlocked.Increment(ref timedOut ? ref _refused : ref _canceled);
@@ -258,25 +447,53 @@ internal sealed class RequestAdmission : IDisposable
                 return;
             }
 
-            QueuedRequest? next;
+            // The limit's value is user code for a custom limit: read before the lock. If it throws, no reserve this time.
+            var current = 0;
+            if (_priorityReserve > 0)
+            {
+                try
+                {
+                    current = _limit.Current;
+                }
+                catch (Exception exception)
+                {
+                    s_limiterFailed(_logger, exception);
+                }
+            }
+
+            var now = _time.GetTimestamp();
+            QueuedRequest? next = null;
             var more = false;
             lock (_lock)
             {
                 AssertInvariants();
-                next = TakeOldestHighest();
-                if (next is not null)
+                var head = PeekOldestHighest();
+                if (head is null)
                 {
-                    _queued--;
+                    _pumping = false;
                 }
-
-                more = _queued > 0;
-                _pumping = more;
+                else if (!TryReserve(current > 0 ? RoomFor(head.Priority, current, now) : int.MaxValue))
+                {
+                    // The head's room is taken (the reserve): park until one of this admission's permits comes back. Lower
+                    // priorities have less room still; a higher arrival restarts the pump.
+                    _pumping = false;
+                    _parkedFor = (int)head.Priority;
+                }
+                else
+                {
+                    head.Node.List!.Remove(head.Node);
+                    _queued--;
+                    OnQueueChanged();
+                    next = head;
+                    more = _queued > 0;
+                    _pumping = more;
+                }
             }
 
             if (next is null)
             {
-                // Everyone it waited for left (canceled, timed out): the permit goes straight back. A request arriving now
-                // fails TryAcquire until it does, queues, and starts a pump of its own (_pumping is false) that gets it.
+                // Everyone it waited for left (canceled, timed out), or the head has no room: the permit goes straight back.
+                // A request arriving now fails TryAcquire until it does, queues, and starts a pump of its own that gets it.
                 _limit.Release();
                 return;
             }
@@ -307,11 +524,14 @@ internal sealed class RequestAdmission : IDisposable
             }
 
             _queued = 0;
+            OnQueueChanged();
             _pumping = false;
+            _parkedFor = -1;
         }
 
         foreach (var request in failed)
         {
+            // AdmittedWithoutPermit (the limit threw, fail open) holds no permit: nothing to count in _held.
             Interlocked.Increment(ref status == AdmissionStatus.Refused ? ref _refused : ref _admittedFromQueue);
             request.Complete(status);
         }
@@ -323,13 +543,24 @@ internal sealed class RequestAdmission : IDisposable
         return _limiterFailure == LimiterFailureMode.Admit ? AdmissionStatus.AdmittedWithoutPermit : AdmissionStatus.Refused;
     }
 
-    private QueuedRequest? TakeOldestHighest()
+    /// <summary>Publishes <see cref="_highestWaiting"/> after the queues changed; under <see cref="_lock"/>.</summary>
+    private void OnQueueChanged()
+    {
+        var highest = _queues.Length - 1;
+        while (highest >= 0 && _queues[highest].Count == 0)
+        {
+            highest--;
+        }
+
+        Volatile.Write(ref _highestWaiting, highest);
+    }
+
+    private QueuedRequest? PeekOldestHighest()
     {
         for (var i = _queues.Length - 1; i >= 0; i--)
         {
             if (_queues[i].First is { } node)
             {
-                _queues[i].RemoveFirst();
                 return node.Value;
             }
         }
@@ -352,14 +583,20 @@ internal sealed class RequestAdmission : IDisposable
         return null;
     }
 
-    /// <summary>Refuses what still waits (the host stops): the pump's wait ends. The source is not disposed: a late arrival may still read its token.</summary>
-    public void Dispose() => _disposed.Cancel();
+    /// <summary>Refuses what still waits (the host stops): the pump's wait ends, and a queue whose pump parked is refused here. The source is not disposed: a late arrival may still read its token.</summary>
+    public void Dispose()
+    {
+        _disposed.Cancel();
+        FailQueued(AdmissionStatus.Refused);
+    }
 
     [Conditional("DEBUG")]
     private void AssertInvariants()
     {
         Debug.Assert(_lock.IsHeldByCurrentThread);
         Debug.Assert(_queued == _queues.Sum(q => q.Count));
-        Debug.Assert(_queued == 0 || _pumping);
+        Debug.Assert(_queued == 0 || _pumping || (_parkedFor >= 0 && _queues.Skip(_parkedFor + 1).All(q => q.Count == 0)), "a waiting request has a pump, or a parked one that would refuse it room");
+        Debug.Assert(!_pumping || _parkedFor == -1);
+        Debug.Assert(_highestWaiting == Array.FindLastIndex(_queues, q => q.Count > 0));
     }
 }

@@ -46,7 +46,11 @@ public sealed class OverloadApp : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(row);
         ArgumentNullException.ThrowIfNull(backend);
         // The FanOut rows get the package's default limit (what Limit = null gives), held here to draw it over time.
-        var limit = row.Kind is OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities ? FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System) : null;
+        var limit = row.Kind is not (OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities) ? null
+            : row.FixedLimit is { } fixedLimit ? ConcurrencyLimit.Fixed(fixedLimit)
+            : row.InitialLimit is { } initial ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = initial })
+            : row.Tolerance is { } tolerance ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Tolerance = tolerance })
+            : FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System);
         var overload = new OverloadApp(backend, limit);
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
@@ -66,6 +70,7 @@ public sealed class OverloadApp : IAsyncDisposable
                 {
                     o.Limit = limit;
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
+                    o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
                 });
                 break;
             case OverloadRowKind.FanOutPriorities:
@@ -73,6 +78,7 @@ public sealed class OverloadApp : IAsyncDisposable
                 {
                     o.Limit = limit;
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
+                    o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
                     o.PrioritySelector = c => c.Request.Headers.ContainsKey(CriticalHeader) ? RequestPriority.Critical : RequestPriority.Sheddable;
                 });
                 break;

@@ -5,13 +5,38 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="Kind">The mechanism.</param>
 /// <param name="Permits">ASP.NET Core ConcurrencyLimiter's permit count (and queue) for the fixed rows.</param>
 /// <param name="QueuePerPermit">FanOut's <c>QueuePerPermit</c> for the FanOut rows; null for the package's default.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null)
+/// <param name="PriorityReserve">FanOut's <c>PriorityReserve</c> for the FanOut rows; null for the package's default.</param>
+/// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
+/// <param name="FixedLimit">A fixed limit instead of the adaptive one for the FanOut rows (the admission alone, at a known limit); null for none.</param>
+/// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 
     public static OverloadRow FanOutAdaptive { get; } = new("FanOut adaptive", OverloadRowKind.FanOutAdaptive);
 
     public static OverloadRow FanOutPriorities { get; } = new("FanOut adaptive + priorities (20% critical)", OverloadRowKind.FanOutPriorities);
+
+    /// <summary>The priorities row without the reserve (<c>PriorityReserve</c> 0): the baseline the reserve is measured against.</summary>
+    public static OverloadRow FanOutPrioritiesNoReserve { get; } = FanOutPriorities with { Name = "FanOut adaptive + priorities, no reserve", PriorityReserve = 0 };
+
+    /// <summary>The adaptive row starting at 16 instead of the core's 4: the server start <c>DefaultLimit</c> was measured with and did not take (docs/server.md).</summary>
+    public static OverloadRow FanOutAdaptiveStart16 { get; } = FanOutAdaptive with { Name = "FanOut adaptive, InitialLimit 16", InitialLimit = 16 };
+
+    /// <summary>The priorities row with another <c>PriorityReserve</c>, to measure the reserve's size.</summary>
+    public static OverloadRow FanOutPrioritiesReserve(double reserve) =>
+        FanOutPriorities with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"FanOut adaptive + priorities, reserve {reserve}"), PriorityReserve = reserve };
+
+    /// <summary>The priorities row on a fixed limit (the admission and its queue without the adaptive law).</summary>
+    public static OverloadRow FanOutPrioritiesFixed(int limit) =>
+        FanOutPriorities with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"FanOut fixed {limit} + priorities"), FixedLimit = limit };
+
+    /// <summary>A FanOut row whose adaptive limit has another <c>Tolerance</c> (how far latency may rise before it backs off).</summary>
+    public static OverloadRow WithTolerance(OverloadRow row, double tolerance)
+    {
+        ArgumentNullException.ThrowIfNull(row);
+        return row with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{row.Name}, Tolerance {tolerance}"), Tolerance = tolerance };
+    }
 
     public static OverloadRow AspNetConcurrency(int permits, string label) =>
         new($"ASP.NET Core ConcurrencyLimiter {permits} + queue {permits} ({label})", OverloadRowKind.AspNetConcurrencyLimiter, permits);

@@ -61,10 +61,11 @@ public sealed class RequestAdmissionTests
         {
             Assert.Equal(AdmissionStatus.Admitted, await queued[i]);
             Assert.Equal(1, limit.InFlight);
-            limit.Release();
+            admission.Release();
         }
 
         Assert.Equal(0, limit.InFlight);
+        Assert.Equal(0, admission.Held);
     }
 
     [Fact]
@@ -149,7 +150,7 @@ public sealed class RequestAdmissionTests
 
                 await Task.Yield();
                 Interlocked.Decrement(ref held);
-                limit.Release();
+                admission.Release();
             }
 
             return status;
@@ -159,6 +160,7 @@ public sealed class RequestAdmissionTests
 
         Assert.Equal(0, limit.InFlight);
         Assert.Equal(0, admission.Queued);
+        Assert.Equal(0, admission.Held);
         Assert.InRange(peak, 1, 4);
         var counts = admission.Counts;
         Assert.Equal(statuses.Count(s => s == AdmissionStatus.Admitted), counts.AdmittedAtOnce + counts.AdmittedFromQueue);

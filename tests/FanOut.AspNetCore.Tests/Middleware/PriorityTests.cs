@@ -124,4 +124,44 @@ public sealed class PriorityTests
 
         Assert.Equal(["a", "critical", "plain"], app.Gate.Order);
     }
+
+    [Fact]
+    public async Task Reserve_HandlerThrowsAndAWaitingClientLeaves_EveryPlaceAndPermitGoesBack()
+    {
+        // A limit of 4 with a reserve of 1 (0.25 x 4): with a critical request about, normal and sheddable ones stop at 3.
+        var limit = ConcurrencyLimit.Fixed(4);
+        await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; o.PriorityReserve = 0.25; });
+
+        var critical = app.Client.GetAsync("/critical?id=c");
+        await app.Gate.EnteredAsync();
+        using var failed = await app.Client.GetAsync("/throw");
+        Assert.Equal(HttpStatusCode.InternalServerError, failed.StatusCode);
+        await Wait.UntilAsync(() => app.Admission.Held == 1, "the failed request's place went back");
+        var s1 = app.Client.GetAsync("/sheddable?id=s1");
+        var s2 = app.Client.GetAsync("/sheddable?id=s2");
+        await app.Gate.EnteredAsync(2);
+        using var leave = new CancellationTokenSource();
+        var s3 = app.Client.GetAsync("/sheddable?id=s3", leave.Token);
+        await Wait.UntilAsync(() => app.Admission.Queued == 1, "s3 waits: the last permit is the reserve");
+        Assert.Equal(3, app.Admission.Held);
+        Assert.Equal(3, limit.InFlight);
+
+        leave.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => s3);
+        await Wait.UntilAsync(() => app.Admission.Queued == 0, "s3's place freed");
+        var c2 = app.Client.GetAsync("/critical?id=c2");
+        await app.Gate.EnteredAsync();
+        Assert.Equal(4, app.Admission.Held);
+
+        app.Gate.OpenAll();
+        foreach (var response in await Task.WhenAll(critical, s1, s2, c2))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            response.Dispose();
+        }
+
+        await Wait.UntilAsync(() => app.Admission.Held == 0 && limit.InFlight == 0, "every place and permit went back");
+        Assert.Equal(4, app.Gate.Order.Count);
+        Assert.Equal(["c", "c2"], [app.Gate.Order[0], app.Gate.Order[3]]);
+    }
 }

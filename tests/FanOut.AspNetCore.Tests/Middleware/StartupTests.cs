@@ -14,6 +14,7 @@ public sealed class StartupTests
         { "FanOutConcurrencyOptions.QueueLimit is -1", o => o.QueueLimit = -1 },
         { "FanOutConcurrencyOptions.QueuePerPermit is -0.5", o => o.QueuePerPermit = -0.5 },
         { "FanOutConcurrencyOptions.RejectionStart is 1.5", o => o.RejectionStart = 1.5 },
+        { "FanOutConcurrencyOptions.PriorityReserve is 0.75", o => o.PriorityReserve = 0.75 },
         { "FanOutConcurrencyOptions.QueueTimeout is 00:00:00", o => o.QueueTimeout = TimeSpan.Zero },
         { "FanOutConcurrencyOptions.RejectionStatusCode is 200", o => o.RejectionStatusCode = 200 },
         { "FanOutConcurrencyOptions.RetryAfter is 00:00:00", o => o.RetryAfter = TimeSpan.Zero },
