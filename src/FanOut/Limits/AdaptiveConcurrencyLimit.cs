@@ -46,6 +46,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     private int _heldBackCount;
 
+    /// <summary>When the first completion came in (under the lock): items started before it are the first round, the initial window.</summary>
+    private long _firstAnswerAt = long.MaxValue;
+
     /// <summary>True while a Retry-After pause is on: <see cref="Current"/> is 0, so the pool grants no permit.</summary>
     private volatile bool _paused;
 
@@ -241,6 +244,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         lock (_lock)
         {
             AssertInvariants();
+            _firstAnswerAt = Math.Min(_firstAnswerAt, now);
             before = _law.Limit;
             if (succeeded)
             {
@@ -251,7 +255,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             if (startTimestamp >= _statistics.WindowEnd && !overload)
             {
                 // Started after the first window's items: kept until they have set the baseline, then counted.
-                HoldBack(startTimestamp, now - startTimestamp, succeeded);
+                HoldBack(startTimestamp, now - startTimestamp, succeeded, inFlight);
             }
             else if (startTimestamp < _statistics.WindowStart)
             {
@@ -369,12 +373,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     }
 
     /// <summary>Keeps a completion that came in while the first window was still open (under the lock).</summary>
-    private void HoldBack(long startTimestamp, long latency, bool succeeded)
+    private void HoldBack(long startTimestamp, long latency, bool succeeded, int inFlight)
     {
         _heldBack ??= new HeldBackCompletion[Math.Min(_statistics.WindowCapacity, MaxHeldBack)];
         if (_heldBackCount < _heldBack.Length)
         {
-            _heldBack[_heldBackCount++] = new(startTimestamp, latency, succeeded);
+            _heldBack[_heldBackCount++] = new(startTimestamp, latency, succeeded, inFlight);
         }
     }
 
@@ -382,7 +386,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// Once the first window has set the baseline, counts the completions held back meanwhile (under the lock): each
     /// success toward verifying the level it started at, and each in the new window if it started within it. Items started
     /// after the first window's (a limit above four, or a call sharing the limit) often complete with them; dropped, they
-    /// would not verify their level until the next round.
+    /// would not verify their level until the next round. A success of the first round (started before anything answered:
+    /// an <see cref="AdaptiveLimitOptions.InitialLimit"/> above the first window's four) is also an answer slow start grows
+    /// on, judged against the baseline now that there is one, with the calls in flight when it came in: timers of one due
+    /// time fire newest first, so a first round of <c>Task.Delay</c> answers before its first four, and without this the
+    /// limit did not grow in that round at all (100 x 100 ms at 10 took five round trips instead of four).
     /// </summary>
     private void CountHeldBack(int inFlight)
     {
@@ -396,6 +404,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             if (held.Succeeded)
             {
                 _law.OnSuccess(held.StartTimestamp, held.Latency, _statistics);
+                if (held.StartTimestamp < _firstAnswerAt)
+                {
+                    _law.OnAnswer(held.Latency, held.InFlight, _statistics);
+                }
             }
 
             // Short of a full window: the next completion closes it, as any other would.
@@ -445,5 +457,5 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     }
 
     /// <summary>A completion kept until the first window has set the baseline.</summary>
-    private readonly record struct HeldBackCompletion(long StartTimestamp, long Latency, bool Succeeded);
+    private readonly record struct HeldBackCompletion(long StartTimestamp, long Latency, bool Succeeded, int InFlight);
 }
