@@ -63,11 +63,12 @@ internal sealed class FanOutConcurrencyMiddleware
             return;
         }
 
-        var status = await _admission.AdmitAsync(PriorityOf(context, endpoint), context.RequestAborted).ConfigureAwait(false);
+        var priority = PriorityOf(context, endpoint);
+        var status = await _admission.AdmitAsync(priority, context.RequestAborted).ConfigureAwait(false);
         switch (status)
         {
             case AdmissionStatus.Admitted:
-                await RunHoldingPermitAsync(context).ConfigureAwait(false);
+                await RunHoldingPermitAsync(context, priority).ConfigureAwait(false);
                 return;
             case AdmissionStatus.AdmittedWithoutPermit:
                 await _next(context).ConfigureAwait(false);
@@ -116,7 +117,7 @@ internal sealed class FanOutConcurrencyMiddleware
     }
 
     /// <summary>Runs the rest of the pipeline; the permit goes back in the one finally, whatever happened.</summary>
-    private async Task RunHoldingPermitAsync(HttpContext context)
+    private async Task RunHoldingPermitAsync(HttpContext context, RequestPriority priority)
     {
         var started = false;
         long start = 0;
@@ -147,7 +148,7 @@ internal sealed class FanOutConcurrencyMiddleware
             }
             finally
             {
-                _admission.Release();
+                _admission.Release(priority);
             }
         }
     }

@@ -61,7 +61,7 @@ public sealed class RequestAdmissionTests
         {
             Assert.Equal(AdmissionStatus.Admitted, await queued[i]);
             Assert.Equal(1, limit.InFlight);
-            admission.Release();
+            admission.Release(i == 0 ? RequestPriority.Critical : RequestPriority.Normal);
         }
 
         Assert.Equal(0, limit.InFlight);
@@ -150,7 +150,7 @@ public sealed class RequestAdmissionTests
 
                 await Task.Yield();
                 Interlocked.Decrement(ref held);
-                admission.Release();
+                admission.Release(RequestPriority.Normal);
             }
 
             return status;
