@@ -146,7 +146,6 @@ if (which == "sweep")
     {
         foreach (var row in rows)
         {
-            Environment.SetEnvironmentVariable("FANOUT_DEMAND", row.Name.Contains("reserve 0.2", StringComparison.Ordinal) ? "peak" : "mean");
             await using var app = await OverloadApp.StartAsync(row, backend);
             foreach (var load in loads)
             {

@@ -63,12 +63,11 @@ internal sealed class FanOutConcurrencyMiddleware
             return;
         }
 
-        var priority = PriorityOf(context, endpoint);
-        var status = await _admission.AdmitAsync(priority, context.RequestAborted).ConfigureAwait(false);
+        var status = await _admission.AdmitAsync(PriorityOf(context, endpoint), context.RequestAborted).ConfigureAwait(false);
         switch (status)
         {
             case AdmissionStatus.Admitted:
-                await RunHoldingPermitAsync(context, priority).ConfigureAwait(false);
+                await RunHoldingPermitAsync(context).ConfigureAwait(false);
                 return;
             case AdmissionStatus.AdmittedWithoutPermit:
                 await _next(context).ConfigureAwait(false);
@@ -117,7 +116,7 @@ internal sealed class FanOutConcurrencyMiddleware
     }
 
     /// <summary>Runs the rest of the pipeline; the permit goes back in the one finally, whatever happened.</summary>
-    private async Task RunHoldingPermitAsync(HttpContext context, RequestPriority priority)
+    private async Task RunHoldingPermitAsync(HttpContext context)
     {
         var started = false;
         long start = 0;
@@ -148,7 +147,7 @@ internal sealed class FanOutConcurrencyMiddleware
             }
             finally
             {
-                _admission.Release(priority);
+                _admission.Release();
             }
         }
     }

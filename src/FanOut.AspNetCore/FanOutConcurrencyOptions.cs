@@ -56,18 +56,18 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public double RejectionStart { get; set; } = 0.5;
 
-    /// <summary>The reserve for the higher priorities seen in the last second, at least this share of the limit: permits the lower priorities may not take (0: no reserve).</summary>
+    /// <summary>The share of the limit kept free for the highest priority seen in the last second: permits the lower priorities may not take.</summary>
     /// <value>
-    /// Default 0.2, range 0 (no reserve) to 0.5. While a higher priority than its own arrived in the last second, the
-    /// requests of a priority and below may hold at most the limit less a reserve: the most permits the higher priorities
-    /// held at once over the last one to two seconds (their demand: by Little's law their arrival rate times their
-    /// service time, taken at its peak because arrivals bunch), at least <c>floor(PriorityReserve × limit)</c>, at most
-    /// the limit less one (the lower priorities still run one). Under an adaptive limit of 5 with critical requests at
-    /// 80% of the capacity, they held 4-5 at once, and sheddable requests keep to one permit instead of the four a fixed
-    /// fifth left them; critical ones then find a permit free instead of queueing behind sheddable ones (docs/server.md:
-    /// it cut the admitted p99 at 4x load by a quarter, and cost about 5 points of refusals at 1x). A priority nobody sent
-    /// for a second reserves nothing, so a service whose traffic is all one priority runs the whole limit. The counts are
-    /// this service's requests: its outgoing calls on a shared limit are not held back by it.
+    /// Default 0.2, range 0 (no reserve) to 0.5. While a higher priority than its own arrived in the last second, a request
+    /// may take a permit only if the requests this service admitted leave <c>floor(PriorityReserve × limit)</c> permits free:
+    /// under an adaptive limit of 10 with critical requests about, normal and sheddable requests stop at 8 in flight and a
+    /// critical request finds a permit free instead of queueing behind the next completion. Rounded down so that it fits in
+    /// the fifth of an adaptive limit that is queue anyway (the law settles near 1.25 times what the bottleneck serves at
+    /// once), where it costs the lower priorities their place, not throughput; a larger share idled the bottleneck at 1x load
+    /// (docs/server.md). A priority nobody sent for a second reserves nothing, so a service whose traffic is all one priority
+    /// runs the whole limit. Under a fixed limit set at the bottleneck's capacity the reserve idles whenever the higher
+    /// priority does not use it: set 0 there. The counts are this service's requests: its outgoing calls on a shared limit
+    /// are not held back by it.
     /// </value>
     public double PriorityReserve { get; set; } = 0.2;
 
@@ -135,7 +135,7 @@ public sealed class FanOutConcurrencyOptions
 
         if (double.IsNaN(PriorityReserve) || PriorityReserve is < 0 or > 0.5)
         {
-            return $"{Name}.{nameof(PriorityReserve)} is {PriorityReserve}: it must be 0 to 0.5 (the reserve's least share of the limit; 0 turns the reserve off).";
+            return $"{Name}.{nameof(PriorityReserve)} is {PriorityReserve}: it must be 0 to 0.5 (a share of the limit; 0 turns the reserve off).";
         }
 
         if (QueueTimeout <= TimeSpan.Zero || QueueTimeout > TimeSpan.FromHours(1))

@@ -23,13 +23,12 @@ namespace FanOut.AspNetCore.Admission;
 /// holding one. The limit's members (user code, for a custom limit) and completions run outside <see cref="_lock"/>.
 /// </para>
 /// <para>
-/// The reserve: a request may take a permit only while the requests of its own priority and below that this class admitted
-/// (<see cref="_held"/>, one count per priority in one word, taken by compare-and-swap before the limit is asked) hold
-/// fewer than the limit less <see cref="ReserveFor"/>: the permits the priorities above it, seen lately, held at once
-/// lately (their demand), so a critical request finds a permit free instead of queueing behind the next completion. A
-/// queued request whose room is taken parks the pump (<see cref="_parkedFor"/>), which gives its permit back at once; the
-/// next of this class's permits given back (<see cref="Release"/>) starts it again. Nobody waits holding a
-/// /// permit or a place in <see cref="_held"/>.
+/// The reserve: a request may take a permit only while the requests this class admitted (<see cref="_held"/>, counted by
+/// compare-and-swap before the limit is asked) leave <see cref="ReserveFor"/> permits of the limit to the highest priority
+/// above its own that was seen lately, so a critical request finds a permit free instead of queueing behind the next
+/// completion. A queued request whose room is taken parks the pump (<see cref="_parkedFor"/>), which gives its permit back
+/// at once; the next of this class's permits given back (<see cref="Release"/>) starts it again. Nobody waits holding a
+/// permit or a place in <see cref="_held"/>.
 /// </para>
 /// </remarks>
 internal sealed class RequestAdmission : IDisposable
@@ -69,29 +68,9 @@ internal sealed class RequestAdmission : IDisposable
     /// <summary>When a request of each priority last arrived (<see cref="TimeProvider.GetTimestamp"/>; index = (int)priority).</summary>
     private readonly long[] _lastArrival;
 
-    /// <summary>Bits per priority in <see cref="_held"/>: up to about two million permits each.</summary>
-    private const int CountBits = 21;
-
-    private const long CountMask = (1L << CountBits) - 1;
-
-    /// <summary>Permits held by requests this class admitted, plus places taken by a request about to ask the limit for one: one count per priority, packed (<see cref="CountBits"/> each, index = (int)priority).</summary>
-    /// <remarks>Only ever changed by compare-and-swap or Interlocked: room is reserved here first, then taken from the limit. One word, so a request's room (what the priorities up to its own hold) is read and taken in one compare-and-swap.</remarks>
-    private long _held;
-
-    /// <summary>The most permits each priority held at once in the current demand window (index = (int)priority).</summary>
-    private readonly int[] _peak;
-
-    /// <summary>The same in the window before: the demand is the larger of the two, so it covers the last one to two <see cref="ReserveHold"/>s.</summary>
-    private readonly int[] _peakBefore;
-
-    /// <summary>When the current demand window started (<see cref="TimeProvider.GetTimestamp"/>); a window lasts <see cref="ReserveHold"/>.</summary>
-    private long _windowStart;
-
-    private readonly bool _byMean = Environment.GetEnvironmentVariable("FANOUT_DEMAND") == "mean";
-    private readonly long[] _sum = new long[3];
-    private readonly long[] _sumBefore = new long[3];
-    private long _samples;
-    private long _samplesBefore;
+    /// <summary>Permits held by requests this class admitted, plus places taken by a request about to ask the limit for one.</summary>
+    /// <remarks>Only ever changed by compare-and-swap or Interlocked: room is reserved here first, then taken from the limit.</remarks>
+    private int _held;
 
     /// <summary>While the pump is parked, the priority of the queue's head it could not admit (the reserve); -1 otherwise.</summary>
     /// <remarks>An arrival at or below it does not restart the pump (it would be refused the same room); a higher one, or a permit given back, does.</remarks>
@@ -136,9 +115,6 @@ internal sealed class RequestAdmission : IDisposable
         _reserveHoldTicks = (long)(ReserveHold.TotalSeconds * _time.TimestampFrequency);
         _queues = new LinkedList<QueuedRequest>[Enum.GetValues<RequestPriority>().Length];
         _lastArrival = new long[_queues.Length];
-        _peak = new int[_queues.Length];
-        _peakBefore = new int[_queues.Length];
-        _windowStart = _time.GetTimestamp();
         Array.Fill(_lastArrival, long.MinValue / 2);
         for (var i = 0; i < _queues.Length; i++)
         {
@@ -153,28 +129,7 @@ internal sealed class RequestAdmission : IDisposable
     public int Queued => Volatile.Read(ref _queued);
 
     /// <summary>Permits held right now by requests this admission admitted (each gives it back with <see cref="Release"/>).</summary>
-    public int Held => HeldUpTo(Interlocked.Read(ref _held), _queues.Length - 1);
-
-    /// <summary>Permits held right now by requests of <paramref name="priority"/> this admission admitted.</summary>
-    public int HeldBy(RequestPriority priority) => HeldAt(Interlocked.Read(ref _held), (int)priority);
-
-    /// <summary>The permits each priority needs at once, as the reserve counts it: its peak in flight over the last one to two <see cref="ReserveHold"/>s.</summary>
-    internal int DemandOf(RequestPriority priority) => _byMean
-        ? (int)Math.Ceiling((double)(Interlocked.Read(ref _sum[(int)priority]) + Interlocked.Read(ref _sumBefore[(int)priority])) / Math.Max(1, Interlocked.Read(ref _samples) + Interlocked.Read(ref _samplesBefore)))
-        : Math.Max(Volatile.Read(ref _peak[(int)priority]), Volatile.Read(ref _peakBefore[(int)priority]));
-
-    private static int HeldAt(long held, int level) => (int)((held >> (level * CountBits)) & CountMask);
-
-    private static int HeldUpTo(long held, int level)
-    {
-        var sum = 0;
-        for (var i = 0; i <= level; i++)
-        {
-            sum += HeldAt(held, i);
-        }
-
-        return sum;
-    }
+    public int Held => Volatile.Read(ref _held);
 
     /// <summary>Counts since start: admitted at once, admitted after queueing, refused, canceled while queued.</summary>
     public (long AdmittedAtOnce, long AdmittedFromQueue, long Refused, long Canceled) Counts =>
@@ -196,27 +151,33 @@ internal sealed class RequestAdmission : IDisposable
     private static double Ramp(double x, double from, double to) => x < from ? 0 : x >= to ? 1 : (x - from) / (to - from);
 
     /// <summary>
-    /// The permits the priorities below a higher one that was seen lately must leave it under a limit of <paramref name="current"/>:
-    /// its demand (<paramref name="demand"/>, the permits it held at once lately), at least <c>floor(priorityReserve × current)</c>,
-    /// at most <c>current - 1</c> (the lower priorities still run one).
+    /// The permits a request of <paramref name="priority"/> must leave free under a limit of <paramref name="current"/>:
+    /// <c>floor(priorityReserve × current)</c> when a higher priority was seen lately (<paramref name="seenLately"/>, index =
+    /// (int)priority), else none.
     /// </summary>
     /// <remarks>
-    /// Sized by demand, not a fixed share: under an adaptive limit of 4-6, a fifth is 0-1 permits, while critical requests
-    /// at 80% of the capacity hold 3-4 at once (Little's law: their arrival rate × service time); they then queued behind
-    /// sheddable ones and set the admitted p99 (docs/server.md). The peak, not the mean, because arrivals bunch: a reserve
-    /// at the mean leaves every burst above it waiting.
+    /// One reserve, kept for the highest priority about: every priority below it stays out of it. Rounded down, so it fits
+    /// in the part of an adaptive limit that is queue anyway (the law settles near 1.25 x what the bottleneck serves at once:
+    /// a fifth of the permits are requests waiting in the bottleneck's own queue); a small limit reserves nothing (4 x 0.2).
+    /// The room a request may take is then <c>max(1, current - reserve)</c> permits held by this admission.
     /// </remarks>
-    internal static int ReserveFor(int current, double priorityReserve, int demand)
+    internal static int ReserveFor(RequestPriority priority, int current, double priorityReserve, ReadOnlySpan<bool> seenLately)
     {
-        current = Math.Max(current, 1);
-        return Math.Min(current - 1, Math.Max((int)Math.Floor(priorityReserve * current), demand));
+        for (var above = (int)priority + 1; above < seenLately.Length; above++)
+        {
+            if (seenLately[above])
+            {
+                return (int)Math.Floor(priorityReserve * Math.Max(current, 1));
+            }
+        }
+
+        return 0;
     }
 
-    /// <summary>How many permits the requests of <paramref name="priority"/> and below may hold once one more is taken; <see cref="int.MaxValue"/> when no reserve stands.</summary>
+    /// <summary>The most permits this admission may hold once a request of <paramref name="priority"/> takes one; <see cref="int.MaxValue"/> when no reserve stands.</summary>
     /// <param name="priority">The request's priority.</param>
     /// <param name="current">The limit's <see cref="ConcurrencyLimit.Current"/>, read by the caller outside the lock (user code).</param>
     /// <param name="now">A timestamp of <see cref="_time"/>.</param>
-    /// <remarks>The reserve is the sum of the demands of the priorities above it seen in the last <see cref="ReserveHold"/>; none seen, none kept.</remarks>
     private int RoomFor(RequestPriority priority, int current, long now)
     {
         if (_priorityReserve == 0 || (int)priority == _queues.Length - 1)
@@ -224,72 +185,25 @@ internal sealed class RequestAdmission : IDisposable
             return int.MaxValue;
         }
 
-        var seen = false;
-        var demand = 0;
-        for (var level = (int)priority + 1; level < _queues.Length; level++)
+        Span<bool> seenLately = stackalloc bool[_queues.Length];
+        for (var level = (int)priority + 1; level < seenLately.Length; level++)
         {
-            if (now - Volatile.Read(ref _lastArrival[level]) < _reserveHoldTicks)
-            {
-                seen = true;
-                demand += DemandOf((RequestPriority)level);
-            }
+            seenLately[level] = now - Volatile.Read(ref _lastArrival[level]) < _reserveHoldTicks;
         }
 
-        var reserve = _byMean ? Math.Min(Math.Max(current, 1) - 1, (int)Math.Floor(_priorityReserve * Math.Max(current, 1)) + demand) : ReserveFor(current, _priorityReserve, demand);
-        return seen ? Math.Max(1, Math.Max(current, 1) - reserve) : int.MaxValue;
+        var reserve = ReserveFor(priority, current, _priorityReserve, seenLately);
+        return reserve == 0 ? int.MaxValue : Math.Max(1, current - reserve);
     }
 
-    /// <summary>Starts a new demand window once the current one is <see cref="ReserveHold"/> old: the old peaks become the window before.</summary>
-    /// <remarks>A policy bound, not a count: a race between two rotations or with <see cref="NotePeak"/> loses at most one peak sample.</remarks>
-    private void RotateDemandWindow(long now)
+    /// <summary>Takes a place in <see cref="_held"/> if fewer than <paramref name="room"/> are taken: one compare-and-swap, never a read-then-write.</summary>
+    private bool TryReserve(int room)
     {
-        var start = Volatile.Read(ref _windowStart);
-        if (now - start < _reserveHoldTicks || Interlocked.CompareExchange(ref _windowStart, now, start) != start)
+        var held = Volatile.Read(ref _held);
+        while (held < room)
         {
-            return;
-        }
-
-        var held = Interlocked.Read(ref _held);
-        for (var level = 0; level < _peak.Length; level++)
-        {
-            Volatile.Write(ref _peakBefore[level], Interlocked.Exchange(ref _peak[level], HeldAt(held, level)));
-            Interlocked.Exchange(ref _sumBefore[level], Interlocked.Exchange(ref _sum[level], 0));
-        }
-
-        Interlocked.Exchange(ref _samplesBefore, Interlocked.Exchange(ref _samples, 0));
-    }
-
-    private void NotePeak(int level, int held)
-    {
-        var peak = Volatile.Read(ref _peak[level]);
-        while (held > peak)
-        {
-            var seen = Interlocked.CompareExchange(ref _peak[level], held, peak);
-            if (seen == peak)
-            {
-                return;
-            }
-
-            peak = seen;
-        }
-    }
-
-    /// <summary>Takes a place for <paramref name="priority"/> in <see cref="_held"/> if the priorities up to its own hold fewer than <paramref name="room"/>: one compare-and-swap, never a read-then-write.</summary>
-    private bool TryReserve(RequestPriority priority, int room)
-    {
-        var level = (int)priority;
-        var held = Interlocked.Read(ref _held);
-        while (HeldUpTo(held, level) < room)
-        {
-            var taken = held + (1L << (level * CountBits));
-            var seen = Interlocked.CompareExchange(ref _held, taken, held);
+            var seen = Interlocked.CompareExchange(ref _held, held + 1, held);
             if (seen == held)
             {
-                if (_priorityReserve > 0)
-                {
-                    NotePeak(level, HeldAt(taken, level));
-                }
-
                 return true;
             }
 
@@ -299,18 +213,18 @@ internal sealed class RequestAdmission : IDisposable
         return false;
     }
 
-    /// <summary>Gives a place of <paramref name="priority"/> in <see cref="_held"/> back (a reservation the limit then refused); a pump parked for want of room starts again.</summary>
-    private void ReturnPlace(RequestPriority priority)
+    /// <summary>Gives a place in <see cref="_held"/> back (a reservation the limit then refused); a pump parked for want of room starts again.</summary>
+    private void ReturnPlace()
     {
-        Interlocked.Add(ref _held, -(1L << ((int)priority * CountBits)));
+        Interlocked.Decrement(ref _held);
         RestartParkedPump();
     }
 
-    /// <summary>Gives back the permit of a request of <paramref name="priority"/> admitted with <see cref="AdmissionStatus.Admitted"/>: its owner calls this exactly once, with the priority it was admitted at.</summary>
-    public void Release(RequestPriority priority)
+    /// <summary>Gives back the permit of a request admitted with <see cref="AdmissionStatus.Admitted"/>: its owner calls this exactly once.</summary>
+    public void Release()
     {
         // The place first, then the permit: a pump woken by the permit then finds the room too.
-        Interlocked.Add(ref _held, -(1L << ((int)priority * CountBits)));
+        Interlocked.Decrement(ref _held);
         try
         {
             _limit.Release();
@@ -363,18 +277,6 @@ internal sealed class RequestAdmission : IDisposable
             {
                 Volatile.Write(ref last, now);
             }
-
-            RotateDemandWindow(now);
-            if (_byMean)
-            {
-                var h = Interlocked.Read(ref _held);
-                for (var level = 1; level < _sum.Length; level++)
-                {
-                    Interlocked.Add(ref _sum[level], HeldAt(h, level));
-                }
-
-                Interlocked.Increment(ref _samples);
-            }
         }
 
         // Fast path: nobody of this priority or above queued here, room under the reserve, and a permit free (TryAcquire also
@@ -386,7 +288,7 @@ internal sealed class RequestAdmission : IDisposable
             var reserved = false;
             try
             {
-                if (!TryReserve(priority, _priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now)))
+                if (!TryReserve(_priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now)))
                 {
                     return EnqueueAsync(priority, aborted); // room taken: wait in the queue for a place given back
                 }
@@ -398,7 +300,7 @@ internal sealed class RequestAdmission : IDisposable
             {
                 if (reserved)
                 {
-                    ReturnPlace(priority);
+                    ReturnPlace();
                 }
 
                 return new ValueTask<AdmissionStatus>(OnLimiterFailure(exception));
@@ -410,7 +312,7 @@ internal sealed class RequestAdmission : IDisposable
                 return new ValueTask<AdmissionStatus>(AdmissionStatus.Admitted);
             }
 
-            ReturnPlace(priority);
+            ReturnPlace();
         }
 
         return EnqueueAsync(priority, aborted);
@@ -570,7 +472,7 @@ internal sealed class RequestAdmission : IDisposable
                 {
                     _pumping = false;
                 }
-                else if (!TryReserve(head.Priority, current > 0 ? RoomFor(head.Priority, current, now) : int.MaxValue))
+                else if (!TryReserve(current > 0 ? RoomFor(head.Priority, current, now) : int.MaxValue))
                 {
                     // The head's room is taken (the reserve): park until one of this admission's permits comes back. Lower
                     // priorities have less room still; a higher arrival restarts the pump.

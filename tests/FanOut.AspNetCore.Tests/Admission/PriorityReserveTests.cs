@@ -13,116 +13,21 @@ public sealed class PriorityReserveTests
         NullLogger.Instance);
 
     [Theory]
-    [InlineData(10, 0.2, 0, 2)]  // no demand: the minimum share, floor(0.2 x 10)
-    [InlineData(10, 0.2, 4, 4)]  // the higher priorities held 4 at once lately: 4 kept
-    [InlineData(5, 0.2, 4, 4)]   // at most current - 1: the lower priorities still run one
-    [InlineData(5, 0.2, 9, 4)]
-    [InlineData(4, 0.2, 0, 0)]   // a small limit's share rounds down to nothing
-    [InlineData(4, 0.2, 3, 3)]   // ... but the demand is kept whole: the fixed share reserved 0 here
-    [InlineData(1, 0.2, 3, 0)]
-    public void ReserveFor_DemandAboveTheShare_KeepsTheDemandUpToAllButOne(int current, double share, int demand, int expected)
+    [InlineData(RequestPriority.Sheddable, 10, true, true, 2)]  // floor(0.2 x 10), kept for the highest priority about
+    [InlineData(RequestPriority.Sheddable, 10, false, true, 2)]
+    [InlineData(RequestPriority.Sheddable, 10, true, false, 2)] // normal is the highest about: the reserve is its
+    [InlineData(RequestPriority.Normal, 10, true, true, 2)]
+    [InlineData(RequestPriority.Normal, 10, true, false, 0)]    // nobody above normal about
+    [InlineData(RequestPriority.Critical, 10, true, true, 0)]   // nobody above critical
+    [InlineData(RequestPriority.Sheddable, 5, false, true, 1)]
+    [InlineData(RequestPriority.Sheddable, 4, false, true, 0)]  // a small limit reserves nothing: 0.8 rounds down
+    public void ReserveFor_EachHigherPrioritySeen_LeavesItsShare(RequestPriority priority, int current, bool normalSeen, bool criticalSeen, int expected)
     {
-        Assert.Equal(expected, RequestAdmission.ReserveFor(current, share, demand));
-    }
+        bool[] seenLately = [false, normalSeen, criticalSeen]; // index = (int)priority
 
-    [Fact]
-    public async Task AdmitAsync_CriticalHeldThreeAtOnce_SheddableLeavesThreeFreeUnderALimitOfFive()
-    {
-        // The share alone (floor(0.2 x 5) = 1) would let sheddable requests take 4 of 5; the critical demand (3) keeps 3.
-        var time = new FakeTimeProvider();
-        var limit = ConcurrencyLimit.Fixed(5);
-        using var admission = Admission(limit, time, reserve: 0.2);
-        for (var i = 0; i < 3; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        }
+        var reserve = RequestAdmission.ReserveFor(priority, current, 0.2, seenLately);
 
-        Assert.Equal(3, admission.DemandOf(RequestPriority.Critical));
-        for (var i = 0; i < 3; i++)
-        {
-            admission.Release(RequestPriority.Critical);
-        }
-
-        // The critical requests ended: their demand stands (their peak lately), so sheddable requests take 5 - 3 = 2.
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
-        var waiting = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask();
-        Assert.False(waiting.IsCompleted);
-        Assert.Equal(2, admission.Held);
-        Assert.Equal(2, limit.InFlight);
-
-        // Critical arrivals find their three permits free, past the waiting sheddable one.
-        for (var i = 0; i < 3; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        }
-
-        Assert.Equal(3, admission.HeldBy(RequestPriority.Critical));
-        Assert.Equal(5, limit.InFlight);
-        Assert.Equal((8L, 0L), (admission.Counts.AdmittedAtOnce, admission.Counts.AdmittedFromQueue));
-
-        // Critical ones ending do not give sheddable requests more room than theirs: the limit is free, the reserve is not.
-        for (var i = 0; i < 3; i++)
-        {
-            admission.Release(RequestPriority.Critical);
-        }
-
-        Assert.False(waiting.IsCompleted);
-        Assert.Equal(2, limit.InFlight);
-
-        // A sheddable one ending makes room for the waiting one.
-        admission.Release(RequestPriority.Sheddable);
-        Assert.Equal(AdmissionStatus.Admitted, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
-        Assert.Equal(2, admission.HeldBy(RequestPriority.Sheddable));
-        admission.Release(RequestPriority.Sheddable);
-        admission.Release(RequestPriority.Sheddable);
-        Assert.Equal(0, admission.Held);
-        Assert.Equal(0, limit.InFlight);
-    }
-
-    [Fact]
-    public async Task AdmitAsync_DemandWindowsPass_TheDemandFollowsTheLatestPeak()
-    {
-        var time = new FakeTimeProvider();
-        var limit = ConcurrencyLimit.Fixed(8);
-        using var admission = Admission(limit, time);
-        for (var i = 0; i < 4; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        }
-
-        for (var i = 0; i < 4; i++)
-        {
-            admission.Release(RequestPriority.Critical);
-        }
-
-        // One window on, the peak of 4 is the window before's: still the demand. Two on, a single critical request sets it.
-        time.Advance(RequestAdmission.ReserveHold);
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        Assert.Equal(4, admission.DemandOf(RequestPriority.Critical));
-        time.Advance(RequestAdmission.ReserveHold);
-        admission.Release(RequestPriority.Critical);
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        Assert.Equal(1, admission.DemandOf(RequestPriority.Critical));
-
-        // 8 - max(floor(0.25 x 8), demand 1) = 6 for sheddable requests.
-        for (var i = 0; i < 6; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
-        }
-
-        var waiting = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask();
-        Assert.False(waiting.IsCompleted);
-        admission.Dispose();
-        Assert.Equal(AdmissionStatus.Refused, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
-        admission.Release(RequestPriority.Critical);
-        for (var i = 0; i < 6; i++)
-        {
-            admission.Release(RequestPriority.Sheddable);
-        }
-
-        Assert.Equal(0, admission.Held);
-        Assert.Equal(0, limit.InFlight);
+        Assert.Equal(expected, reserve);
     }
 
     [Fact]
@@ -132,37 +37,37 @@ public sealed class PriorityReserveTests
         var limit = ConcurrencyLimit.Fixed(8);
         using var admission = Admission(limit, time);
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        for (var i = 0; i < 6; i++)
+        for (var i = 0; i < 5; i++)
         {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 8 - max(floor(0.25 x 8), demand 1) = 6
+            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 6 held: 8 - 2 reserved
         }
 
-        // A permit is free, but it is the reserve: the sheddable request waits (without one) instead of taking it.
+        // Two permits are free, but they are the reserve: the sheddable request waits (without one) instead of taking it.
         var waiting = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask();
         Assert.False(waiting.IsCompleted);
         Assert.Equal(1, admission.Queued);
-        Assert.Equal(7, limit.InFlight);
+        Assert.Equal(6, limit.InFlight);
 
-        // A critical request takes the reserve at once, past the waiting sheddable one (not through the queue).
+        // Critical requests take the reserve at once, past the waiting sheddable one (not through the queue).
+        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
         Assert.Equal((8L, 0L), (admission.Counts.AdmittedAtOnce, admission.Counts.AdmittedFromQueue));
         Assert.Equal(8, limit.InFlight);
         Assert.Equal(8, admission.Held);
         Assert.False(waiting.IsCompleted);
 
-        // A sheddable request ends: 5 sheddable held, room for the waiting one, which the returned place wakes.
-        admission.Release(RequestPriority.Sheddable);
+        // Three sheddable requests end: 5 held, room for the waiting one (6), which the returned place wakes.
+        admission.Release();
+        admission.Release();
+        admission.Release();
         Assert.Equal(AdmissionStatus.Admitted, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
-        Assert.Equal(8, admission.Held);
-        Assert.Equal(6, admission.HeldBy(RequestPriority.Sheddable));
-        Assert.Equal(8, limit.InFlight);
+        Assert.Equal(6, admission.Held);
+        Assert.Equal(6, limit.InFlight);
         Assert.Equal(0, admission.Queued);
 
-        admission.Release(RequestPriority.Critical);
-        admission.Release(RequestPriority.Critical);
         for (var i = 0; i < 6; i++)
         {
-            admission.Release(RequestPriority.Sheddable);
+            admission.Release();
         }
 
         Assert.Equal(0, admission.Held);
@@ -176,7 +81,7 @@ public sealed class PriorityReserveTests
         var limit = ConcurrencyLimit.Fixed(4);
         using var admission = Admission(limit, time);
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        admission.Release(RequestPriority.Critical);
+        admission.Release();
         for (var i = 0; i < 3; i++)
         {
             Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 4 - 1 reserved
@@ -187,14 +92,14 @@ public sealed class PriorityReserveTests
 
         // A second without a critical request: its reserve lapses, and the next place given back wakes the waiting one.
         time.Advance(RequestAdmission.ReserveHold);
-        admission.Release(RequestPriority.Sheddable);
+        admission.Release();
         Assert.Equal(AdmissionStatus.Admitted, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
         Assert.Equal(4, limit.InFlight);
         Assert.Equal(4, admission.Held);
         for (var i = 0; i < 4; i++)
         {
-            admission.Release(RequestPriority.Sheddable);
+            admission.Release();
         }
 
         Assert.Equal(0, admission.Held);
@@ -213,10 +118,9 @@ public sealed class PriorityReserveTests
         }
 
         Assert.Equal(4, limit.InFlight);
-        admission.Release(RequestPriority.Critical);
-        for (var i = 0; i < 3; i++)
+        for (var i = 0; i < 4; i++)
         {
-            admission.Release(RequestPriority.Sheddable);
+            admission.Release();
         }
 
         Assert.Equal(0, admission.Held);
@@ -231,12 +135,8 @@ public sealed class PriorityReserveTests
             new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromSeconds(0.5), PriorityReserve = 0.25, TimeProvider = time },
             NullLogger.Instance);
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        admission.Release(RequestPriority.Critical); // its demand (1) stands for the hold
-        for (var i = 0; i < 3; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 4 - max(1, demand 1): 3 sheddable, 1 permit free
-        }
-
+        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
+        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 3 held: 4 - 1 reserved
         using var leave = new CancellationTokenSource();
         var canceled = admission.AdmitAsync(RequestPriority.Sheddable, leave.Token).AsTask();
         var timedOut = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask();
@@ -252,7 +152,7 @@ public sealed class PriorityReserveTests
         Assert.Equal(3, limit.InFlight);
         for (var i = 0; i < 3; i++)
         {
-            admission.Release(RequestPriority.Sheddable);
+            admission.Release();
         }
 
         Assert.Equal(0, admission.Held);
@@ -267,8 +167,7 @@ public sealed class PriorityReserveTests
         var limit = ConcurrencyLimit.Fixed(4);
         var admission = Admission(limit, time);
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        admission.Release(RequestPriority.Critical); // its demand (1) stands for the hold
-        for (var i = 0; i < 3; i++)
+        for (var i = 0; i < 2; i++)
         {
             Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 3 held: 4 - 1 reserved
         }
@@ -311,7 +210,7 @@ public sealed class PriorityReserveTests
 
                 await Task.Yield();
                 Interlocked.Decrement(ref held);
-                admission.Release((RequestPriority)(i % 3));
+                admission.Release();
             }
 
             return status;

@@ -61,7 +61,7 @@ public sealed class RequestAdmissionTests
         {
             Assert.Equal(AdmissionStatus.Admitted, await queued[i]);
             Assert.Equal(1, limit.InFlight);
-            admission.Release(i == 0 ? RequestPriority.Critical : RequestPriority.Normal);
+            admission.Release();
         }
 
         Assert.Equal(0, limit.InFlight);
@@ -150,7 +150,7 @@ public sealed class RequestAdmissionTests
 
                 await Task.Yield();
                 Interlocked.Decrement(ref held);
-                admission.Release(RequestPriority.Normal);
+                admission.Release();
             }
 
             return status;
