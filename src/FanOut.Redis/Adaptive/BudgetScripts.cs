@@ -4,7 +4,8 @@ namespace FanOut.Redis.Adaptive;
 /// <remarks>
 /// <para>The budget hash (key 2, <c>fanout:{Key}:budget</c>) holds: <c>b</c> the budget, <c>g</c> its generation (decreases so
 /// far), <c>d</c> and <c>u</c> the server time of the last decrease and of the last growth, <c>s</c> 1 while in slow start (no
-/// decrease yet), <c>p</c> the server time a fleet pause ends. The lease scripts read <c>b</c>, <c>g</c> and <c>p</c>
+/// decrease yet), <c>p</c> the server time a fleet pause ends, <c>l</c> and <c>k</c> the level that was last rejected and the
+/// spacing of probes back to it, in windows. The lease scripts read <c>b</c>, <c>g</c> and <c>p</c>
 /// (<see cref="Leases.LeaseScripts"/>: no lease is granted while paused) and create the hash when Redis has none.</para>
 /// <para>Only counts are read from the lease set (live leases, by score): this script never purges, so the stall rule of the
 /// lease scripts (leases pushed back after Redis stood still) always runs before any lease is dropped.</para>
@@ -29,6 +30,11 @@ internal static class BudgetScripts
     /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
     /// has passed since the last decrease and the last growth, and the live leases are at least 7/8 of the budget (the fleet
     /// uses what it has). It publishes <c>b:BUDGET:GENERATION</c>.</para>
+    /// <para>Spaced probing, the core law's rule (docs/adaptive.md): a decrease remembers the budget that was rejected
+    /// (<c>l</c>) and a spacing in windows (<c>k</c>, 2; doubled, up to 8, when the rejected budget had reached the level
+    /// remembered before: a rejected probe). Growth back up to that level (the probe) waits <c>k</c> windows after the last
+    /// decrease instead of one, so a hard cap costs a rejection every few windows, not every window. A growth asked at or
+    /// above the level, a window after the last growth without a decrease, means the probe passed: the level is forgotten.</para>
     /// </remarks>
     public const string Adapt = """
         local t = redis.call('TIME')
@@ -38,7 +44,7 @@ internal static class BudgetScripts
         local kind = ARGV[3]
         local ratio = tonumber(ARGV[4])
         local window = tonumber(ARGV[5])
-        local state = redis.call('HMGET', KEYS[2], 'b', 'g', 'p', 'd', 'u', 's')
+        local state = redis.call('HMGET', KEYS[2], 'b', 'g', 'p', 'd', 'u', 's', 'l', 'k')
         if not state[1] then
           redis.call('HSET', KEYS[2], 'b', initial_s, 'g', 0, 's', 1)
           state = {initial_s, 0, 0, 0, 0, '1'}
@@ -49,6 +55,8 @@ internal static class BudgetScripts
         local decreased_at = tonumber(state[4] or 0)
         local grown_at = tonumber(state[5] or 0)
         local slow = state[6] ~= '0'
+        local level = tonumber(state[7] or 0) or 0
+        local spacing = tonumber(state[8] or 2) or 2
         local in_use = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
         local changed = 0
         if kind == 'o' then
@@ -60,6 +68,8 @@ internal static class BudgetScripts
             changed = 1
           end
           if tonumber(ARGV[6]) == generation and now - decreased_at >= window then
+            if level > 0 and budget >= level then spacing = math.min(8, spacing * 2) else spacing = 2 end
+            level = budget
             local target = math.floor(budget * ratio)
             if slow then
               local used = budget
@@ -70,14 +80,20 @@ internal static class BudgetScripts
             if target < min_b then target = min_b end
             budget = target
             generation = generation + 1
-            redis.call('HSET', KEYS[2], 'b', budget, 'g', generation, 'd', now, 's', 0)
+            redis.call('HSET', KEYS[2], 'b', budget, 'g', generation, 'd', now, 's', 0, 'l', level, 'k', spacing)
             redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
             changed = 1
           end
         elseif kind == 'g' then
-          if until_ms <= now and now - decreased_at >= window and now - grown_at >= window and budget < max_b and in_use * 8 >= budget * 7 then
+          local hold = 0
+          if level > 0 and budget < level and budget + 1 >= level then hold = window * (spacing - 1) end
+          if until_ms <= now and now - decreased_at >= window + hold and now - grown_at >= window and budget < max_b and in_use * 8 >= budget * 7 then
+            if level > 0 and budget >= level then
+              level = 0
+              spacing = 2
+            end
             if slow then budget = math.min(max_b, math.max(budget + 1, math.floor(budget * 3 / 2))) else budget = budget + 1 end
-            redis.call('HSET', KEYS[2], 'b', budget, 'u', now)
+            redis.call('HSET', KEYS[2], 'b', budget, 'u', now, 'l', level, 'k', spacing)
             redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
             changed = 1
           end
