@@ -22,9 +22,10 @@ internal static class BudgetScripts
     /// fleet, or a process with other options, may have left a budget or a pause outside them.</para>
     /// <para>An overload decreases the budget once per generation: a second signal about the same generation (another item
     /// or another process that saw the same burst) finds the generation moved on and changes nothing. A decrease also waits
-    /// for one window after the last, whatever the generation. In slow start the first decrease goes to the larger of two
-    /// thirds of the budget (the last budget the fleet used without overload) and the backoff ratio times the leases in use; after it,
-    /// to the ratio times the budget. A decrease is at least one permit and never goes below MIN. It publishes
+    /// for one window after the last, whatever the generation. In slow start the first decrease goes to two thirds of the
+    /// budget, the budget before slow start's last growth by half: the last the fleet used without overload (the larger of
+    /// that and the ratio times the leases in use left a budget up to 40% above a hard cap that the last step had crossed,
+    /// and one more burst of rejections); after it, to the ratio times the budget. A decrease is at least one permit and never goes below MIN. It publishes
     /// <c>b:BUDGET:GENERATION</c>.</para>
     /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>.</para>
     /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
@@ -71,11 +72,7 @@ internal static class BudgetScripts
             if level > 0 and budget >= level then spacing = math.min(8, spacing * 2) else spacing = 2 end
             level = budget
             local target = math.floor(budget * ratio)
-            if slow then
-              local used = budget
-              if in_use < used then used = in_use end
-              target = math.max(math.floor(budget * 2 / 3), math.floor(used * ratio))
-            end
+            if slow then target = math.floor(budget * 2 / 3) end
             if target > budget - 1 then target = budget - 1 end
             if target < min_b then target = min_b end
             budget = target

@@ -49,6 +49,16 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
     }
 
     [Fact]
+    public async Task Adapt_FirstOverloadWithTheWholeBudgetInUse_GoesBackToTheLastBudgetUsedWithoutOverload()
+    {
+        // Slow start grew 8 -> 12 and the fleet sent 12: the overload says 12 is too many, and 8 was used without one.
+        var store = Store(initial: 12);
+        Assert.Equal(12, (await store.AcquireAsync(await Registered(store), Ids(12))).Granted);
+
+        Assert.Equal(new BudgetReply(8, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // not 0.9 x 12 = 10
+    }
+
+    [Fact]
     public async Task Adapt_BudgetBounds_NeverBelowMinNorAboveMax()
     {
         var store = Store(initial: 2, min: 2, max: 3);
