@@ -12,8 +12,13 @@ namespace FanOut.Benchmarks.Adaptive;
 
 /// <summary>
 /// Issue 29's first-contact figures, each case in a fresh process (a cold JIT, a cold thread pool, a cold HTTP stack: what a
-/// user's first call meets). <c>fresh waits [rounds]</c>: pure waits (<c>Task.Delay</c> bodies) with no limit against
-/// <c>Fixed(256)</c>, one child process per run, the two alternating over the rounds; medians and their ratio.
+/// user's first call meets). <c>fresh waits [rounds] [shape]</c>: pure waits (<c>Task.Delay</c> bodies) with no limit against
+/// <c>Fixed(256)</c>, one child process per run, the two alternating over the rounds; medians, their ratio, and how many
+/// runs of the default took more than 4x Fixed(256)'s median (issue 29's bar) or more than twice its own median (a stall
+/// that cost the rest of the run); <c>shape</c> (<c>500x20</c>, <c>100x100</c>,
+/// <c>2000x1</c>) runs that shape only. <c>fresh waits-in-process [rounds] [shape]</c>: the same rounds in this one process (a
+/// fresh limit per run, a warm JIT and thread pool), where a loaded machine's stalls meet the limit mid-run rather than
+/// before its first answer.
 /// <c>fresh http --fanout PATH [rounds]</c>: against <c>fanout serve --capacity N --queue 0</c> (started from PATH, the
 /// built FanOut.Cli), with no limit given and through <c>AddFanOutLimit()</c>, the share of requests the server answered
 /// 429 (its <c>/stats</c>), one child process per run. A child is this program run as <c>fresh-case ...</c>;
@@ -38,21 +43,30 @@ public static class FreshProcessMeasurement
             case ["fresh-case", "http", var mode, var url, var items]:
                 return await HttpCaseAsync(mode, url, Int(items), output);
             case ["fresh", "waits", ..]:
-                return await WaitsAsync(args.Length > 2 ? Int(args[2]) : DefaultRounds, output);
+                return await WaitsAsync(args.Length > 2 ? Int(args[2]) : DefaultRounds, args.Length > 3 ? args[3] : null, inProcess: false, output);
+            case ["fresh", "waits-in-process", ..]:
+                return await WaitsAsync(args.Length > 2 ? Int(args[2]) : DefaultRounds, args.Length > 3 ? args[3] : null, inProcess: true, output);
             case ["fresh", "http", "--fanout", var cli, ..]:
                 return await HttpAsync(cli, args.Length > 4 ? Int(args[4]) : DefaultRounds, output);
             default:
-                Console.Error.WriteLine($"fresh: unknown arguments '{string.Join(' ', args)}': use 'fresh waits [rounds]' or 'fresh http --fanout PATH-TO-fanout [rounds]'.");
+                Console.Error.WriteLine($"fresh: unknown arguments '{string.Join(' ', args)}': use 'fresh waits|waits-in-process [rounds] [500x20|100x100|2000x1]' or 'fresh http --fanout PATH-TO-fanout [rounds]'.");
                 return 2;
         }
     }
 
-    private static async Task<int> WaitsAsync(int rounds, TextWriter output)
+    private static async Task<int> WaitsAsync(int rounds, string? only, bool inProcess, TextWriter output)
     {
-        output.WriteLine($"pure waits, one fresh process per run, {rounds} alternating rounds; load average at start {LoadAverage()}");
-        output.WriteLine("| shape | default ms (median) | Fixed(256) ms (median) | ratio | default runs |");
-        output.WriteLine("|---|---:|---:|---:|---|");
-        foreach (var (name, items, delay) in s_waits)
+        var shapes = s_waits.Where(w => only is null || only == Invariant($"{w.Items}x{w.DelayMs}")).ToArray();
+        if (shapes.Length == 0)
+        {
+            Console.Error.WriteLine($"fresh waits: unknown shape '{only}': use one of {string.Join(", ", s_waits.Select(w => Invariant($"{w.Items}x{w.DelayMs}")))}.");
+            return 2;
+        }
+
+        output.WriteLine($"pure waits, {(inProcess ? "one process, a fresh limit per run" : "one fresh process per run")}, {rounds} alternating rounds; load average at start {LoadAverage()}");
+        output.WriteLine("| shape | default ms (median) | Fixed(256) ms (median) | ratio | default runs above 4x | above 2x its median | default runs |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---|");
+        foreach (var (name, items, delay) in shapes)
         {
             var adaptive = new List<double>();
             var fixedRuns = new List<double>();
@@ -61,18 +75,29 @@ public static class FreshProcessMeasurement
                 // Alternate which goes first, so a drift in load falls on both.
                 foreach (var mode in round % 2 == 0 ? new[] { "default", "fixed" } : ["fixed", "default"])
                 {
-                    var ms = double.Parse((await RunChildAsync("fresh-case", "wait", mode, Str(items), Str(delay))).Trim(), CultureInfo.InvariantCulture);
+                    var printed = inProcess ? await InProcessAsync(mode, items, delay) : await RunChildAsync("fresh-case", "wait", mode, Str(items), Str(delay));
+                    var ms = double.Parse(printed.Trim(), CultureInfo.InvariantCulture);
                     (mode == "default" ? adaptive : fixedRuns).Add(ms);
                 }
             }
 
             var a = Median(adaptive);
             var f = Median(fixedRuns);
-            output.WriteLine(Invariant($"| {name} | {a:F0} | {f:F0} | {a / f:F2}x | {string.Join(", ", adaptive.Select(x => x.ToString("F0", CultureInfo.InvariantCulture)))} |"));
+            var above = adaptive.Count(ms => ms > 4 * f);
+            var slow = adaptive.Count(ms => ms > 2 * a);
+            output.WriteLine(Invariant($"| {name} | {a:F0} | {f:F0} | {a / f:F2}x | {above} of {adaptive.Count} | {slow} | {string.Join(", ", adaptive.Select(x => x.ToString("F0", CultureInfo.InvariantCulture)))} |"));
         }
 
         output.WriteLine($"load average at end {LoadAverage()}");
         return 0;
+    }
+
+    /// <summary>Runs one wait case in this process and returns what it printed.</summary>
+    private static async Task<string> InProcessAsync(string mode, int items, int delayMs)
+    {
+        using var printed = new StringWriter(CultureInfo.InvariantCulture);
+        await WaitCaseAsync(mode, items, delayMs, printed);
+        return printed.ToString();
     }
 
     private static async Task<int> WaitCaseAsync(string mode, int items, int delayMs, TextWriter output)

@@ -49,8 +49,9 @@ public sealed record AdaptiveLimitOptions
     /// p99 is 4x its median, the median of 32 items is within about 13% of the true median two times in three, which the
     /// band between growth (1.25) and back-off (1.5) absorbs, while the median of 4 items is off by a third or more as often
     /// and would read as congestion. A window is never shorter than the limit (one round), so above 32 this costs nothing;
-    /// below it a round that reads no queue at all (at or below the baseline) may still grow the limit at once, while a hold
-    /// or a back-off waits for 32 / limit rounds. Slow start is unaffected: it judges each round against everything measured
+    /// below it a round that reads no queue at all (at or below the baseline, or, at a downstream with little spread such as
+    /// timers, below the growth threshold by two standard errors of its median) may still grow the limit at once, while a
+    /// hold or a back-off waits for 32 / limit rounds. Slow start is unaffected: it judges each round against everything measured
     /// before it, with a bar that rises for small rounds, and extends a suspicious round up to 32 items before deciding.
     /// </value>
     public int MinWindowSamples { get; init; } = 32;

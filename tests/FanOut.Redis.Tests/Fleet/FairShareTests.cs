@@ -57,15 +57,14 @@ public sealed class FairShareTests(RedisServer redis, ITestOutputHelper output) 
     {
         var options = new RedisLimitOptions
         {
-            Key = string.Create(CultureInfo.InvariantCulture, $"fair-{budget}-{processes}-{Guid.NewGuid():N}"),
+            // A key the fleet has used before (its epoch exists): the first client of a fresh key on this young server would
+            // otherwise wait out the restart grace (docs/redis-limit.md), which is not what this test measures.
+            Key = await redis.FreshKeyAsync(string.Create(CultureInfo.InvariantCulture, $"fair-{budget}-{processes}")),
             Budget = budget,
             LeaseTime = TimeSpan.FromSeconds(5),
             PollInterval = TimeSpan.FromMilliseconds(50),
             Linger = TimeSpan.FromMilliseconds(10),
         };
-        // A key the fleet has used before (its epoch exists): the first client of a fresh key on this young server would
-        // otherwise wait out the restart grace (docs/redis-limit.md), which is not what this test measures.
-        await redis.Connection.GetDatabase().StringSetAsync($"fanout:{{{options.Key}}}:epoch", "earlier");
         var limits = new List<RedisConcurrencyLimit>();
         var workers = new List<Task>();
         using var stop = new CancellationTokenSource();

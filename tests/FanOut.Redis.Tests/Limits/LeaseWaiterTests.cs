@@ -60,7 +60,7 @@ public sealed class LeaseWaiterTests(RedisServer redis) : IClassFixture<RedisSer
     {
         // The fix must not cost cancellation: a registered, ungranted waiter is removed and completes with false.
         using var cancel = new CancellationTokenSource();
-        await using var holder = RedisConcurrencyLimit.Create(redis.Connection, new RedisLimitOptions { Key = $"test-{Guid.NewGuid():N}", Budget = 1 });
+        await using var holder = RedisConcurrencyLimit.Create(redis.Connection, new RedisLimitOptions { Key = await redis.FreshKeyAsync("test"), Budget = 1 });
         Assert.True(await holder.WaitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(20)));
         var waiting = holder.WaitAsync(cancel.Token);
 

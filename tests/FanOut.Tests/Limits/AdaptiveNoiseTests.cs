@@ -109,5 +109,35 @@ public sealed class AdaptiveNoiseTests
         Assert.True(limit.Current < level, $"{level} -> {limit.Current}");
     }
 
+    [Fact]
+    public void Adaptive_QueueThatEndedSlowStart_IsNeverRefuted()
+    {
+        // A downstream serving 16 at once and queueing the rest (latency in proportion to the calls beyond 16): the round
+        // that ends slow start reads a real queue, so the windows after it must not resume slow start, even once a slow
+        // spell (three rounds at 3x) has backed the limit off below the capacity: a window there reads no queue, but it is
+        // below the level that queued, so it refutes nothing, and the limit climbs back to about 16 by the band.
+        const int capacity = 16;
+        var clock = new FakeTimeProvider();
+        var limit = Adaptive(clock);
+        var started = new Queue<long>();
+        var roundTrip = TimeSpan.FromMilliseconds(20);
+        TimeSpan Queued(int inFlight) => roundTrip * Math.Max(1.0, (double)inFlight / capacity);
+        for (var round = 0; round < 30 && limit.InSlowStart; round++)
+        {
+            Round(limit, clock, started, Queued(limit.Current));
+        }
+
+        Assert.False(limit.InSlowStart, $"a queue at {capacity} did not end slow start: {limit.Current}");
+        var levels = new List<int>();
+        for (var round = 0; round < 200; round++)
+        {
+            Round(limit, clock, started, Queued(limit.Current) * (round is >= 20 and < 23 ? 3 : 1));
+            levels.Add(limit.Current);
+            Assert.False(limit.InSlowStart, $"slow start resumed at round {round}: {string.Join(" ", levels)}");
+        }
+
+        Assert.All(levels.Skip(100), l => Assert.InRange(l, 0.7 * capacity, 1.5 * capacity));
+    }
+
     private static TimeSpan AdaptiveControlLawNoiseFloor() => FanOut.Limits.Adaptive.AdaptiveControlLaw.NoiseFloor;
 }

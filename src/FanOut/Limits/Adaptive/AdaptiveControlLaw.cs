@@ -132,6 +132,21 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private bool _confirming;
 
+    /// <summary>
+    /// The level of the round that ended slow start by reading a queue (0: slow start did not end that way, or the reading
+    /// has been refuted or overtaken by an overload): a window at this level that reads no queue refutes it.
+    /// </summary>
+    private int _exitLevel;
+
+    /// <summary>The limit a growth step after slow start was taken from (0: the last window did not grow it).</summary>
+    private int _grownFrom;
+
+    /// <summary>The median latency of the window that decided that growth, in timestamp ticks.</summary>
+    private double _latencyBeforeGrowth;
+
+    /// <summary>The samples that window held.</summary>
+    private int _samplesBeforeGrowth;
+
     /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
     private int _overloadCeiling;
 
@@ -159,7 +174,10 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The limit.</summary>
     public int Limit { get; private set; }
 
-    /// <summary>True until the first back-off, like TCP's slow start.</summary>
+    /// <summary>
+    /// True until the first back-off, like TCP's slow start; true again when a later window refutes the queue a latency exit
+    /// read (see <see cref="RefutesExit"/>).
+    /// </summary>
     public bool InSlowStart { get; private set; } = true;
 
     /// <summary>Set by a decision that extends the current window instead of closing it; cleared by the caller.</summary>
@@ -255,6 +273,7 @@ internal sealed class AdaptiveControlLaw
             _overloadCeiling = Math.Clamp(Math.Min(_overloadCeiling, inFlight), _options.MinLimit, _options.MaxLimit);
         }
 
+        _exitLevel = 0;
         Limit = Math.Clamp(Math.Min(Limit, inFlight - 1), _options.MinLimit, _options.MaxLimit);
         AssertInvariants();
     }
@@ -274,6 +293,7 @@ internal sealed class AdaptiveControlLaw
         if (statistics.WindowOverloads > 0)
         {
             ExitSlowStart(limit);
+            _exitLevel = 0; // the downstream said no: that settles what a latency reading only suggested
             // The level that rejected is the calls in flight with this one (the downstream held the others), not a limit
             // that answers had grown past them before the "no" came back.
             var rejectedAt = Math.Clamp(inFlight, _options.MinLimit, limit);
@@ -341,6 +361,7 @@ internal sealed class AdaptiveControlLaw
                 // items that have not come back yet: cut from the round's level, not from the limit now.
                 ExitSlowStart(limit);
                 var level = Math.Min(limit, _roundLimit);
+                _exitLevel = level;
                 return Math.Clamp(Math.Max((int)(level * _growBelow / ratio), level / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
             }
 
@@ -373,13 +394,36 @@ internal sealed class AdaptiveControlLaw
 
     private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
     {
-        if (window.Length < _options.MinWindowSamples && statistics.WindowItems + limit <= statistics.WindowCapacity
-            && !(filled && latency < statistics.Baseline * ClearlyUncontended))
+        if (filled && RefutesExit(statistics, limit, window.Length, latency))
         {
-            // A round of a few items may grow the limit when it reads no queue at all, but back-offs and holds need the
-            // samples MinWindowSamples buys, so anything else extends the window to it.
+            // Slow start ended on a reading that this window, run at a level where that queue would show, does not repeat:
+            // it was a stall, not a queue (a starved CPU's late timers, a collection). Resume slow start, as TCP does when
+            // the evidence says its window was cut for nothing, instead of climbing 25% per window from a level that was
+            // cut for nothing (at 3, a window of MinWindowSamples is 11 round trips).
+            ReenterSlowStart();
+            return limit;
+        }
+
+        if (window.Length < _options.MinWindowSamples && statistics.WindowItems + limit <= statistics.WindowCapacity
+            && !(filled && (latency < statistics.Baseline * ClearlyUncontended || ClearlyBelowGrowthThreshold(statistics, window.Length, latency))))
+        {
+            // A round of a few items may grow the limit when it reads no queue at all (or, at a downstream with little
+            // spread, reads below the growth threshold by two standard errors of its median), but back-offs and holds need
+            // the samples MinWindowSamples buys, so anything else extends the window to it.
             Holding = true;
             return limit;
+        }
+
+        var grownFrom = _grownFrom;
+        _grownFrom = 0;
+        if (grownFrom > 0 && grownFrom < limit && GrowthBoughtNoThroughput(statistics, grownFrom, limit, window.Length, latency))
+        {
+            // Little's law: below the knee more calls in flight means more throughput at the same latency; above it, the
+            // same throughput at a latency that rises with them. The last step raised latency with the limit, so the level
+            // it started from was already above the knee, and a baseline re-measured there would measure a queue (a
+            // downstream that degrades slowly, capacity falling while latency rises, drifts the baseline up that way:
+            // failsafe-go#127). Re-measure only below half of that level from now on.
+            _cleanLimit = Math.Min(_cleanLimit, grownFrom);
         }
 
         if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0)
@@ -407,7 +451,17 @@ internal sealed class AdaptiveControlLaw
                 step = ProbeStep(limit);
             }
 
-            return (int)Math.Min((long)limit + step, _options.MaxLimit);
+            var grown = (int)Math.Min((long)limit + step, _options.MaxLimit);
+            if (grown > limit)
+            {
+                _grownFrom = limit;
+                // A window that grew the limit read low, some by luck: the latency expected without a queue is the baseline
+                // at least, so a lucky window's successor does not read as a rise.
+                _latencyBeforeGrowth = Math.Max(latency, statistics.Baseline);
+                _samplesBeforeGrowth = window.Length;
+            }
+
+            return grown;
         }
 
         return limit;
@@ -441,6 +495,60 @@ internal sealed class AdaptiveControlLaw
         }
 
         return _probeStep;
+    }
+
+    /// <summary>
+    /// True when a window that filled <paramref name="limit"/>, at or above the level whose round ended slow start by
+    /// reading a queue, reads clearly below the growth threshold: no queue where that round saw one, so the round was a
+    /// stall (a starved CPU's late timers, a collection), not a queue. A real queue reads at least as much at that level
+    /// again (the round's answers had grown the limit past it, so it read more than the level alone would): it is never
+    /// refuted, and the band keeps the limit below that level anyway (growth stops at the growth threshold).
+    /// </summary>
+    private bool RefutesExit(LatencyStatistics statistics, int limit, int samples, double latency) =>
+        _exitLevel > 0 && limit >= _exitLevel && ClearlyBelowGrowthThreshold(statistics, samples, latency);
+
+    /// <summary>
+    /// True when a window's median is below the growth threshold by two standard errors (a rise within the noise floor reads
+    /// as none): at a steady downstream (timers, a service with little spread) one round shows it, so growth after slow
+    /// start is per round there, not per <see cref="AdaptiveLimitOptions.MinWindowSamples"/> answers; at a lognormal
+    /// downstream a short window's error is too large for it, and the window is extended as before.
+    /// </summary>
+    private bool ClearlyBelowGrowthThreshold(LatencyStatistics statistics, int samples, double latency)
+    {
+        var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : 1;
+        return statistics.PoolCount >= MinPoolForQueueTest && ratio * Math.Exp(QueueTestStandardErrors * MedianStandardError(statistics, samples)) < _growBelow;
+    }
+
+    /// <summary>The standard error of the log of a window's median against the pool's: both are samples of the pool's spread.</summary>
+    private static double MedianStandardError(LatencyStatistics statistics, int samples) =>
+        MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / samples) + (1.0 / statistics.PoolCount));
+
+    /// <summary>
+    /// failsafe-go's second signal, from latency (Little's law: throughput is in flight over latency): true when the window
+    /// after a growth from <paramref name="grownFrom"/> to <paramref name="limit"/> read a latency that rose with the limit,
+    /// by more than half the growth (the midpoint between a flat latency, below the knee, and one in proportion, above it)
+    /// by two standard errors of the two medians, and by more than the noise floor. A growth's window is not delayed by the
+    /// queue before it (its items start behind the calls the growth added), unlike a back-off's.
+    /// </summary>
+    private bool GrowthBoughtNoThroughput(LatencyStatistics statistics, int grownFrom, int limit, int samples, double latency)
+    {
+        if (!Significant(latency, _latencyBeforeGrowth))
+        {
+            return false;
+        }
+
+        var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / samples) + (1.0 / _samplesBeforeGrowth));
+        return Math.Log(latency / _latencyBeforeGrowth) > (Math.Log((double)limit / grownFrom) / 2) + (QueueTestStandardErrors * standardError);
+    }
+
+    /// <summary>Slow start again after an exit a later window refuted; its history starts over at the limit now.</summary>
+    private void ReenterSlowStart()
+    {
+        InSlowStart = true;
+        _confirming = false;
+        _exitLevel = 0;
+        _historyCount = 0;
+        RecordChange(long.MinValue); // every item running now started under this level or a lower one
     }
 
     /// <summary>True when <paramref name="latency"/> is above <paramref name="baseline"/> by more than the <see cref="NoiseFloor"/>.</summary>

@@ -82,21 +82,25 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
     }
 
-    [Fact(Skip = "Issue 29 item 2, open: the baseline re-measured at half the clean level drifts up with the queue; in flight ends at 31 against a capacity of 8 (target 16).")]
-    public void Adaptive_SlowDegradationWithQueueing_EndsWithinTwiceTheCapacity()
+    [Theory]
+    [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
+    public void Adaptive_SlowDegradationWithQueueing_EndsWithinTwiceTheCapacity(string place)
     {
         // Over 30 s capacity falls 64 -> 8 while latency rises 20 -> 200 ms; the downstream queues instead of rejecting.
+        // Before the growth test (a step that raised latency with the limit stops re-measuring the baseline at that level),
+        // the baseline re-measured at half the clean level drifted up with the queue: in flight ended at 30 at every place.
         var span = TimeSpan.FromSeconds(30);
         var script = new DownstreamScript(at =>
         {
             var f = Math.Clamp(at / span, 0, 1);
             return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
         });
-        var (simulation, limit) = Run(script, span + TimeSpan.FromSeconds(2));
+        var (simulation, limit) = Run(script, span + TimeSpan.FromSeconds(2), place: place);
 
         var end = simulation.Timeline.Where(s => s.At >= span).ToArray();
         var inFlight = end.Average(s => s.InFlight);
-        var context = $"in flight {inFlight:F1} over the last 2 s, limit {limit.Current}; {Timeline(simulation, TimeSpan.Zero, span + TimeSpan.FromSeconds(2), 2)}";
+        var context = $"{place}: in flight {inFlight:F1} over the last 2 s, limit {limit.Current}; {Timeline(simulation, TimeSpan.Zero, span + TimeSpan.FromSeconds(2), 2)}";
+        output.WriteLine(context);
         Assert.True(simulation.FailedItems == 0, $"{simulation.FailedItems} items failed; " + context);
         Assert.True(inFlight <= 2 * 8, context);
     }
