@@ -15,7 +15,8 @@ internal static class BudgetScripts
     /// <summary>
     /// Adapt: KEYS 1 leases, 2 budget hash; ARGV 1 <c>a MIN MAX INITIAL MAXPAUSE</c>, 2 channel, 3 kind (<c>o</c> overload, <c>g</c>
     /// growth evidence), 4 backoff ratio, 5 the asking client's latency window in ms, 6 the generation the overloaded item
-    /// started under, 7 a pause in ms (0: none). Returns {budget, generation, pause ms left, 1 if anything changed}.
+    /// started under, 7 a pause in ms (0: none), 8 the budget the asking process knew when the overload came back (0:
+    /// unknown). Returns {budget, generation, pause ms left, 1 if anything changed}.
     /// </summary>
     /// <remarks>
     /// <para>The stored budget is read held to this process's MIN..MAX, and a stored pause to its MAXPAUSE ms: an earlier
@@ -25,8 +26,10 @@ internal static class BudgetScripts
     /// for one window after the last, whatever the generation. In slow start the first decrease goes to two thirds of the
     /// budget, the budget before slow start's last growth by half: the last the fleet used without overload (the larger of
     /// that and the ratio times the leases in use left a budget up to 40% above a hard cap that the last step had crossed,
-    /// and one more burst of rejections); after it, to the ratio times the budget. A decrease is at least one permit and never goes below MIN. It publishes
-    /// <c>b:BUDGET:GENERATION</c>.</para>
+    /// and one more burst of rejections); after it, to the ratio times the budget. Both are taken of the budget the asking
+    /// process knew when the overload came back, when that is lower than the budget now: a growth another process asked
+    /// meanwhile (the requests crossed) is not cut from, as the core law cuts from the level a round ran at. A decrease is
+    /// at least one permit and never goes below MIN. It publishes <c>b:BUDGET:GENERATION</c>.</para>
     /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>.</para>
     /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
     /// has passed since the last decrease and the last growth, and the live leases are at least 7/8 of the budget (the fleet
@@ -44,6 +47,7 @@ internal static class BudgetScripts
         local min_b, max_b, max_pause = tonumber(min_s), tonumber(max_s), tonumber(max_pause_s)
         local kind = ARGV[3]
         local ratio = tonumber(ARGV[4])
+        local seen = tonumber(ARGV[8] or 0) or 0
         local window = tonumber(ARGV[5])
         local state = redis.call('HMGET', KEYS[2], 'b', 'g', 'p', 'd', 'u', 's', 'l', 'k')
         if not state[1] then
@@ -69,10 +73,12 @@ internal static class BudgetScripts
             changed = 1
           end
           if tonumber(ARGV[6]) == generation and now - decreased_at >= window then
-            if level > 0 and budget >= level then spacing = math.min(8, spacing * 2) else spacing = 2 end
-            level = budget
-            local target = math.floor(budget * ratio)
-            if slow then target = math.floor(budget * 2 / 3) end
+            local from = budget
+            if seen > 0 and seen < from then from = seen end
+            if level > 0 and from >= level then spacing = math.min(8, spacing * 2) else spacing = 2 end
+            level = from
+            local target = math.floor(from * ratio)
+            if slow then target = math.floor(from * 2 / 3) end
             if target > budget - 1 then target = budget - 1 end
             if target < min_b then target = min_b end
             budget = target

@@ -61,6 +61,9 @@ internal sealed class FleetBudgetController
     private long _decreaseAskedFor = -1;
 
     private bool _decreasePending;
+
+    /// <summary>The fleet budget this process knew when the pending decrease's overload came back.</summary>
+    private int _decreaseSeenBudget;
     private bool _growthPending;
     private long _pausePendingMs;
 
@@ -170,6 +173,7 @@ internal sealed class FleetBudgetController
                 }
 
                 _decreaseAskedFor = generation;
+                _decreaseSeenBudget = _fleet.Budget;
                 _decreasePending = true;
                 _growthPending = false;
             }
@@ -188,7 +192,9 @@ internal sealed class FleetBudgetController
             if (_decreasePending || _pausePendingMs > 0)
             {
                 // A pause alone carries a generation no decrease matches unless one is pending too: it pauses, it does not cut.
-                var request = new BudgetRequest(true, _decreasePending ? _decreaseAskedFor : -1, windowMs, _pausePendingMs, _options.BackoffRatio);
+                var request = _decreasePending
+                    ? new BudgetRequest(true, _decreaseAskedFor, windowMs, _pausePendingMs, _options.BackoffRatio, _decreaseSeenBudget)
+                    : new BudgetRequest(true, -1, windowMs, _pausePendingMs, _options.BackoffRatio);
                 _decreasePending = false;
                 _pausePendingMs = 0;
                 return request;

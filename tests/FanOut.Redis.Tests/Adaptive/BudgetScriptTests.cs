@@ -59,6 +59,18 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
     }
 
     [Fact]
+    public async Task Adapt_OverloadSeenBeforeAGrowthItCrossed_IsCutFromTheBudgetItWasSeenAt()
+    {
+        // One process grew the fleet 6 -> 9 while another's overload at 6 was on its way: the cut is from 6, not from 9.
+        var store = Store(initial: 9);
+        Assert.Equal(new BudgetReply(4, 1, 0, true), await store.AdaptAsync(Overload(generation: 0) with { SeenBudget = 6 }));
+        Assert.Equal(new BudgetReply(3, 2, 0, true), await store.AdaptAsync(Overload(generation: 1) with { SeenBudget = 4 })); // 0.9 x 4
+
+        // A process that saw a higher budget than the script holds (a decrease it had not learned) changes nothing of the rule.
+        Assert.Equal(new BudgetReply(2, 3, 0, true), await store.AdaptAsync(Overload(generation: 2) with { SeenBudget = 20 }));
+    }
+
+    [Fact]
     public async Task Adapt_BudgetBounds_NeverBelowMinNorAboveMax()
     {
         var store = Store(initial: 2, min: 2, max: 3);

@@ -25,7 +25,7 @@ public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixtur
             controller.OnCompleted(start, ItemOutcome.Overloaded);
         }
 
-        Assert.Equal(new BudgetRequest(true, 0, 10, 0, 0.9), controller.TakeRequest());
+        Assert.Equal(new BudgetRequest(true, 0, 10, 0, 0.9, SeenBudget: 16), controller.TakeRequest());
         Assert.Null(controller.TakeRequest());
 
         // The decrease lands; items that started before this process learned of it bring back the old budget's 429s.
@@ -79,7 +79,7 @@ public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixtur
         Assert.Null(controller.TakeRequest()); // only an overload's hint pauses
 
         controller.OnCompleted(start, ItemOutcome.Overloaded, TimeSpan.FromSeconds(5));
-        Assert.Equal(new BudgetRequest(true, 0, 10, 5000, 0.9), controller.TakeRequest()); // the storm's one decrease, and its pause
+        Assert.Equal(new BudgetRequest(true, 0, 10, 5000, 0.9, SeenBudget: 4), controller.TakeRequest()); // the storm's one decrease, and its pause
 
         controller.OnCompleted(start, ItemOutcome.Overloaded, TimeSpan.FromSeconds(600));
         var request = controller.TakeRequest();
