@@ -17,6 +17,7 @@ namespace FanOut.Benchmarks;
 /// <c>-- overload [results-dir]</c> runs FanOut's default against rejecting and rate-limited downstreams;
 /// <c>-- redis-wait-cost [--rounds R] [--per-round N]</c> the round-trip cost of the Redis limit's WAIT for a replica, alternating rounds;
 /// <c>-- fleet-rate [--workers N] [--rate R] [--burst B] [--seconds S] [--faults restart,pause]</c> N processes on one Redis fleet rate, the rate held by the server's clock;
+/// <c>-- fleet-incidents [--processes P] [--rounds R] [--initial B] [--scenarios S,S]</c> the simulation suite's scenarios against P processes sharing one adaptive Redis budget, in real time;
 /// <c>-- fleet-scale [--workers N] [--budget B | --adaptive] [--items I] [--hold-ms MS | --url URL] [--rounds R]</c> the Redis limit's coordination cost per item with N processes;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
@@ -59,6 +60,11 @@ public static class Program
         if (args is ["fleet-rate", ..])
         {
             return await FleetRateCommand.RunAsync(args, Console.Out);
+        }
+
+        if (args is ["fleet-incidents", ..])
+        {
+            return await FleetIncidentsCommand.RunAsync(args, Console.Out);
         }
 
         if (args is ["fleet-scale", ..])

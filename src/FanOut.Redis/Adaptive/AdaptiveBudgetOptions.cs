@@ -9,7 +9,8 @@ namespace FanOut.Redis;
 /// budget by <see cref="BackoffRatio"/>, at most once per latency window (items that started before the last decrease do
 /// not decrease it again); a retry-after hint pauses the whole fleet until the hinted time by the Redis server's clock; the
 /// budget grows by one per window (by half before the first overload) only while the fleet holds nearly all of it and a
-/// process still has workers waiting.
+/// process still has workers waiting, and back up to a budget that was rejected only after 2 windows (4, then 8, after
+/// each rejected probe), as the core law probes a level that rejected.
 /// </remarks>
 public sealed record AdaptiveBudgetOptions
 {
@@ -26,10 +27,11 @@ public sealed record AdaptiveBudgetOptions
 
     /// <summary>The budget a fleet starts with when Redis holds none (the first process, or after Redis lost its data).</summary>
     /// <value>
-    /// Default 8; <see cref="MinBudget"/> to <see cref="MaxBudget"/>. Until the first overload the budget grows by half every
-    /// window in which the fleet used nearly all of it, so a fleet facing a capacity of 64 reaches it in six windows.
+    /// Default 4, the core law's <see cref="AdaptiveLimitOptions.InitialLimit"/> (for the whole fleet, not per process);
+    /// <see cref="MinBudget"/> to <see cref="MaxBudget"/>. Until the first overload the budget grows by half every window in
+    /// which the fleet used nearly all of it, so a fleet facing a capacity of 64 reaches it in eight windows.
     /// </value>
-    public int InitialBudget { get; init; } = 8;
+    public int InitialBudget { get; init; } = 4;
 
     /// <summary>The factor an overload signal multiplies the fleet budget by.</summary>
     /// <value>

@@ -10,7 +10,12 @@ namespace FanOut.Redis.Adaptive;
 /// <param name="WindowMs">The asking process's latency window in milliseconds: the least time between two changes.</param>
 /// <param name="PauseMs">A fleet pause asked for by a retry-after hint, in milliseconds (0: none).</param>
 /// <param name="BackoffRatio">The decrease factor.</param>
-internal readonly record struct BudgetRequest(bool Overload, long Generation, long WindowMs, long PauseMs, double BackoffRatio)
+/// <param name="SeenBudget">
+/// For a decrease, the fleet budget as the asking process knew it when the overload came back (0: unknown): the decrease is
+/// cut from it when the budget has grown since (another process's growth crossed the overload), as the core law cuts from
+/// the level a round ran at, not from the limit its answers have grown meanwhile.
+/// </param>
+internal readonly record struct BudgetRequest(bool Overload, long Generation, long WindowMs, long PauseMs, double BackoffRatio, int SeenBudget = 0)
 {
     /// <summary>The script's arguments.</summary>
     public RedisValue[] ToArguments(RedisValue budget, RedisValue channel) =>
@@ -22,6 +27,7 @@ internal readonly record struct BudgetRequest(bool Overload, long Generation, lo
         WindowMs,
         Generation,
         PauseMs,
+        SeenBudget,
     ];
 }
 

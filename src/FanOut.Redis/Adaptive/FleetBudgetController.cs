@@ -61,6 +61,9 @@ internal sealed class FleetBudgetController
     private long _decreaseAskedFor = -1;
 
     private bool _decreasePending;
+
+    /// <summary>The fleet budget this process knew when the pending decrease's overload came back.</summary>
+    private int _decreaseSeenBudget;
     private bool _growthPending;
     private long _pausePendingMs;
 
@@ -98,15 +101,25 @@ internal sealed class FleetBudgetController
     /// <summary>The latency window: the least time between two changes of the budget this process asks for.</summary>
     public TimeSpan Window => TimeSpan.FromSeconds(Volatile.Read(ref _windowTicks) / (double)_time.TimestampFrequency);
 
-    /// <summary>The overload test, plus the retry-after hint it finds (a fleet pause). Runs user code, which may throw.</summary>
-    public bool IsOverload(Exception failure)
-    {
-        if (!_isOverload(failure))
-        {
-            return false;
-        }
+    /// <summary>The overload test (<see cref="AdaptiveBudgetOptions.IsOverload"/>). Runs user code, which may throw.</summary>
+    /// <remarks>
+    /// A judgement only: the retry-after hint reaches the fleet pause through the completion (<see cref="OnCompleted"/>), the
+    /// one path every source takes (the run's completion, a <see cref="ConcurrencyLease"/>, a caller's own
+    /// <see cref="ConcurrencyLimit.RecordCompletion(long, ItemOutcome, TimeSpan?)"/>).
+    /// </remarks>
+    public bool IsOverload(Exception failure) => _isOverload(failure);
 
-        if (_maxPauseMs > 0 && OverloadedException.FindRetryAfter(failure, _time.GetUtcNow()) is { } hint && hint > TimeSpan.Zero)
+    /// <summary>Learns from one finished attempt (the limit's completion hook): never blocks, never throws.</summary>
+    /// <param name="startTimestamp">When the attempt started.</param>
+    /// <param name="outcome">How it ended.</param>
+    /// <param name="retryAfter">
+    /// The downstream's retry-after for an overloaded attempt: a fleet pause of that long (at most
+    /// <see cref="AdaptiveBudgetOptions.MaxPause"/>), asked for whether or not the overload also asks a decrease (the
+    /// attempts of one storm pause the fleet to the latest end any of them asked, and decrease the budget once).
+    /// </param>
+    public void OnCompleted(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter = null)
+    {
+        if (outcome == ItemOutcome.Overloaded && _maxPauseMs > 0 && retryAfter is { } hint && hint > TimeSpan.Zero)
         {
             var ms = (long)Math.Ceiling(Math.Min(hint.TotalMilliseconds, _maxPauseMs));
             lock (_lock)
@@ -118,12 +131,6 @@ internal sealed class FleetBudgetController
             Wake.Set();
         }
 
-        return true;
-    }
-
-    /// <summary>Learns from one finished attempt (the limit's completion hook): never blocks, never throws.</summary>
-    public void OnCompleted(long startTimestamp, ItemOutcome outcome)
-    {
         if (outcome == ItemOutcome.Succeeded)
         {
             var now = _time.GetTimestamp();
@@ -166,6 +173,7 @@ internal sealed class FleetBudgetController
                 }
 
                 _decreaseAskedFor = generation;
+                _decreaseSeenBudget = _fleet.Budget;
                 _decreasePending = true;
                 _growthPending = false;
             }
@@ -184,7 +192,9 @@ internal sealed class FleetBudgetController
             if (_decreasePending || _pausePendingMs > 0)
             {
                 // A pause alone carries a generation no decrease matches unless one is pending too: it pauses, it does not cut.
-                var request = new BudgetRequest(true, _decreasePending ? _decreaseAskedFor : -1, windowMs, _pausePendingMs, _options.BackoffRatio);
+                var request = _decreasePending
+                    ? new BudgetRequest(true, _decreaseAskedFor, windowMs, _pausePendingMs, _options.BackoffRatio, _decreaseSeenBudget)
+                    : new BudgetRequest(true, -1, windowMs, _pausePendingMs, _options.BackoffRatio);
                 _decreasePending = false;
                 _pausePendingMs = 0;
                 return request;

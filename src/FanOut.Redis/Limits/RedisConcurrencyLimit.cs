@@ -176,14 +176,28 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// <summary>True for an adaptive budget: it learns from every item's outcome.</summary>
     protected override bool WantsSamples => _control is not null;
 
-    /// <summary>An adaptive budget's overload test (<see cref="AdaptiveBudgetOptions.IsOverload"/>), which also takes a retry-after hint as a fleet pause; false for a fixed budget.</summary>
+    /// <summary>An adaptive budget's overload test (<see cref="AdaptiveBudgetOptions.IsOverload"/>); false for a fixed budget.</summary>
     /// <param name="failure">What the item's body threw.</param>
     public override bool IsOverload(Exception failure) => _control?.IsOverload(failure) ?? false;
 
-    /// <summary>Feeds one finished attempt to the adaptive budget (see <see cref="AdaptiveBudgetOptions"/>).</summary>
+    /// <summary>Feeds one finished attempt to the adaptive budget (see <see cref="AdaptiveBudgetOptions"/>), without a retry-after.</summary>
     /// <param name="startTimestamp">When the attempt started.</param>
     /// <param name="outcome">How it ended.</param>
-    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome) => _control?.OnCompleted(startTimestamp, outcome);
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome) => OnItemCompleted(startTimestamp, outcome, retryAfter: null);
+
+    /// <summary>
+    /// Feeds one finished attempt to the adaptive budget; an overload's retry-after pauses the whole fleet (every process
+    /// sharing the key) until that long from now by the Redis server's clock, at most <see cref="AdaptiveBudgetOptions.MaxPause"/>.
+    /// </summary>
+    /// <remarks>
+    /// The one path of a hint to the fleet pause, whoever saw it: a fan-out call's completion (the hint it read from the
+    /// failure), a <see cref="ConcurrencyLease.MarkOverloaded(TimeSpan)"/> (FanOut.Http's handler on a 429 or 503 with
+    /// Retry-After), or a caller's own <see cref="ConcurrencyLimit.RecordCompletion(long, ItemOutcome, TimeSpan?)"/>.
+    /// </remarks>
+    /// <param name="startTimestamp">When the attempt started.</param>
+    /// <param name="outcome">How it ended.</param>
+    /// <param name="retryAfter">The downstream's retry-after, for an overloaded attempt; <see langword="null"/> when it gave none.</param>
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter) => _control?.OnCompleted(startTimestamp, outcome, retryAfter);
 
     /// <summary>Takes an idle lease held here; never touches the network. Fails while local workers wait, so they are served first.</summary>
     protected override bool TryAcquireCore() => _leases.WaiterCount == 0 && _leases.TryTakeIdle();

@@ -84,17 +84,48 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
         other.Release();
     }
 
-    [Fact]
-    public async Task RetryAfter_SeenByOneProcess_PausesEveryProcessThenResumes()
+    /// <summary>
+    /// A Retry-After reaches the fleet pause by one path, the completion, whoever saw it: FanOut.Http's handler marks the
+    /// lease (<see cref="ConcurrencyLease.MarkOverloaded(TimeSpan)"/>), a caller's own limit reports it, a fan-out call reads
+    /// it from the body's exception. Before, only the last paused the fleet (the limit found hints in exceptions only).
+    /// </summary>
+    [Theory]
+    [InlineData("lease")]
+    [InlineData("hook")]
+    [InlineData("loop")]
+    public async Task RetryAfter_SeenByOneProcessFromAnySource_PausesEveryProcessThenResumes(string source)
     {
         var options = Options() with { Linger = TimeSpan.FromSeconds(1) };
         await using var seer = RedisConcurrencyLimit.Create(redis.Connection, options);
         await using var other = RedisConcurrencyLimit.Create(redis.Connection, options);
-        Assert.True(await seer.WaitAsync().WaitAsync(s_guard));
         Assert.True(await other.WaitAsync().WaitAsync(s_guard));
         other.Release(); // an idle lease here, taken without a round trip until the pause
 
-        Assert.True(seer.IsOverload(new OverloadedException("slow down", TimeSpan.FromMilliseconds(1500))));
+        var hint = TimeSpan.FromMilliseconds(1500);
+        var run = Task.CompletedTask;
+        switch (source)
+        {
+            case "lease":
+                using (var limiter = seer.AsRateLimiter())
+                {
+                    using var lease = await limiter.AcquireAsync().AsTask().WaitAsync(s_guard);
+                    Assert.True(lease.IsAcquired);
+                    ((ConcurrencyLease)lease).MarkOverloaded(hint); // what FanOutLimitHandler does on a 429 with Retry-After
+                }
+
+                break;
+            case "hook":
+                Assert.True(await seer.WaitAsync().WaitAsync(s_guard));
+                seer.RecordCompletion(seer.RecordStart(), ItemOutcome.Overloaded, hint);
+                seer.Release();
+                break;
+            default:
+                var attempts = 0;
+                run = new[] { 0 }.FanOutAsync(
+                    (_, _) => Interlocked.Increment(ref attempts) == 1 ? throw new OverloadedException("slow down", hint) : ValueTask.CompletedTask,
+                    new FanOutOptions { Limit = seer });
+                break;
+        }
 
         await Eventually.TrueAsync(() => Task.FromResult(other.FleetPaused), "the other process learned of the pause");
         Assert.False(other.TryAcquire());
@@ -103,8 +134,8 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
         Assert.False(waiting.IsCompleted);
         Assert.True(await waiting.WaitAsync(s_guard));
         Assert.False(other.FleetPaused);
-        seer.Release();
         other.Release();
+        await run.WaitAsync(s_guard);
     }
 
     private static RedisLimitOptions Options() => new()

@@ -49,6 +49,28 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
     }
 
     [Fact]
+    public async Task Adapt_FirstOverloadWithTheWholeBudgetInUse_GoesBackToTheLastBudgetUsedWithoutOverload()
+    {
+        // Slow start grew 8 -> 12 and the fleet sent 12: the overload says 12 is too many, and 8 was used without one.
+        var store = Store(initial: 12);
+        Assert.Equal(12, (await store.AcquireAsync(await Registered(store), Ids(12))).Granted);
+
+        Assert.Equal(new BudgetReply(8, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // not 0.9 x 12 = 10
+    }
+
+    [Fact]
+    public async Task Adapt_OverloadSeenBeforeAGrowthItCrossed_IsCutFromTheBudgetItWasSeenAt()
+    {
+        // One process grew the fleet 6 -> 9 while another's overload at 6 was on its way: the cut is from 6, not from 9.
+        var store = Store(initial: 9);
+        Assert.Equal(new BudgetReply(4, 1, 0, true), await store.AdaptAsync(Overload(generation: 0) with { SeenBudget = 6 }));
+        Assert.Equal(new BudgetReply(3, 2, 0, true), await store.AdaptAsync(Overload(generation: 1) with { SeenBudget = 4 })); // 0.9 x 4
+
+        // A process that saw a higher budget than the script holds (a decrease it had not learned) changes nothing of the rule.
+        Assert.Equal(new BudgetReply(2, 3, 0, true), await store.AdaptAsync(Overload(generation: 2) with { SeenBudget = 20 }));
+    }
+
+    [Fact]
     public async Task Adapt_BudgetBounds_NeverBelowMinNorAboveMax()
     {
         var store = Store(initial: 2, min: 2, max: 3);
@@ -75,6 +97,45 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
         Assert.Equal(0, during.Granted);
         Assert.InRange(during.Fleet.PausedMs, 1, 500);
         await Eventually.TrueAsync(async () => (await store.AcquireAsync(first.Epoch, Ids(1))).Granted == 1, "the pause ended by the server's clock");
+    }
+
+    [Fact]
+    public async Task Adapt_GrowthBackToARejectedLevel_WaitsTheSpacingWhichDoublesWhenTheProbeIsRejected()
+    {
+        // The core law's spaced probing: against a hard cap the budget goes back up to the level that was rejected only
+        // every few windows, not every window. The test never waits for a window (a minute): it moves the last decrease
+        // and growth back in Redis's own clock instead.
+        const long Window = 60_000;
+        var store = Store(initial: 10);
+        var budgetKey = store.LeasesKey.ToString().Replace(":leases", ":budget", StringComparison.Ordinal);
+        var database = redis.Connection.GetDatabase();
+        await database.HashSetAsync(budgetKey, [new("b", 10), new("g", 0), new("s", 0)]); // past slow start
+        Assert.Equal(10, (await store.AcquireAsync(await Registered(store), Ids(10))).Granted); // the fleet uses its budget
+        async Task<BudgetReply> GrowAfter(double windowsSinceDecrease, double windowsSinceGrowth = 10)
+        {
+            var now = await ServerMilliseconds(database);
+            await database.HashSetAsync(budgetKey, [new("d", now - (long)(windowsSinceDecrease * Window)), new("u", now - (long)(windowsSinceGrowth * Window))]);
+            return await store.AdaptAsync(Growth() with { WindowMs = Window });
+        }
+
+        Assert.Equal(new BudgetReply(9, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // 10 rejected
+        Assert.Equal(new BudgetReply(9, 1, 0, false), await GrowAfter(1.5)); // a window is not enough to probe 10 again
+        Assert.Equal(new BudgetReply(10, 1, 0, true), await GrowAfter(2.5)); // two are: the probe
+
+        Assert.Equal(new BudgetReply(9, 2, 0, true), await store.AdaptAsync(Overload(generation: 1))); // the probe rejected
+        Assert.Equal(new BudgetReply(9, 2, 0, false), await GrowAfter(3.5)); // now four windows
+        Assert.Equal(new BudgetReply(10, 2, 0, true), await GrowAfter(4.5));
+
+        // A window after the probe without a decrease: it passed, the level is forgotten and growth goes on one a window.
+        Assert.Equal(new BudgetReply(11, 2, 0, true), await GrowAfter(10, windowsSinceGrowth: 1.5));
+        Assert.Equal(0, (long)await database.HashGetAsync(budgetKey, "l"));
+        Assert.Equal(2, (long)await database.HashGetAsync(budgetKey, "k"));
+    }
+
+    private static async Task<long> ServerMilliseconds(StackExchange.Redis.IDatabase database)
+    {
+        var time = (StackExchange.Redis.RedisResult[])(await database.ExecuteAsync("TIME"))!;
+        return ((long)time[0] * 1000) + ((long)time[1] / 1000);
     }
 
     private static BudgetRequest Overload(long generation) => new(true, generation, 0, 0, Ratio);

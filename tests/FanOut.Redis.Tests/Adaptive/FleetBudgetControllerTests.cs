@@ -25,7 +25,7 @@ public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixtur
             controller.OnCompleted(start, ItemOutcome.Overloaded);
         }
 
-        Assert.Equal(new BudgetRequest(true, 0, 10, 0, 0.9), controller.TakeRequest());
+        Assert.Equal(new BudgetRequest(true, 0, 10, 0, 0.9, SeenBudget: 16), controller.TakeRequest());
         Assert.Null(controller.TakeRequest());
 
         // The decrease lands; items that started before this process learned of it bring back the old budget's 429s.
@@ -66,21 +66,25 @@ public sealed class FleetBudgetControllerTests(RedisServer redis) : IClassFixtur
     }
 
     [Fact]
-    public void IsOverload_RetryAfterHint_AsksAFleetPauseCappedAtMaxPause()
+    public void OnCompleted_OverloadWithRetryAfter_AsksAFleetPauseCappedAtMaxPause()
     {
         var (controller, _, _) = Create(new AdaptiveBudgetOptions { MaxPause = TimeSpan.FromSeconds(30) });
+        var start = _time.GetTimestamp();
+        _time.Advance(TimeSpan.FromMilliseconds(20));
 
-        Assert.False(controller.IsOverload(new InvalidOperationException("not an overload", new OverloadedException("x", TimeSpan.FromSeconds(5)))));
-        Assert.Null(controller.TakeRequest());
+        // The judgement alone asks nothing: the hint comes with the completion, the one path of every source.
         Assert.True(controller.IsOverload(new OverloadedException("busy", TimeSpan.FromSeconds(5))));
-        Assert.Equal(5000, controller.TakeRequest()?.PauseMs);
+        Assert.Null(controller.TakeRequest());
+        controller.OnCompleted(start, ItemOutcome.Failed, TimeSpan.FromSeconds(5));
+        Assert.Null(controller.TakeRequest()); // only an overload's hint pauses
 
-        var header = new HttpRequestException("429", null, System.Net.HttpStatusCode.TooManyRequests);
-        header.Data["Retry-After"] = "600";
-        Assert.True(controller.IsOverload(header));
+        controller.OnCompleted(start, ItemOutcome.Overloaded, TimeSpan.FromSeconds(5));
+        Assert.Equal(new BudgetRequest(true, 0, 10, 5000, 0.9, SeenBudget: 4), controller.TakeRequest()); // the storm's one decrease, and its pause
+
+        controller.OnCompleted(start, ItemOutcome.Overloaded, TimeSpan.FromSeconds(600));
         var request = controller.TakeRequest();
-        Assert.Equal(30_000, request?.PauseMs);
-        Assert.Equal(-1, request?.Generation); // a pause alone does not cut the budget
+        Assert.Equal(30_000, request?.PauseMs); // capped at MaxPause
+        Assert.Equal(-1, request?.Generation); // the same burst: a longer pause, no second cut
     }
 
     [Fact]
