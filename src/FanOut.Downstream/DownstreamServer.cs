@@ -1,5 +1,3 @@
-using System.Threading.RateLimiting;
-
 using FanOut.Downstream.Control;
 using FanOut.Downstream.Endpoints;
 using FanOut.Downstream.Hosting;
@@ -30,7 +28,7 @@ public sealed class DownstreamServer : IAsyncDisposable
 
     private readonly WebApplication _app;
     private readonly CrashSwitch _crash;
-    private readonly TokenBucketRateLimiter? _rateLimiter;
+    private readonly RequestRateBucket? _rateLimiter;
     private readonly AdmissionGate _gate;
     private readonly RetryAfterStorm _storm;
     private readonly LatencySampler _sampler;
@@ -50,27 +48,13 @@ public sealed class DownstreamServer : IAsyncDisposable
         _gate = new AdmissionGate(options.Capacity, options.Queue);
         _storm = new RetryAfterStorm(options.TimeProvider);
         _sampler = new LatencySampler(options.Latency, options.Seed);
-        var period = TimeSpan.Zero;
         if (options.RatePerSecond is { } rate)
         {
-            var burst = options.EffectiveRateBurst;
-
-            // Refill at most every 10 ms (a timer per millisecond would cost more than it models), in
-            // whole tokens, with the period stretched to match so the long-run rate is exactly R.
-            var tokensPerPeriod = (int)Math.Clamp(Math.Ceiling(rate / 100), 1, burst);
-            period = TimeSpan.FromSeconds(tokensPerPeriod / rate);
-            _rateLimiter = new TokenBucketRateLimiter(new TokenBucketRateLimiterOptions
-            {
-                TokenLimit = burst,
-                TokensPerPeriod = tokensPerPeriod,
-                ReplenishmentPeriod = period,
-                QueueLimit = 0,
-                AutoReplenishment = true,
-            });
+            _rateLimiter = new RequestRateBucket(rate, options.EffectiveRateBurst, options.TimeProvider);
         }
 
         _stats = new StatsEndpoints(_counters, State);
-        var work = new WorkEndpoint(_crash, _rateLimiter, period, _storm, _gate, _sampler, _counters);
+        var work = new WorkEndpoint(_crash, _rateLimiter, _storm, _gate, _sampler, _counters);
         var control = new ControlEndpoint(Apply, _stats);
 
         // The empty builder: no configuration files, no logging providers (no console spam), no
@@ -222,7 +206,6 @@ public sealed class DownstreamServer : IAsyncDisposable
 
         await StopAsync(CancellationToken.None).ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
-        _rateLimiter?.Dispose();
         _crash.Dispose();
     }
 

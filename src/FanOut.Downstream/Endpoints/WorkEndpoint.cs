@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Threading.RateLimiting;
 
 using FanOut.Downstream.Control;
 using FanOut.Downstream.Hosting;
@@ -19,17 +18,15 @@ namespace FanOut.Downstream.Endpoints;
 internal sealed class WorkEndpoint
 {
     private readonly CrashSwitch _crash;
-    private readonly TokenBucketRateLimiter? _rateLimiter;
+    private readonly RequestRateBucket? _rateLimiter;
     private readonly RetryAfterStorm _storm;
     private readonly AdmissionGate _gate;
     private readonly LatencySampler _sampler;
     private readonly ServerCounters _counters;
-    private readonly string _fallbackRetryAfter;
 
     public WorkEndpoint(
         CrashSwitch crash,
-        TokenBucketRateLimiter? rateLimiter,
-        TimeSpan replenishmentPeriod,
+        RequestRateBucket? rateLimiter,
         RetryAfterStorm storm,
         AdmissionGate gate,
         LatencySampler sampler,
@@ -41,7 +38,6 @@ internal sealed class WorkEndpoint
         _gate = gate;
         _sampler = sampler;
         _counters = counters;
-        _fallbackRetryAfter = ToRetryAfter(replenishmentPeriod);
     }
 
     public Task HandleItemAsync(HttpContext context) => ServeAsync(context, isPrice: false);
@@ -68,13 +64,10 @@ internal sealed class WorkEndpoint
         if (_rateLimiter is not null)
         {
             // Checked before the queue, so a rate-limited request never takes a queue place.
-            using var token = _rateLimiter.AttemptAcquire();
-            if (!token.IsAcquired)
+            if (!_rateLimiter.TryTake(out var retryAfter))
             {
                 _counters.OnRejectedRateLimit();
-                context.Response.Headers.RetryAfter = token.TryGetMetadata(MetadataName.RetryAfter, out var retryAfter)
-                    ? ToRetryAfter(retryAfter)
-                    : _fallbackRetryAfter;
+                context.Response.Headers.RetryAfter = ToRetryAfter(retryAfter);
                 Reject(context, "rate-limit");
                 return;
             }
