@@ -103,18 +103,27 @@ public sealed class RedisConcurrencyLimitTests(RedisServer redis) : IClassFixtur
     }
 
     [Fact]
-    public async Task Heartbeat_ItemHeldThreeLeaseTimes_KeepsItsPermit()
+    public async Task Heartbeat_ItemHeldPastItsFirstLease_KeepsItsPermit()
     {
-        // A lease of 1 s renewed every 333 ms: only a stall of a whole second on a loaded CI machine could lose it.
-        var options = Options(budget: 1) with { LeaseTime = TimeSpan.FromSeconds(1), Linger = TimeSpan.Zero, PollInterval = TimeSpan.FromMilliseconds(50) };
+        // A lease of 4 s renewed every 1.33 s: only a stall of well over two seconds could lose it on a loaded CI machine.
+        var options = Options(budget: 1) with { LeaseTime = TimeSpan.FromSeconds(4), Linger = TimeSpan.Zero, PollInterval = TimeSpan.FromMilliseconds(50) };
         await using var holder = RedisConcurrencyLimit.Create(redis.Connection, options);
         await using var other = RedisConcurrencyLimit.Create(redis.Connection, options);
         Assert.True(await holder.WaitAsync(CancellationToken.None).WaitAsync(s_guard));
+        var firstExpiry = await LeaseExpiry(options);
+        Assert.NotNull(firstExpiry);
 
+        // The event: a renewal made by Redis's clock at or after the moment the first lease would have expired.
         var waiting = other.WaitAsync(CancellationToken.None);
-        await Task.Delay(options.LeaseTime * 3);
+        using var guard = new CancellationTokenSource(s_guard);
+        double? expiry;
+        while ((expiry = await LeaseExpiry(options)) is { } now && now < firstExpiry + options.LeaseTime.TotalMilliseconds && !waiting.IsCompleted)
+        {
+            await Task.Delay(50, guard.Token);
+        }
 
         Assert.False(waiting.IsCompleted, "The lease expired although its holder renewed it.");
+        Assert.NotNull(expiry);
         Assert.Equal(1, await LeaseCount(options));
         holder.Release();
         Assert.True(await waiting.WaitAsync(s_guard));
@@ -305,6 +314,12 @@ public sealed class RedisConcurrencyLimitTests(RedisServer redis) : IClassFixtur
 
     private Task<long> LeaseCount(RedisLimitOptions options, IConnectionMultiplexer? connection = null) =>
         (connection ?? redis.Connection).GetDatabase().SortedSetLengthAsync($"fanout:{{{options.Key}}}:leases");
+
+    private async Task<double?> LeaseExpiry(RedisLimitOptions options)
+    {
+        var latest = await redis.Connection.GetDatabase().SortedSetRangeByRankWithScoresAsync($"fanout:{{{options.Key}}}:leases", -1, -1);
+        return latest.Length == 0 ? null : latest[0].Score;
+    }
 
     private static Task<ConnectionMultiplexer> NowhereConnection()
     {
