@@ -223,7 +223,17 @@ public static class FleetSoak
             {
                 await Task.Delay(Between(random, options.Gap.Min, options.Gap.Max), cancellationToken).ConfigureAwait(false);
                 var fault = order.Count > 0 ? order.Dequeue() : kinds[random.Next(kinds.Count)];
-                var what = await InjectAsync(fault).ConfigureAwait(false);
+                counter.FaultBegins();
+                string what;
+                try
+                {
+                    what = await InjectAsync(fault).ConfigureAwait(false);
+                }
+                finally
+                {
+                    counter.FaultEnds();
+                }
+
                 faults[fault]++;
                 await progress.WriteLineAsync(string.Create(CultureInfo.InvariantCulture, $"  {clock.Elapsed.TotalSeconds,6:F1} s  {FleetSoakResult.Name(fault)} {what}  items {counter.Done:N0}, peak {counter.Peak}")).ConfigureAwait(false);
             }

@@ -16,7 +16,10 @@ namespace FanOut.Redis.FleetWorker.Soak;
 /// <para>Starvation, counted here too: a worker with items handed to it and not yet started (and no failed run since) that
 /// starts none for longer than the starvation bound while the other workers start at least the bound's number of items
 /// (the budget was in use, and went to others) is starved, once per such wait. The longest such wait that ended in a
-/// start is <see cref="WorstWaitMs"/>: the time a waiting process took to get a permit while the others held the budget.</para>
+/// start is <see cref="WorstWaitMs"/>: the time a waiting process took to get a permit while the others held the budget.
+/// Starvation is a steady-state property: while a fault is being injected (<see cref="FaultBegins"/> to
+/// <see cref="FaultEnds"/>: a failover that takes seconds, a kill, a restart) nobody is judged, and a wait that spans the
+/// fault counts from its end, so a worker still stuck after the fleet recovered is found.</para>
 /// </remarks>
 public sealed class SoakCounter : IAsyncDisposable
 {
@@ -43,6 +46,7 @@ public sealed class SoakCounter : IAsyncDisposable
     private long _lastStartAt;
     private long _nextId;
     private bool _ending;
+    private bool _inFault;
     private int _running;
     private int _disposed;
 
@@ -174,6 +178,29 @@ public sealed class SoakCounter : IAsyncDisposable
         lock (_lock)
         {
             _retiring.Add(pid);
+        }
+    }
+
+    /// <summary>A fault is being injected: no wait is judged starved until <see cref="FaultEnds"/>.</summary>
+    public void FaultBegins()
+    {
+        lock (_lock)
+        {
+            _inFault = true;
+        }
+    }
+
+    /// <summary>The fault is over: every wait under way counts from now, against the starts from now.</summary>
+    public void FaultEnds()
+    {
+        lock (_lock)
+        {
+            _inFault = false;
+            var now = Environment.TickCount64;
+            foreach (var (pid, wait) in _waiting.ToList())
+            {
+                _waiting[pid] = wait with { Since = now, StartsAt = _starts };
+            }
         }
     }
 
@@ -343,7 +370,7 @@ public sealed class SoakCounter : IAsyncDisposable
         _lastStartAt = now;
         if (_waiting.TryGetValue(pid, out var waiting))
         {
-            if (_starts - 1 - waiting.StartsAt >= _bound)
+            if (!_inFault && _starts - 1 - waiting.StartsAt >= _bound)
             {
                 WorstWaitMs = Math.Max(WorstWaitMs, now - waiting.Since);
             }
@@ -361,7 +388,7 @@ public sealed class SoakCounter : IAsyncDisposable
         // The others waiting: starved once they waited beyond the bound while this fleet kept starting items.
         foreach (var (other, wait) in _waiting.ToList())
         {
-            if (other != pid && !wait.Starved && now - wait.Since > _starveAfter.TotalMilliseconds && _starts - wait.StartsAt >= _bound)
+            if (!_inFault && other != pid && !wait.Starved && now - wait.Since > _starveAfter.TotalMilliseconds && _starts - wait.StartsAt >= _bound)
             {
                 Starved++;
                 Finding($"worker {other} started none of its {wait.Unstarted} items for {now - wait.Since} ms while the others started {_starts - wait.StartsAt}");

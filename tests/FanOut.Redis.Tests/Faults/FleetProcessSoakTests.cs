@@ -110,6 +110,39 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task SoakCounter_WaitSpanningAFault_JudgedFromTheFaultsEnd()
+    {
+        await using var counter = new SoakCounter(bound: 2, starveAfter: TimeSpan.FromMilliseconds(200));
+        counter.Start();
+        using var waiting = await Worker.ConnectAsync(counter.Port, pid: 311);
+        using var running = await Worker.ConnectAsync(counter.Port, pid: 312);
+        var unstarted = (await waiting.AskAsync("n"))[2..].Split(',');
+        var ids = (await running.AskAsync("n"))[2..].Split(',');
+
+        counter.FaultBegins(); // a failover of several seconds: clients learn the new primary one by one
+        await Task.Delay(300);
+        for (var i = 0; i < 3; i++)
+        {
+            await running.AskAsync("s " + ids[i]);
+            await running.AskAsync("e " + ids[i]);
+        }
+
+        Assert.Equal(0, counter.Starved);
+
+        counter.FaultEnds();
+        await Task.Delay(300); // still stuck after the fleet recovered: starved, counted from the fault's end
+        for (var i = 3; i < 6; i++)
+        {
+            await running.AskAsync("s " + ids[i]);
+            await running.AskAsync("e " + ids[i]);
+        }
+
+        Assert.Equal(1, counter.Starved);
+        await waiting.AskAsync("s " + unstarted[0]);
+        await waiting.AskAsync("e " + unstarted[0]);
+    }
+
+    [Fact]
     public async Task SoakCounter_KilledWorker_ItemsHandedOutAgainNotLost()
     {
         await using var counter = new SoakCounter(bound: 4);
