@@ -391,11 +391,15 @@ public sealed class Prober
         if (evidence.Count > 0 && !_budget.Exhausted)
         {
             // The first figure comes from a short level whose first rejection may come late (few answers after it) and
-            // whose bucket may still hold part of its burst: measure again at the same concurrency, twice as long, right
-            // after the burst drained the bucket, so rejections start at once; that longer measurement is the rate.
-            _progress.Note($"Measuring the rate again at {rejected.Concurrency} at once");
+            // whose bucket may still hold part of its burst: measure again, twice as long, right after the burst drained
+            // the bucket, so rejections start at once; that longer measurement is the rate. At twice the concurrency: a
+            // rejected worker pauses a latency before it sends again, and on a busy client machine those pauses run late,
+            // so at the same concurrency the client itself could send less than the server lets through (one CI run
+            // read 155/s of a 300/s bucket); a rate limit passes no more for the extra workers, it only rejects more.
+            var pressing = 2 * rejected.Concurrency;
+            _progress.Note($"Measuring the rate again at {pressing} at once");
             var twice = _settings.Plan with { MinDuration = 2 * _settings.Plan.MinDuration, MaxDuration = 2 * _settings.Plan.MaxDuration };
-            var again = await _runner.RunAsync(rejected.Concurrency, twice, RejectionPause(levels), stop).ConfigureAwait(false);
+            var again = await _runner.RunAsync(pressing, twice, RejectionPause(levels), stop).ConfigureAwait(false);
             if (again.OkPerSecondWhileRejecting is { } longer && longer > 0)
             {
                 sustained = longer;
