@@ -21,7 +21,7 @@ public sealed record AdaptiveLimitOptions
 
     /// <summary>The limit the first items run under: the most calls sent to a downstream nothing has been heard from yet.</summary>
     /// <value>
-    /// Default 10 (TCP's initial window, RFC 6928), range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. Before anything
+    /// Default 10 (TCP's initial window, RFC 6928; within <see cref="MinLimit"/> and <see cref="MaxLimit"/> when they exclude it), range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. Before anything
     /// has answered, nothing raises the limit: from here each uncontended answer adds one permit (a doubling per round trip,
     /// as TCP's slow start grows per acknowledgement), so a downstream that takes fewer calls at once sees at most these
     /// before its first answer, then a burst bounded by the answers it gave. The first four items started set the baseline
@@ -33,7 +33,17 @@ public sealed record AdaptiveLimitOptions
     /// has answered; raise it for one you know is elastic: at 64, those 500 waits take about four round trips, and a
     /// downstream that takes fewer than 64 at once sees the rest of the first 64 rejected.
     /// </value>
-    public int InitialLimit { get; init; } = 10;
+    public int InitialLimit
+    {
+        get => _initialLimit ?? Math.Clamp(DefaultInitialLimit, MinLimit, Math.Max(MinLimit, MaxLimit));
+        init => _initialLimit = value;
+    }
+
+    /// <summary>The <see cref="InitialLimit"/> when none is given: clamped into the range the options give (a <see cref="MaxLimit"/> of 8 starts at 8).</summary>
+    private const int DefaultInitialLimit = 10;
+
+    /// <summary>The <see cref="InitialLimit"/> given, if any.</summary>
+    private readonly int? _initialLimit;
 
     /// <summary>How far a window's median latency may rise above the uncontended baseline (the median of a pooled sample) before the limit backs off.</summary>
     /// <value>

@@ -43,6 +43,18 @@ public sealed class AdaptiveFirstContactTests
     }
 
     [Fact]
+    public void Adaptive_RangeExcludingTheDefaultStart_StartsWithinIt()
+    {
+        // The default start (10) is a default, not a demand: options that set only MaxLimit = 8 (or MinLimit = 12) are valid
+        // and start at their bound; an InitialLimit given outside the range is still refused, naming it.
+        Assert.Equal(10, new AdaptiveLimitOptions().InitialLimit);
+        Assert.Equal(8, ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MaxLimit = 8 }).Current);
+        Assert.Equal(12, ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MinLimit = 12 }).Current);
+        var refused = Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MaxLimit = 8, InitialLimit = 10 }));
+        Assert.Equal(nameof(AdaptiveLimitOptions.InitialLimit), refused.ParamName);
+    }
+
+    [Fact]
     public void Adaptive_EachCleanAnswer_RaisesTheLimitByAtMostOne()
     {
         // Slow start per acknowledgement: every answer may add one permit (a doubling per round trip), never more; and
