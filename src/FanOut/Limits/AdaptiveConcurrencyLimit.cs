@@ -35,6 +35,15 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// </summary>
     private volatile bool _countingFirstWindow = true;
 
+    /// <summary>
+    /// Items started before the current window that are still running (under the lock): the bodies running when it began,
+    /// less those of them that completed since. The rest of the bodies running started in the window.
+    /// </summary>
+    private int _olderRunning;
+
+    /// <summary>True when the current window goes on gathering the last one's items (its starts are not counted from its start).</summary>
+    private bool _windowKept;
+
     /// <summary>Item starts counted while <see cref="_countingFirstWindow"/>.</summary>
     private int _firstWindowStarts;
 
@@ -259,6 +268,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
             else if (startTimestamp < _statistics.WindowStart)
             {
+                _olderRunning = Math.Max(0, _olderRunning - 1);
+                _statistics.CountStarts(now, _statistics.WindowItems + Math.Max(0, inFlight - 1 - _olderRunning));
                 if (overload)
                 {
                     _law.OnStaleOverload(inFlight);
@@ -266,9 +277,19 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             }
             else
             {
-                _statistics.Record(now - startTimestamp, succeeded, overload, inFlight);
+                _statistics.Record(startTimestamp, now - startTimestamp, succeeded, overload, inFlight);
+                _statistics.CountStarts(now, _statistics.WindowItems + Math.Max(0, inFlight - 1 - _olderRunning));
                 if (_statistics.WindowItems >= _law.WindowSize(_statistics) || _statistics.WindowOverloads != 0)
                 {
+                    if (_statistics.PoolCount > 0 && _law.InSlowStart && !_windowKept)
+                    {
+                        _statistics.CloseRound(now);
+                    }
+                    else
+                    {
+                        _statistics.ClearRound();
+                    }
+
                     Decide(inFlight, now);
                 }
             }
@@ -343,7 +364,13 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _law.HoldUntil = 0;
             // A new round in slow start (answers have grown the limit meanwhile), or a window after a change, counts only the
             // items that start from now on; an unchanged limit after slow start keeps gathering them.
-            _statistics.ResetWindow(_law.Limit == before && !_law.InSlowStart ? _statistics.WindowStart : now);
+            var keep = _law.Limit == before && !_law.InSlowStart;
+            _statistics.ResetWindow(keep ? _statistics.WindowStart : now);
+            _windowKept = keep;
+            if (!keep)
+            {
+                _olderRunning = Math.Max(0, inFlight - 1);
+            }
             _law.OnWindowReset();
             CountHeldBack(inFlight);
         }
@@ -413,7 +440,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             // Short of a full window: the next completion closes it, as any other would.
             if (held.StartTimestamp >= _statistics.WindowStart && _statistics.WindowItems < _law.WindowSize(_statistics) - 1)
             {
-                _statistics.Record(held.Latency, held.Succeeded, overload: false, inFlight);
+                _statistics.Record(held.StartTimestamp, held.Latency, held.Succeeded, overload: false, inFlight);
             }
         }
 

@@ -21,18 +21,29 @@ public sealed record AdaptiveLimitOptions
 
     /// <summary>The limit the first items run under: the most calls sent to a downstream nothing has been heard from yet.</summary>
     /// <value>
-    /// Default 4, range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. Before anything has answered, nothing raises the
-    /// limit: from here each uncontended answer adds one permit (a doubling per round trip, as TCP's slow start grows per
-    /// acknowledgement), so a downstream that takes fewer calls at once sees a burst bounded by the answers it gave
-    /// (Envoy's adaptive concurrency pins 3 while it measures; TCP starts at 10 segments). The first four items set the
-    /// baseline latency everything later is compared with. The price is paid by pure waits, which a limit that learns from
-    /// answers cannot tell from a cold HTTP server: 500 <c>Task.Delay(20)</c> bodies take about seven round trips instead of
-    /// two (docs/adaptive.md has the figures). If you know the downstream is elastic (timers, a service with room to spare),
-    /// raise this: at 10 (TCP's initial window), 100 <c>Task.Delay(100)</c> bodies take four round trips instead of six; at
-    /// 64, those 500 waits take about four, and a downstream that takes fewer than 64 at once sees the rest of the first 64
-    /// rejected.
+    /// Default 10 (TCP's initial window, RFC 6928; within <see cref="MinLimit"/> and <see cref="MaxLimit"/> when they exclude it), range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. Before anything
+    /// has answered, nothing raises the limit: from here each uncontended answer adds one permit (a doubling per round trip,
+    /// as TCP's slow start grows per acknowledgement), so a downstream that takes fewer calls at once sees at most these
+    /// before its first answer, then a burst bounded by the answers it gave. The first four items started set the baseline
+    /// latency everything later is compared with; when the start was above the downstream's capacity and their spread leaves
+    /// that baseline uncertain, it is re-measured at four once slow start is over. Pure waits, which a limit that learns from
+    /// answers cannot tell from a cold HTTP server, pay the ramp: 100 <c>Task.Delay(100)</c> bodies take four round trips,
+    /// 500 <c>Task.Delay(20)</c> about six, against one for Fixed(256) (docs/adaptive.md has the figures). Lower it (Envoy's
+    /// adaptive concurrency pins 3 while it measures) for a downstream that must never see more than a few calls before it
+    /// has answered; raise it for one you know is elastic: at 64, those 500 waits take about four round trips, and a
+    /// downstream that takes fewer than 64 at once sees the rest of the first 64 rejected.
     /// </value>
-    public int InitialLimit { get; init; } = 4;
+    public int InitialLimit
+    {
+        get => _initialLimit ?? Math.Clamp(DefaultInitialLimit, MinLimit, Math.Max(MinLimit, MaxLimit));
+        init => _initialLimit = value;
+    }
+
+    /// <summary>The <see cref="InitialLimit"/> when none is given: clamped into the range the options give (a <see cref="MaxLimit"/> of 8 starts at 8).</summary>
+    private const int DefaultInitialLimit = 10;
+
+    /// <summary>The <see cref="InitialLimit"/> given, if any.</summary>
+    private readonly int? _initialLimit;
 
     /// <summary>How far a window's median latency may rise above the uncontended baseline (the median of a pooled sample) before the limit backs off.</summary>
     /// <value>

@@ -36,7 +36,7 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
             var text = VisibleText(dom);
             Assert.DoesNotContain("Chart check", text, StringComparison.Ordinal);
             Assert.Contains("Written by fanout; self-contained (no network).", text, StringComparison.Ordinal);
-            Assert.Contains("Waits (async I/O, no known downstream limit) FanOut (adaptive) none to choose: FanOut's default starts at 4", text, StringComparison.Ordinal);
+            Assert.Contains("Waits (async I/O, no known downstream limit) FanOut (adaptive) none to choose: FanOut's default starts at 10", text, StringComparison.Ordinal);
             Assert.DoesNotContain("prefer Task.WhenAll", text, StringComparison.Ordinal);
 
             var screenshot = Path.Combine(AppContext.BaseDirectory, "report-screenshot.png");

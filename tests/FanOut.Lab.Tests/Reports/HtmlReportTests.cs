@@ -36,7 +36,7 @@ public sealed class HtmlReportTests
         waits = waits[..waits.IndexOf("</tr>", StringComparison.Ordinal)];
 
         Assert.Contains("<td><b>FanOut (adaptive)</b></td>", waits, StringComparison.Ordinal);
-        Assert.Contains("none to choose: FanOut&#39;s default starts at 4", waits, StringComparison.Ordinal);
+        Assert.Contains("none to choose: FanOut&#39;s default starts at 10", waits, StringComparison.Ordinal);
         Assert.Contains("<td class=\"measured\">Measured, not advised", waits, StringComparison.Ordinal);
         Assert.DoesNotContain("<b>Task.WhenAll</b>", section, StringComparison.Ordinal);
         Assert.DoesNotContain("prefer Task.WhenAll", section, StringComparison.Ordinal);

@@ -72,7 +72,7 @@ public sealed class RecommendationBuilderTests
 
         Assert.Equal("FanOut (adaptive)", recommendation.Best.Strategy);
         Assert.Equal("Parallel.ForEachAsync (DOP 50)", recommendation.RunnerUp!.Strategy);
-        Assert.StartsWith("none to choose: FanOut's default starts at 4, grows while latency holds", recommendation.Limit, StringComparison.Ordinal);
+        Assert.StartsWith("none to choose: FanOut's default starts at 10, grows while latency holds", recommendation.Limit, StringComparison.Ordinal);
         Assert.EndsWith("here it settled at 256 (peak 256)", recommendation.Limit, StringComparison.Ordinal);
         Assert.Equal("Task.WhenAll", Assert.Single(recommendation.Excluded).Strategy);
         Assert.Contains("the fastest row with at most 256 in flight", recommendation.Evidence, StringComparison.Ordinal);

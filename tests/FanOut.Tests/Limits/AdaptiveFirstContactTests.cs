@@ -43,24 +43,55 @@ public sealed class AdaptiveFirstContactTests
     }
 
     [Fact]
+    public void Adaptive_RangeExcludingTheDefaultStart_StartsWithinIt()
+    {
+        // The default start (10) is a default, not a demand: options that set only MaxLimit = 8 (or MinLimit = 12) are valid
+        // and start at their bound; an InitialLimit given outside the range is still refused, naming it.
+        Assert.Equal(10, new AdaptiveLimitOptions().InitialLimit);
+        Assert.Equal(8, ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MaxLimit = 8 }).Current);
+        Assert.Equal(12, ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MinLimit = 12 }).Current);
+        var refused = Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MaxLimit = 8, InitialLimit = 10 }));
+        Assert.Equal(nameof(AdaptiveLimitOptions.InitialLimit), refused.ParamName);
+    }
+
+    [Fact]
     public void Adaptive_EachCleanAnswer_RaisesTheLimitByAtMostOne()
     {
         // Slow start per acknowledgement: every answer may add one permit (a doubling per round trip), never more; and
-        // answers that come back uncontended do add them, or the limit would never leave its start.
+        // answers that come back uncontended do add them, or the limit would never leave its start. Each call answers one
+        // round trip after it started, in the order they started (the script used to space the first round's answers evenly
+        // over a round trip: from the start of 4 that read as uncontended, from 10 it is what a queue looks like, latencies
+        // of 2..20 ms for calls sent together, and the limit was rightly cut).
         var clock = new FakeTimeProvider();
         var limit = Adaptive(clock);
         var started = new Queue<long>();
-        Fill(limit, started);
+        var due = new Queue<DateTimeOffset>();
+        void FillDue()
+        {
+            while (limit.TryAcquire())
+            {
+                started.Enqueue(limit.RecordStart());
+                due.Enqueue(clock.GetUtcNow() + s_roundTrip);
+            }
+        }
+
+        FillDue();
         var initial = limit.Current;
         var before = initial;
         for (var answers = 1; answers <= 60; answers++)
         {
-            clock.Advance(s_roundTrip / started.Count);
+            var next = due.Dequeue();
+            if (next > clock.GetUtcNow())
+            {
+                clock.Advance(next - clock.GetUtcNow());
+            }
+
             limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
             limit.Release();
             Assert.True(limit.Current <= before + 1, $"answer {answers}: {before} -> {limit.Current}");
             before = limit.Current;
-            Fill(limit, started);
+            clock.Advance(TimeSpan.FromMicroseconds(10)); // a worker takes its next item just after the answer
+            FillDue();
         }
 
         Assert.True(limit.Current >= initial + 30, $"60 clean answers took the limit from {initial} to {limit.Current} only");

@@ -150,7 +150,7 @@ public sealed class AdaptiveLimitTests
             var median = secondHalf.Order().ElementAt(secondHalf.Length / 2);
             var ok = limit.Current >= 0.7 * capacity && limit.Current <= 1.5 * capacity && median >= 0.7 * capacity && median <= 1.5 * capacity;
             settled += ok ? 1 : 0;
-            context.Add($"seed {seed}: final {limit.Current}, median {median}, peak {limit.Peak}");
+            context.Add($"seed {seed}: final {limit.Current}, median {median}, peak {limit.Peak}, baseline {((AdaptiveConcurrencyLimit)limit).Baseline.TotalMilliseconds:F1} ms");
         }
 
         Assert.True(settled >= required, $"{settled}/20: " + string.Join("; ", context));

@@ -35,6 +35,22 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private const int AssumedUncontendedLimit = 2;
 
+    /// <summary>
+    /// A pool of fewer latencies than this is thin unless its latencies agree (its middle half within an eighth of the
+    /// baseline or the noise floor: a steady downstream's four are as good as more): a lognormal median needs about this many
+    /// to be within ~13%. A thin pool is re-measured at the first window's size.
+    /// </summary>
+    private const int ThinPool = 32;
+
+    /// <summary>A pool whose middle half spans less than the baseline over this (or the noise floor) reads steady, not thin.</summary>
+    private const int ThinPoolSteadyDivisor = 8;
+
+    /// <summary>The limit before a thin pool's re-measurement pinned it (0: not pinned).</summary>
+    private int _pinnedFrom;
+
+    /// <summary>True once a thin pool has been re-measured (or the pin ended by an overload): it happens once per limit.</summary>
+    private bool _pinnedOnce;
+
     /// <summary>Limit levels slow start remembers, to know the limit an item started under.</summary>
     private const int HistoryCapacity = 64;
 
@@ -284,6 +300,19 @@ internal sealed class AdaptiveControlLaw
     public int Decide(LatencyStatistics statistics, int inFlight)
     {
         Limit = DecideCore(statistics, Limit, inFlight);
+        var pinned = Math.Max(FirstWindowSamples, _options.MinLimit);
+        if (!InSlowStart && !_pinnedOnce && IsThin(statistics) && Limit > pinned)
+        {
+            // Slow start is over and no round after the first window read uncontended (a start above the downstream's
+            // capacity queues from its first round on): the baseline is the first window's few latencies, and after slow
+            // start it is re-measured only at half a level found clean, where there is none. Pin the limit at the first
+            // window's size until the pool holds ThinPool latencies, as Envoy pins its concurrency while it measures minRTT,
+            // then go back toward the limit before the pin (at most a doubling). Once per limit: a pool never thins again.
+            _pinnedOnce = true;
+            _pinnedFrom = Limit;
+            Limit = pinned;
+        }
+
         AssertInvariants();
         return Limit;
     }
@@ -294,6 +323,8 @@ internal sealed class AdaptiveControlLaw
         {
             ExitSlowStart(limit);
             _exitLevel = 0; // the downstream said no: that settles what a latency reading only suggested
+            _pinnedFrom = 0; // and ends a re-measurement (or prevents one): the back-off decides the limit
+            _pinnedOnce = true;
             // The level that rejected is the calls in flight with this one (the downstream held the others), not a limit
             // that answers had grown past them before the "no" came back.
             var rejectedAt = Math.Clamp(inFlight, _options.MinLimit, limit);
@@ -371,15 +402,25 @@ internal sealed class AdaptiveControlLaw
                 Holding = true;
                 return limit;
             }
+
+            if (ratio > _growBelow && IsThin(statistics))
+            {
+                // Extended and still not conclusive, against a baseline of a few spread latencies: the queue test cannot
+                // decide on such a baseline, and this round would repeat at the same limit. End slow start where it is; the
+                // thin pool is re-measured at the first window's size (Decide), which settles what this round could not.
+                ExitSlowStart(limit);
+                return limit;
+            }
         }
 
         // A suspect round not confirmed: a stall, not a queue. Growth resumes.
         _confirming = false;
 
-        // The first window seeds the baseline; after it, only rounds that read as uncontended feed it.
+        // The first window seeds the baseline; after it, only rounds that read as uncontended feed it, read as a censored
+        // sample when the round's answers are the fastest of more items (LatencyStatistics.CloseRound).
         if (statistics.PoolCount == 0 || latency <= statistics.Baseline * _growBelow)
         {
-            statistics.AddToPool(window, SlowStartRoundShare);
+            statistics.AddToPool(!firstWindow && statistics.RoundRanks > 0 ? statistics.RoundSample : window, SlowStartRoundShare);
         }
 
         if (!firstWindow)
@@ -394,6 +435,21 @@ internal sealed class AdaptiveControlLaw
 
     private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
     {
+        if (_pinnedFrom > 0)
+        {
+            // Re-measuring a thin pool at the first window's size: every window feeds it, until it holds ThinPool latencies.
+            statistics.AddToPool(window, LatencyStatistics.PoolCapacity);
+            if (IsThin(statistics))
+            {
+                return limit;
+            }
+
+            // Back toward the limit before the pin, which a baseline of a few latencies decided: no further than a doubling.
+            var before = _pinnedFrom;
+            _pinnedFrom = 0;
+            return Math.Max(limit, Math.Min(before, InFlightFactor * limit));
+        }
+
         if (filled && RefutesExit(statistics, limit, window.Length, latency))
         {
             // Slow start ended on a reading that this window, run at a level where that queue would show, does not repeat:
@@ -426,7 +482,7 @@ internal sealed class AdaptiveControlLaw
             _cleanLimit = Math.Min(_cleanLimit, grownFrom);
         }
 
-        if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0)
+        if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0 || (limit <= FirstWindowSamples && IsThin(statistics)))
         {
             // Half of a level slow start found uncontended: this window measured the baseline again, which keeps a baseline
             // that came out too low (or a downstream that got slower) from pushing the limit to its minimum.
@@ -550,6 +606,15 @@ internal sealed class AdaptiveControlLaw
         _historyCount = 0;
         RecordChange(long.MinValue); // every item running now started under this level or a lower one
     }
+
+    /// <summary>
+    /// True when the baseline is the median of fewer than <see cref="ThinPool"/> latencies that spread (a pool of fewer than
+    /// eight reads steady only within the noise floor: four lognormal latencies can agree by chance): typically the first
+    /// window's four, when no round after it read uncontended.
+    /// </summary>
+    private bool IsThin(LatencyStatistics statistics) =>
+        statistics.PoolCount is > 0 and < ThinPool
+        && statistics.UpperQuartile - statistics.LowerQuartile > (statistics.PoolCount < 2 * FirstWindowSamples ? _noiseFloor : Math.Max(_noiseFloor, statistics.Baseline / ThinPoolSteadyDivisor));
 
     /// <summary>True when <paramref name="latency"/> is above <paramref name="baseline"/> by more than the <see cref="NoiseFloor"/>.</summary>
     private bool Significant(double latency, double baseline) => latency - baseline > _noiseFloor;
