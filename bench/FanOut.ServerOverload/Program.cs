@@ -3,11 +3,11 @@ using System.Text;
 
 using FanOut.Lab.ServerOverload;
 
-// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x|inside] [measured seconds] [warm-up seconds] [rounds] [row filter]
+// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x] [measured seconds] [warm-up seconds] [rounds] [row filter]
 var which = args.Length > 0 ? args[0] : "all";
-if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x" or "inside"))
+if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x"))
 {
-    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start, limit4x or inside.");
+    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start or limit4x.");
     return 2;
 }
 
@@ -107,35 +107,6 @@ if (which == "limit4x" && PostgresServer.WhyNot() is null)
     }
 }
 
-if (which == "inside" && PostgresServer.WhyNot() is null)
-{
-    // Where an admitted request's time goes inside the service at 2x and 4x (as the sweep reaches them): the admission's
-    // queue (pipeline start to handler) and the handler (the pool's own queue and the query), p50/p99 over the load step
-    // (warm-up included), for the hand-tuned limiter and FanOut adaptive with and without the standing-queue deadline.
-    var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
-    await using var server = await PostgresServer.StartAsync();
-    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
-    await backend.WarmAsync();
-    OverloadRow[] rows = [OverloadRow.AspNetConcurrency(4, "hand-tuned"), OverloadRow.FanOutAdaptive, OverloadRow.WithCongestedQueueTimeout(OverloadRow.FanOutAdaptive, 1000)];
-    for (var round = 0; round < rounds; round++)
-    {
-        foreach (var row in rows)
-        {
-            await using var app = await OverloadApp.StartAsync(row, backend);
-            foreach (var load in new[] { 0.5, 1, 2, 4 })
-            {
-                app.AdmissionWait.Reset();
-                app.HandlerTime.Reset();
-                var cell = await ServerOverloadRun.RunLoadAsync(row, app, load * backend.CapacityPerSecond, load, warmup, measured, slo);
-                if (load >= 2)
-                {
-                    Line(string.Create(CultureInfo.InvariantCulture, $"round {round + 1} | {row.Name} | {load}x | client p50/p99 {cell.P50Ms:0}/{cell.P99Ms:0} ms | admission queue p50/p99 {app.AdmissionWait.Percentile(0.5):0}/{app.AdmissionWait.Percentile(0.99):0} ms | handler (pool queue + query) p50/p99 {app.HandlerTime.Percentile(0.5):0}/{app.HandlerTime.Percentile(0.99):0} ms | mean limit {cell.MeanLimit:0.0} | load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}"));
-                }
-            }
-        }
-    }
-}
-
 if (which == "sweep")
 {
     // The lab scenario's sweep (one app per row, 0.5x, 1x, 2x, 4x in order, the limit carried over), repeated in rounds that
@@ -159,19 +130,15 @@ if (which == "sweep")
         if (args.Length > 5)
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
-            // "tol1.25" both FanOut rows with that Tolerance; "codel1000" both with that CongestedQueueTimeout in ms (1000: none).
+            // "tol1.25" both FanOut rows with that Tolerance.
             rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
-                : r.StartsWith("codel", StringComparison.Ordinal)
-                ? [OverloadRow.WithCongestedQueueTimeout(OverloadRow.FanOutAdaptive, double.Parse(r[5..], CultureInfo.InvariantCulture)), OverloadRow.WithCongestedQueueTimeout(OverloadRow.FanOutPriorities, double.Parse(r[5..], CultureInfo.InvariantCulture))]
                 : r.StartsWith("tol", StringComparison.Ordinal)
                 ? [OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)), OverloadRow.WithTolerance(OverloadRow.FanOutPriorities, double.Parse(r[3..], CultureInfo.InvariantCulture))]
                 : new[] { OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)) })];
         }
 
-        // Several filters separated by '|' keep a row that matches any; one starting with '=' matches a whole name only.
-        var filters = args[4].Split('|');
-        rows = rows.Where(r => filters.Any(f => f.StartsWith('=') ? r.Name.Equals(f[1..], StringComparison.OrdinalIgnoreCase) : r.Name.Contains(f, StringComparison.OrdinalIgnoreCase))).ToArray();
+        rows = rows.Where(r => r.Name.Contains(args[4], StringComparison.OrdinalIgnoreCase)).ToArray();
     }
 
     var cells = new List<OverloadCell>();

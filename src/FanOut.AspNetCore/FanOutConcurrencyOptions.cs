@@ -78,25 +78,6 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public TimeSpan QueueTimeout { get; set; } = TimeSpan.FromSeconds(1);
 
-    /// <summary>How long the queue must have held someone, without a moment empty, before it counts as congested and queued requests get <see cref="CongestedQueueTimeout"/>.</summary>
-    /// <value>
-    /// Default 100 milliseconds, range above zero to 1 hour. A queue that empties now and then absorbs bursts, which is its
-    /// job; one that has not been empty for this long is a standing queue, which only adds latency (CoDel's interval; Facebook's
-    /// "Fail at scale", ACM Queue 2015, uses 100 ms for request queues). Choose a few times the requests' usual latency.
-    /// </value>
-    public TimeSpan QueueCongestionInterval { get; set; } = TimeSpan.FromMilliseconds(100);
-
-    /// <summary>The longest a request waits in a congested queue (not empty for <see cref="QueueCongestionInterval"/>); then it is refused.</summary>
-    /// <value>
-    /// Default 5 milliseconds, range above zero to 1 hour; the shorter of this and <see cref="QueueTimeout"/> applies (set it to
-    /// <see cref="QueueTimeout"/> for no shorter wait under congestion). A request
-    /// that joins a standing queue is admitted only if a permit comes back within this time; otherwise it is refused then,
-    /// with Retry-After, instead of adding its wait to the admitted latency (CoDel's target delay, the value CoDel and
-    /// "Fail at scale" use). <see cref="RequestPriority.Critical"/> requests keep
-    /// <see cref="QueueTimeout"/>: they are admitted while any room exists.
-    /// </value>
-    public TimeSpan CongestedQueueTimeout { get; set; } = TimeSpan.FromMilliseconds(5);
-
     /// <summary>The status code of a refused request.</summary>
     /// <value>
     /// Default 503 (Service Unavailable), which HTTP clients, proxies and FanOut.Http read as "overloaded, not processed";
@@ -160,16 +141,6 @@ public sealed class FanOutConcurrencyOptions
         if (QueueTimeout <= TimeSpan.Zero || QueueTimeout > TimeSpan.FromHours(1))
         {
             return $"{Name}.{nameof(QueueTimeout)} is {QueueTimeout}: it must be above zero and at most 1 hour.";
-        }
-
-        if (QueueCongestionInterval <= TimeSpan.Zero || QueueCongestionInterval > TimeSpan.FromHours(1))
-        {
-            return $"{Name}.{nameof(QueueCongestionInterval)} is {QueueCongestionInterval}: it must be above zero and at most 1 hour.";
-        }
-
-        if (CongestedQueueTimeout <= TimeSpan.Zero || CongestedQueueTimeout > TimeSpan.FromHours(1))
-        {
-            return $"{Name}.{nameof(CongestedQueueTimeout)} is {CongestedQueueTimeout}: it must be above zero and at most 1 hour.";
         }
 
         if (RejectionStatusCode is < 400 or > 599)

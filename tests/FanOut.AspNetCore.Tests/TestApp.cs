@@ -32,13 +32,7 @@ internal sealed class TestApp : IAsyncDisposable
         var gate = new Gate();
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseTestServer();
-        // These tests queue on the real clock: no shorter wait in a standing queue unless a test sets one (StandingQueueTests
-        // drive it on a fake clock).
-        builder.Services.AddFanOutConcurrency(o =>
-        {
-            o.CongestedQueueTimeout = TimeSpan.FromHours(1);
-            configure(o);
-        });
+        builder.Services.AddFanOutConcurrency(configure);
         var app = builder.Build();
 
         // An exception handler outside the limiter, as an app has one: /throw answers 500 (TestServer would rethrow to the client).

@@ -58,8 +58,6 @@ internal sealed class RequestAdmission : IDisposable
     private readonly double _queuePerPermit;
     private readonly double _rejectionStart;
     private readonly TimeSpan _queueTimeout;
-    private readonly TimeSpan _congestedQueueTimeout;
-    private readonly long _congestionIntervalTicks;
     private readonly LimiterFailureMode _limiterFailure;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
@@ -91,10 +89,6 @@ internal sealed class RequestAdmission : IDisposable
     /// <remarks>A request may skip the queue when nobody of its priority or above waits: it would be served before the lower ones anyway.</remarks>
     private int _highestWaiting = -1;
 
-    /// <summary>When the queue last stopped being empty (<see cref="TimeProvider.GetTimestamp"/>); written under <see cref="_lock"/> as the first request joins an empty queue.</summary>
-    /// <remarks>The queue has not been empty since: once that is longer than the congestion interval, it is a standing queue (CoDel).</remarks>
-    private long _busySince;
-
     /// <summary>True while the pump runs (it then waits for a permit, or is about to hand one over).</summary>
     private bool _pumping;
 
@@ -114,8 +108,6 @@ internal sealed class RequestAdmission : IDisposable
         _queuePerPermit = options.QueuePerPermit;
         _rejectionStart = options.RejectionStart;
         _queueTimeout = options.QueueTimeout;
-        _congestedQueueTimeout = options.CongestedQueueTimeout < options.QueueTimeout ? options.CongestedQueueTimeout : options.QueueTimeout;
-        _congestionIntervalTicks = (long)(options.QueueCongestionInterval.TotalSeconds * _time.TimestampFrequency);
         _limiterFailure = options.LimiterFailure;
         _logger = logger;
         _random = random ?? Random.Shared.NextDouble;
@@ -298,7 +290,7 @@ internal sealed class RequestAdmission : IDisposable
             {
                 if (!TryReserve(_priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now)))
                 {
-                    return EnqueueAsync(priority, now, aborted); // room taken: wait in the queue for a place given back
+                    return EnqueueAsync(priority, aborted); // room taken: wait in the queue for a place given back
                 }
 
                 reserved = true;
@@ -323,30 +315,10 @@ internal sealed class RequestAdmission : IDisposable
             ReturnPlace();
         }
 
-        return EnqueueAsync(priority, now, aborted);
+        return EnqueueAsync(priority, aborted);
     }
 
-    /// <summary>How long a request of <paramref name="priority"/> that joins the queue at <paramref name="now"/> may wait: the short deadline while the queue stands, else the queue timeout.</summary>
-    /// <remarks>
-    /// CoDel for request queues (Facebook's "Fail at scale"): a queue that emptied within the last interval absorbs a burst
-    /// and gets the full <see cref="FanOutConcurrencyOptions.QueueTimeout"/>; one that has held someone for longer is a
-    /// standing queue, where waiting only adds latency, and a request joining it is refused unless a permit comes back
-    /// within <see cref="FanOutConcurrencyOptions.CongestedQueueTimeout"/>. Critical requests keep the full wait: they are
-    /// admitted while any room exists, and at 4x load (critical alone 80% of the capacity) a short deadline would refuse
-    /// them exactly when they need the queue. Under <see cref="_lock"/>: the queue is about to take the request.
-    /// </remarks>
-    private TimeSpan QueueWaitFor(RequestPriority priority, long now)
-    {
-        if (_queued == 0)
-        {
-            _busySince = now; // empty until now
-        }
-
-        var congested = now - _busySince >= _congestionIntervalTicks;
-        return congested && priority != RequestPriority.Critical ? _congestedQueueTimeout : _queueTimeout;
-    }
-
-    private async ValueTask<AdmissionStatus> EnqueueAsync(RequestPriority priority, long now, CancellationToken aborted)
+    private async ValueTask<AdmissionStatus> EnqueueAsync(RequestPriority priority, CancellationToken aborted)
     {
         if (aborted.IsCancellationRequested)
         {
@@ -375,7 +347,6 @@ internal sealed class RequestAdmission : IDisposable
         var request = new QueuedRequest(this, priority);
         QueuedRequest? evicted = null;
         var startPump = false;
-        TimeSpan wait;
         lock (_lock)
         {
             AssertInvariants();
@@ -395,7 +366,6 @@ internal sealed class RequestAdmission : IDisposable
                 return AdmissionStatus.Refused;
             }
 
-            wait = QueueWaitFor(priority, now);
             _queues[(int)priority].AddLast(request.Node);
             if (evicted is null)
             {
@@ -419,7 +389,7 @@ internal sealed class RequestAdmission : IDisposable
             evicted.Complete(AdmissionStatus.Refused);
         }
 
-        request.Arm(aborted, _time, wait);
+        request.Arm(aborted, _time, _queueTimeout);
         if (startPump)
         {
             _ = PumpAsync();

@@ -37,12 +37,6 @@ public sealed class OverloadApp : IAsyncDisposable
     /// <summary>The handler's address.</summary>
     public Uri WorkUrl => new((_app ?? throw new InvalidOperationException("Not started.")).Urls.First() + "/work");
 
-    /// <summary>Admitted requests' time from the pipeline's start (before the limiter) to the handler: the admission's queue.</summary>
-    public MillisecondHistogram AdmissionWait { get; } = new();
-
-    /// <summary>Admitted requests' time in the handler: waiting for the backend (a pool's own queue) and its call.</summary>
-    public MillisecondHistogram HandlerTime { get; } = new();
-
     /// <summary>Requests inside the handler right now (admitted, calling the backend or waiting for it).</summary>
     public int ServingNow => Volatile.Read(ref _serving);
 
@@ -77,7 +71,6 @@ public sealed class OverloadApp : IAsyncDisposable
                     o.Limit = limit;
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
                     o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
-                    o.CongestedQueueTimeout = row.CongestedQueueTimeoutMs is { } congested ? TimeSpan.FromMilliseconds(congested) : o.CongestedQueueTimeout;
                 });
                 break;
             case OverloadRowKind.FanOutPriorities:
@@ -86,18 +79,12 @@ public sealed class OverloadApp : IAsyncDisposable
                     o.Limit = limit;
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
                     o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
-                    o.CongestedQueueTimeout = row.CongestedQueueTimeoutMs is { } congested ? TimeSpan.FromMilliseconds(congested) : o.CongestedQueueTimeout;
                     o.PrioritySelector = c => c.Request.Headers.ContainsKey(CriticalHeader) ? RequestPriority.Critical : RequestPriority.Sheddable;
                 });
                 break;
         }
 
         var app = builder.Build();
-        app.Use((context, next) =>
-        {
-            context.Items[ArrivedKey] = TimeProvider.System.GetTimestamp();
-            return next(context);
-        });
         if (row.Kind == OverloadRowKind.AspNetConcurrencyLimiter)
         {
             app.UseRateLimiter();
@@ -122,21 +109,12 @@ public sealed class OverloadApp : IAsyncDisposable
         return overload;
     }
 
-    private const string ArrivedKey = "FanOut.Lab.Arrived";
-
     private async Task<IResult> WorkAsync(HttpContext context)
     {
         Interlocked.Increment(ref _serving);
-        var entered = TimeProvider.System.GetTimestamp();
-        if (context.Items[ArrivedKey] is long arrived)
-        {
-            AdmissionWait.Add(TimeProvider.System.GetElapsedTime(arrived, entered));
-        }
-
         try
         {
             await _backend.CallAsync(context.RequestAborted).ConfigureAwait(false);
-            HandlerTime.Add(TimeProvider.System.GetElapsedTime(entered));
             return Microsoft.AspNetCore.Http.Results.Text("ok");
         }
         catch (Exception) when (context.RequestAborted.IsCancellationRequested)

@@ -9,8 +9,7 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
 /// <param name="FixedLimit">A fixed limit instead of the adaptive one for the FanOut rows (the admission alone, at a known limit); null for none.</param>
 /// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
-/// <param name="CongestedQueueTimeoutMs">FanOut's <c>CongestedQueueTimeout</c> in milliseconds for the FanOut rows; null for the package's default.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null, double? CongestedQueueTimeoutMs = null)
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 
@@ -37,13 +36,6 @@ public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits 
     {
         ArgumentNullException.ThrowIfNull(row);
         return row with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{row.Name}, Tolerance {tolerance}"), Tolerance = tolerance };
-    }
-
-    /// <summary>A FanOut row with another <c>CongestedQueueTimeout</c> (the wait in a standing queue); 1000 ms, the queue timeout, is the queue before it had one.</summary>
-    public static OverloadRow WithCongestedQueueTimeout(OverloadRow row, double milliseconds)
-    {
-        ArgumentNullException.ThrowIfNull(row);
-        return row with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{row.Name}, CongestedQueueTimeout {milliseconds} ms"), CongestedQueueTimeoutMs = milliseconds };
     }
 
     public static OverloadRow AspNetConcurrency(int permits, string label) =>

@@ -9,7 +9,7 @@ namespace FanOut.AspNetCore.Tests.Admission;
 public sealed class PriorityReserveTests
 {
     private static RequestAdmission Admission(ConcurrencyLimit limit, TimeProvider time, double reserve = 0.25) => new( // 0.25: a reserve of 1 in 4, 2 in 8
-        new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1), CongestedQueueTimeout = TimeSpan.FromMinutes(1), PriorityReserve = reserve, TimeProvider = time },
+        new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1), PriorityReserve = reserve, TimeProvider = time },
         NullLogger.Instance);
 
     [Theory]
@@ -132,7 +132,7 @@ public sealed class PriorityReserveTests
         var time = new FakeTimeProvider();
         var limit = ConcurrencyLimit.Fixed(4);
         using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromSeconds(0.5), CongestedQueueTimeout = TimeSpan.FromSeconds(0.5), PriorityReserve = 0.25, TimeProvider = time },
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromSeconds(0.5), PriorityReserve = 0.25, TimeProvider = time },
             NullLogger.Instance);
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
         Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));

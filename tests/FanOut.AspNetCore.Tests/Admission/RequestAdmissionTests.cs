@@ -27,7 +27,7 @@ public sealed class RequestAdmissionTests
         var limit = ConcurrencyLimit.Fixed(1);
         var draws = new Queue<double>([0.99, 0.99, 0.0, 0.4, 0.6, 0.99, 0.0, 0.99]);
         using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 0.5, QueueTimeout = TimeSpan.FromMinutes(1), CongestedQueueTimeout = TimeSpan.FromMinutes(1) },
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 0.5, QueueTimeout = TimeSpan.FromMinutes(1) },
             NullLogger.Instance,
             () => draws.Dequeue());
         Assert.True(limit.TryAcquire());
@@ -73,7 +73,7 @@ public sealed class RequestAdmissionTests
     {
         var limit = ConcurrencyLimit.Fixed(1);
         using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 0.5, QueueTimeout = TimeSpan.FromMinutes(1), CongestedQueueTimeout = TimeSpan.FromMinutes(1) },
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 0.5, QueueTimeout = TimeSpan.FromMinutes(1) },
             NullLogger.Instance,
             () => 0.99);
         Assert.True(limit.TryAcquire());
@@ -95,7 +95,7 @@ public sealed class RequestAdmissionTests
     {
         var limit = ConcurrencyLimit.Fixed(4);
         using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 0.25, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1), CongestedQueueTimeout = TimeSpan.FromMinutes(1) },
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 0.25, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1) },
             NullLogger.Instance,
             () => 0.99);
         for (var i = 0; i < 4; i++)

@@ -16,8 +16,6 @@ public sealed class StartupTests
         { "FanOutConcurrencyOptions.RejectionStart is 1.5", o => o.RejectionStart = 1.5 },
         { "FanOutConcurrencyOptions.PriorityReserve is 0.75", o => o.PriorityReserve = 0.75 },
         { "FanOutConcurrencyOptions.QueueTimeout is 00:00:00", o => o.QueueTimeout = TimeSpan.Zero },
-        { "FanOutConcurrencyOptions.QueueCongestionInterval is -00:00:01", o => o.QueueCongestionInterval = TimeSpan.FromSeconds(-1) },
-        { "FanOutConcurrencyOptions.CongestedQueueTimeout is 00:00:00", o => o.CongestedQueueTimeout = TimeSpan.Zero },
         { "FanOutConcurrencyOptions.RejectionStatusCode is 200", o => o.RejectionStatusCode = 200 },
         { "FanOutConcurrencyOptions.RetryAfter is 00:00:00", o => o.RetryAfter = TimeSpan.Zero },
         { "FanOutConcurrencyOptions.DefaultPriority is 7", o => o.DefaultPriority = (RequestPriority)7 },

@@ -114,11 +114,7 @@ public sealed class KestrelTests
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
         builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, 0));
-        builder.Services.AddFanOutConcurrency(o =>
-        {
-            o.CongestedQueueTimeout = TimeSpan.FromHours(1); // queued on the real clock: no shorter wait in a standing queue
-            configure(o);
-        });
+        builder.Services.AddFanOutConcurrency(configure);
         var app = builder.Build();
         app.UseFanOutConcurrency();
         map(app);
