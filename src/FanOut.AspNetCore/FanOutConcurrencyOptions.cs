@@ -16,14 +16,23 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public ConcurrencyLimit? Limit { get; set; }
 
+    /// <summary>Where <see cref="DefaultLimit"/> starts.</summary>
+    private const int ServerInitialLimit = 4;
+
     /// <summary>The limit a service gets when <see cref="Limit"/> is <see langword="null"/>: a new <see cref="ConcurrencyLimit.Adaptive"/> with the server-side options, measured on <paramref name="timeProvider"/>.</summary>
-    /// <remarks>Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.</remarks>
+    /// <remarks>
+    /// Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.
+    /// The server's one per-place parameter: it starts at 4, not the core's <see cref="AdaptiveLimitOptions.InitialLimit"/> of 10.
+    /// A client's start of 10 pays for pure waits (timers that answer together); a server's first requests go to its own
+    /// constrained backend, where a start above the backend's capacity seeds the law's baseline with that backend's queue
+    /// (measured in docs/server.md, "The server's starting limit").
+    /// </remarks>
     /// <param name="timeProvider">The clock latency is measured with.</param>
     /// <returns>A new limit.</returns>
     public static ConcurrencyLimit DefaultLimit(TimeProvider timeProvider)
     {
         ArgumentNullException.ThrowIfNull(timeProvider);
-        return ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = timeProvider });
+        return ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = ServerInitialLimit, TimeProvider = timeProvider });
     }
 
     /// <summary>The most requests that wait for a permit; beyond it a request is refused at once.</summary>

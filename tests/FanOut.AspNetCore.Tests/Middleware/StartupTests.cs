@@ -74,6 +74,7 @@ public sealed class StartupTests
         var admission = provider.GetRequiredService<FanOut.AspNetCore.Admission.RequestAdmission>();
 
         Assert.Equal("adaptive", admission.Limit.Kind);
+        Assert.Equal(4, admission.Limit.Current); // the server's start, not the core's 10 (docs/server.md, "The server's starting limit")
     }
 
     private sealed class OddPriority : IRequestPriorityMetadata

@@ -21,8 +21,8 @@ public sealed record LawPlace(string Name, AdaptiveLimitOptions Options, int Cal
         // One ConcurrencyLimit.Adaptive() passed to many short fan-outs, one after the other (100 items each).
         new("shared", new AdaptiveLimitOptions(), 100),
 
-        // FanOut.AspNetCore's RequestAdmission: ConcurrencyLimit.Adaptive with its defaults, one permit per request.
-        new("server", new AdaptiveLimitOptions(), int.MaxValue),
+        // FanOut.AspNetCore's RequestAdmission: FanOutConcurrencyOptions.DefaultLimit, the core law started at 4, one permit per request.
+        new("server", new AdaptiveLimitOptions { InitialLimit = 4 }, int.MaxValue),
     ];
 
     /// <summary>The place named <paramref name="name"/>.</summary>
