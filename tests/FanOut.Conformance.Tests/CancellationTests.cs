@@ -30,7 +30,15 @@ public sealed class CancellationTests
             tracker.Enter(item, ct);
             try
             {
-                await Task.Yield();
+                // Running, not blocked on the token: from item 10 on a body keeps yielding until the caller has canceled,
+                // so the call cannot run through its source before the cancellation (100,000 items of one yield each took
+                // 272 ms on a quiet machine, and the test's own continuation came later than that once).
+                do
+                {
+                    await Task.Yield();
+                }
+                while (item >= 10 && !cts.IsCancellationRequested);
+
                 return item;
             }
             finally
