@@ -3,6 +3,7 @@ using System.Globalization;
 
 using FanOut.Redis.Adaptive;
 using FanOut.Redis.Diagnostics;
+using FanOut.Redis.Infrastructure;
 using FanOut.Redis.Leases;
 
 using StackExchange.Redis;
@@ -73,9 +74,10 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         _ownsConnection = ownsConnection;
         var clientId = string.Create(CultureInfo.InvariantCulture, $"{Environment.ProcessId}-{Guid.NewGuid():N}");
         _telemetry = new RedisLimitTelemetry(options.Key);
-        var budgetWake = new WakeSignal();
+        var activity = new LoopActivity();
+        var budgetWake = new WakeSignal(activity);
         var pause = options.Adaptive is null ? null : new FleetPause(options.TimeProvider, budgetWake);
-        _leases = new LocalLeases(this, options.CeilingBudget, options.TimeProvider, _telemetry, pause);
+        _leases = new LocalLeases(this, options.CeilingBudget, options.TimeProvider, _telemetry, pause, activity);
         _client = new LeaseClient(redis, endpoints, options, clientId);
         _fleet = options.Adaptive is { } bounds
             ? new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, bounds.MinBudget, bounds.MaxBudget, (long)bounds.MaxPause.TotalMilliseconds)
@@ -160,6 +162,49 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
     /// <summary>Scripts this limit has run in Redis (acquire, renew, release): its round trips, for measuring the cost per item.</summary>
     public long RoundTrips => _client.RoundTrips;
+
+    /// <summary>
+    /// Work this limit has started on its own so far: a background loop woken or started, a message of the key's channel
+    /// handled. Constant while nothing happens; see <see cref="WhenSettledAsync"/>.
+    /// </summary>
+    public long BackgroundWakeups => _leases.Activity.Wakeups;
+
+    /// <summary>
+    /// Completes once this limit has nothing left to do on its own: every background loop waits for its clock or a signal
+    /// (none woken and not yet run), no round trip to Redis is outstanding, and every message published on the key's channel
+    /// before the call has been handled. From then on nothing happens until its <see cref="RedisLimitOptions.TimeProvider"/>
+    /// moves or a caller (a worker, another process's message) starts something.
+    /// </summary>
+    /// <remarks>
+    /// <para>For a driver that runs limits on a fake clock (a simulation of a fleet): it moves the clock only once the
+    /// limits have settled, so it waits for that event, never for the clock. Nothing here waits for a clock: a round trip
+    /// Redis does not answer keeps the task pending (bound it with <paramref name="cancellationToken"/>).</para>
+    /// <para>The messages are flushed by a marker this limit publishes on the channel and waits to handle (messages are
+    /// handled in the order Redis sent them). Several limits sharing a key settle together when one pass of this over all
+    /// of them leaves the sum of their <see cref="BackgroundWakeups"/> unchanged: one limit's round trip may publish a
+    /// message another handles after that one settled.</para>
+    /// </remarks>
+    /// <param name="cancellationToken">Gives up the wait.</param>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was canceled.</exception>
+    public async Task WhenSettledAsync(CancellationToken cancellationToken = default)
+    {
+        if (Volatile.Read(ref _loops) is null || Volatile.Read(ref _disposed) != 0)
+        {
+            return; // nothing started (or stopped): no loop runs, no message is handled
+        }
+
+        var activity = _leases.Activity;
+        while (true)
+        {
+            await activity.WhenIdleAsync().WaitAsync(cancellationToken).ConfigureAwait(false);
+            var before = activity.Wakeups;
+            await _subscription.FlushAsync(cancellationToken).ConfigureAwait(false);
+            if (activity.Wakeups == before && activity.Busy == 0)
+            {
+                return;
+            }
+        }
+    }
 
     /// <summary>
     /// Always: other processes cannot be seen waiting from here, so a worker gives its permit back after every item and
