@@ -34,7 +34,9 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
     private FakeClockRedisServer(string folder, int port, DateTimeOffset start)
     {
         _folder = folder;
-        _timeFile = Path.Combine(folder, "now");
+
+        // libfaketime opens and reads the file at every time call the server makes: in memory (tmpfs) where there is one.
+        _timeFile = Directory.Exists("/dev/shm") ? Path.Combine("/dev/shm", $"{Path.GetFileName(folder)}-now") : Path.Combine(folder, "now");
         Port = port;
         Now = start;
     }
@@ -111,6 +113,12 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
                 process.WaitForExit();
             }
 
+            // libfaketime keeps a shared-memory segment and a semaphore per process, removed at a normal exit only.
+            if (Directory.Exists("/dev/shm"))
+            {
+                File.Delete(string.Create(CultureInfo.InvariantCulture, $"/dev/shm/faketime_shm_{process.Id}"));
+                File.Delete(string.Create(CultureInfo.InvariantCulture, $"/dev/shm/sem.faketime_sem_{process.Id}"));
+            }
             process.Dispose();
             _process = null;
         }
@@ -119,6 +127,9 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
         {
             Directory.Delete(_folder, recursive: true);
         }
+
+        File.Delete(_timeFile);
+        File.Delete(_timeFile + ".tmp");
 
         return ValueTask.CompletedTask;
     }
