@@ -34,6 +34,12 @@ internal sealed class ReleaseSubscription
     /// <summary>Completed when the marker numbered <see cref="_markerNumber"/> comes back (guarded by <see cref="_lock"/>).</summary>
     private TaskCompletionSource? _marker;
 
+    /// <summary>Serializes <see cref="FlushAsync"/>.</summary>
+    private readonly SemaphoreSlim _flushing = new(1, 1);
+
+    /// <summary><see cref="LeaseStore.ScriptsSent"/> when the last completed flush began (under <see cref="_flushing"/>); -1 before any.</summary>
+    private long _scriptsAtFlush = -1;
+
     public ReleaseSubscription(LeaseClient client, LocalLeases leases, FleetState fleet)
     {
         _client = client;
@@ -66,7 +72,8 @@ internal sealed class ReleaseSubscription
 
     /// <summary>
     /// Publishes a marker on the channel and completes when this limit has handled it, so every message published before
-    /// the call has been handled too. Completes at once when not subscribed (no message can arrive).
+    /// the call has been handled too. Completes at once when not subscribed (no message can arrive), or when no limit of
+    /// this process has run a script since this one's last flush (messages come only from scripts).
     /// </summary>
     public async Task FlushAsync(CancellationToken cancellationToken)
     {
@@ -75,17 +82,32 @@ internal sealed class ReleaseSubscription
             return;
         }
 
-        TaskCompletionSource marker;
-        long number;
-        lock (_lock)
+        // One flush at a time: a marker answers only the flush that published it.
+        await _flushing.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
         {
-            number = ++_markerNumber;
-            _marker?.TrySetResult(); // an earlier flush's marker precedes this one: it is answered by this one's arrival anyway
-            _marker = marker = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        }
+            var scripts = LeaseStore.ScriptsSent;
+            if (scripts == _scriptsAtFlush)
+            {
+                return;
+            }
 
-        await connection.GetSubscriber().PublishAsync(_client.Channel, string.Create(CultureInfo.InvariantCulture, $"m:{_client.ClientId}:{number}")).WaitAsync(cancellationToken).ConfigureAwait(false);
-        await marker.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+            TaskCompletionSource marker;
+            long number;
+            lock (_lock)
+            {
+                number = ++_markerNumber;
+                _marker = marker = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            }
+
+            await connection.GetSubscriber().PublishAsync(_client.Channel, string.Create(CultureInfo.InvariantCulture, $"m:{_client.ClientId}:{number}")).WaitAsync(cancellationToken).ConfigureAwait(false);
+            await marker.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+            _scriptsAtFlush = scripts;
+        }
+        finally
+        {
+            _flushing.Release();
+        }
     }
 
     private async Task SubscribeAsync()
