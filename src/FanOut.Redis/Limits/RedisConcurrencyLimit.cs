@@ -171,8 +171,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
     /// <summary>
     /// Completes once this limit has nothing left to do on its own: every background loop waits for its clock or a signal
-    /// (none woken and not yet run), no round trip to Redis is outstanding, and every message published on the key's
-    /// channel before the call has been handled. From then on nothing happens until its
+    /// (none woken and not yet run), no round trip to Redis is outstanding, and every message that the scripts of this
+    /// process's limits published on the key's channel before the call has been handled (other processes' are not
+    /// waited for: a fleet on a fake clock runs in one process). From then on nothing happens until its
     /// <see cref="RedisLimitOptions.TimeProvider"/> moves or a caller (a worker, another process's message) starts something.
     /// </summary>
     /// <remarks>

@@ -112,10 +112,21 @@ public sealed class FleetSimulation
         while (SucceededItems + FailedItems < items && Now < end)
         {
             // The clients: as many calls as the permits granted, until no process can send more without the clock.
-            while (processes.Aggregate(false, (sent, process) => Send(process) | sent))
+            bool sent;
+            do
             {
-                await SettleAsync(limits);
+                sent = false;
+                foreach (var process in processes)
+                {
+                    sent |= await SendAsync(process);
+                }
+
+                if (sent)
+                {
+                    await SettleAsync(limits);
+                }
             }
+            while (sent);
 
             if (Now >= nextSample)
             {
@@ -137,7 +148,7 @@ public sealed class FleetSimulation
             while (_answers.TryPeek(out var call, out var due) && due.Item1 <= Now.Ticks)
             {
                 _answers.Dequeue();
-                Answer(call, processes[call.Process].Limit);
+                Answer(call, processes[call.Process]);
             }
 
             await SettleAsync(limits);
@@ -175,7 +186,7 @@ public sealed class FleetSimulation
         $"wakeups {limit.BackgroundWakeups}, round trips {limit.RoundTrips}, held {limit.LeasesHeld}, idle {limit.IdleLeases}, in flight {limit.InFlight}, budget {limit.Current}";
 
     /// <summary>One process's client: sends items while its limit grants permits now; true when it sent any or started a wait.</summary>
-    private bool Send(Process process)
+    private async Task<bool> SendAsync(Process process)
     {
         var progressed = false;
         while (true)
@@ -183,19 +194,24 @@ public sealed class FleetSimulation
             var hasItem = process.Ready.Count > 0 || process.Next < process.Items;
             if (process.Wait is { } wait)
             {
-                if (!wait.IsCompleted)
+                // The limit counts a granted waiter's permit at once; the task WaitAsync returned completes a continuation
+                // later (the caller's side), so a grant is read from the count, and the task only collected after it.
+                if (!wait.IsCompleted && process.Limit.InFlight == process.Held)
                 {
                     return progressed;
                 }
 
                 process.Wait = null;
-                if (!wait.GetAwaiter().GetResult())
+                if (!await wait.WaitAsync(SettleGuard))
                 {
                     return progressed;
                 }
 
+                process.Held++;
+
                 if (!hasItem)
                 {
+                    process.Held--;
                     process.Limit.Release(); // granted after the last item was sent
                     return true;
                 }
@@ -204,7 +220,11 @@ public sealed class FleetSimulation
             {
                 return progressed;
             }
-            else if (!process.Limit.TryAcquire())
+            else if (process.Limit.TryAcquire())
+            {
+                process.Held++;
+            }
+            else
             {
                 process.Wait = process.Limit.WaitAsync(CancellationToken.None);
                 progressed = true;
@@ -266,8 +286,9 @@ public sealed class FleetSimulation
         }
     }
 
-    private void Answer(Call call, RedisConcurrencyLimit limit)
+    private void Answer(Call call, Process process)
     {
+        var limit = process.Limit;
         _answered = true;
         _idleConnections++;
         if (call.Served)
@@ -281,6 +302,7 @@ public sealed class FleetSimulation
         }
 
         limit.RecordCompletion(call.StartTimestamp, call.RetryAfter is null ? ItemOutcome.Succeeded : ItemOutcome.Overloaded, call.Hinted ? call.RetryAfter : null);
+        process.Held--;
         limit.Release();
         if (call.RetryAfter is not { } retryAfter)
         {
@@ -337,6 +359,9 @@ public sealed class FleetSimulation
         public int Next { get; set; }
 
         public Task<bool>? Wait { get; set; }
+
+        /// <summary>Permits this process's client holds (its calls in flight).</summary>
+        public int Held { get; set; }
     }
 
     private sealed class Call(int process, int item, long startTimestamp)
