@@ -18,7 +18,7 @@ internal sealed class FleetBudgetLoop(RedisLimitOptions options, FleetBudgetCont
     private readonly TimeProvider _time = options.TimeProvider;
     private BudgetRequest? _sending;
 
-    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, () => options.PollInterval, _time, stop);
+    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, () => options.PollInterval, _time, leases.Activity, stop);
 
     private async Task StepAsync(CancellationToken token)
     {

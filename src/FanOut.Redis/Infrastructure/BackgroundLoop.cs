@@ -18,11 +18,31 @@ internal static class BackgroundLoop
     /// <param name="onFailure">Told of every exception a step threw, before the backoff; must not throw.</param>
     /// <param name="backoff">How long to wait after a failed step before the next.</param>
     /// <param name="time">The clock of the backoff.</param>
+    /// <param name="activity">Counts the loop busy except while it waits (<see cref="LoopActivity"/>); its step's waits go through it too.</param>
     /// <param name="stop">Ends the loop.</param>
-    public static async Task RunAsync(Func<CancellationToken, Task> step, Action<Exception> onFailure, Func<TimeSpan> backoff, TimeProvider time, CancellationToken stop)
+    public static Task RunAsync(Func<CancellationToken, Task> step, Action<Exception> onFailure, Func<TimeSpan> backoff, TimeProvider time, LoopActivity activity, CancellationToken stop)
     {
-        // Off the caller's stack: the first step may complete synchronously for a while.
-        await Task.Yield();
+        // Busy from the call on, not from the first step: the loop has not waited yet.
+        activity.Enter();
+        return RunBusyAsync(step, onFailure, backoff, time, activity, stop);
+    }
+
+    private static async Task RunBusyAsync(Func<CancellationToken, Task> step, Action<Exception> onFailure, Func<TimeSpan> backoff, TimeProvider time, LoopActivity activity, CancellationToken stop)
+    {
+        try
+        {
+            // Off the caller's stack: the first step may complete synchronously for a while.
+            await Task.Yield();
+            await LoopAsync(step, onFailure, backoff, time, activity, stop).ConfigureAwait(false);
+        }
+        finally
+        {
+            activity.Exit();
+        }
+    }
+
+    private static async Task LoopAsync(Func<CancellationToken, Task> step, Action<Exception> onFailure, Func<TimeSpan> backoff, TimeProvider time, LoopActivity activity, CancellationToken stop)
+    {
         while (!stop.IsCancellationRequested)
         {
             try
@@ -41,7 +61,7 @@ internal static class BackgroundLoop
 
             try
             {
-                await Task.Delay(backoff(), time, stop).ConfigureAwait(false);
+                await activity.DelayAsync(backoff(), time, stop).ConfigureAwait(false);
             }
             catch (OperationCanceledException)
             {

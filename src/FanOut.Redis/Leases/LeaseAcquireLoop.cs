@@ -31,7 +31,7 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
     /// <summary>The fleet budget when the last round left waiters short.</summary>
     private int _shortBudget;
 
-    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, static () => TimeSpan.Zero, _time, stop);
+    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, static () => TimeSpan.Zero, _time, leases.Activity, stop);
 
     private async Task StepAsync(CancellationToken token)
     {

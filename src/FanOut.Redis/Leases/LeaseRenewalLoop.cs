@@ -14,7 +14,7 @@ internal sealed class LeaseRenewalLoop(RedisLimitOptions options, LocalLeases le
     private readonly TimeSpan _every = options.LeaseTime / 3;
     private readonly TimeSpan _retry = options.LeaseTime / 10;
 
-    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, () => _retry, options.TimeProvider, stop);
+    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, () => _retry, options.TimeProvider, leases.Activity, stop);
 
     /// <summary>Renews every lease held here; the caller holds the client's gate (<see cref="LeaseClient.SerializedAsync{T}"/>).</summary>
     public async Task<bool> RenewUnderGateAsync(LeaseStore store, CancellationToken cancellationToken)
@@ -44,7 +44,7 @@ internal sealed class LeaseRenewalLoop(RedisLimitOptions options, LocalLeases le
             await client.SerializedAsync(RenewUnderGateAsync, token).ConfigureAwait(false);
         }
 
-        await Task.Delay(_every, options.TimeProvider, token).ConfigureAwait(false);
+        await leases.Activity.DelayAsync(_every, options.TimeProvider, token).ConfigureAwait(false);
     }
 
     private void OnFailure(Exception exception) => telemetry.Unavailable();

@@ -10,14 +10,14 @@ namespace FanOut.Redis.Leases;
 /// <remarks>A release that fails keeps its ids as orphans and is tried again after a poll interval; it never ends the loop.</remarks>
 internal sealed class LeaseReturnLoop(RedisLimitOptions options, LocalLeases leases, LeaseClient client, FleetState fleet, RedisLimitTelemetry telemetry)
 {
-    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, () => options.PollInterval, options.TimeProvider, stop);
+    public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, () => options.PollInterval, options.TimeProvider, leases.Activity, stop);
 
     private async Task StepAsync(CancellationToken token)
     {
         await leases.ReturnWake.WaitAsync(null, options.TimeProvider, token).ConfigureAwait(false);
         if (leases.LingerArmed && options.Linger > TimeSpan.Zero)
         {
-            await Task.Delay(options.Linger, options.TimeProvider, token).ConfigureAwait(false);
+            await leases.Activity.DelayAsync(options.Linger, options.TimeProvider, token).ConfigureAwait(false);
         }
 
         var ids = leases.TakeToReturn(out var held);

@@ -22,6 +22,9 @@ internal sealed class LeaseStore
     private readonly long _replicaTimeoutMs;
     private long _roundTrips;
 
+    /// <summary>See <see cref="ScriptsSent"/>.</summary>
+    private static long s_scriptsSent;
+
     /// <summary>A store for <paramref name="options"/>'s budget, used by the client <paramref name="clientId"/>.</summary>
     public LeaseStore(IDatabase database, RedisLimitOptions options, string clientId)
     {
@@ -52,6 +55,9 @@ internal sealed class LeaseStore
 
     /// <summary>Scripts this client has run: its round trips to Redis.</summary>
     public long RoundTrips => Interlocked.Read(ref _roundTrips);
+
+    /// <summary>Lease and budget scripts sent by every limit of this process: a flush that finds none since the last is not needed (<see cref="ReleaseSubscription.FlushAsync"/>).</summary>
+    public static long ScriptsSent => Interlocked.Read(ref s_scriptsSent);
 
     /// <summary>The sorted set of leases (id -> expiry in server milliseconds).</summary>
     public RedisKey LeasesKey { get; }
@@ -137,6 +143,7 @@ internal sealed class LeaseStore
     private Task<RedisResult> Evaluate(string script, RedisKey[] keys, RedisValue[] arguments)
     {
         Interlocked.Increment(ref _roundTrips);
+        Interlocked.Increment(ref s_scriptsSent);
         return _database.ScriptEvaluateAsync(script, keys, arguments);
     }
 

@@ -64,20 +64,26 @@ internal sealed class LocalLeases
     /// <summary>1 while the return loop is lingering or about to.</summary>
     private int _lingerArmed;
 
-    public LocalLeases(RedisConcurrencyLimit owner, int budget, TimeProvider time, RedisLimitTelemetry telemetry, Adaptive.FleetPause? pause = null)
+    public LocalLeases(RedisConcurrencyLimit owner, int budget, TimeProvider time, RedisLimitTelemetry telemetry, Adaptive.FleetPause? pause = null, Infrastructure.LoopActivity? activity = null)
     {
+        Activity = activity ?? new Infrastructure.LoopActivity();
         _owner = owner;
         _pause = pause;
         _budget = budget;
         _time = time;
         _telemetry = telemetry;
+        PumpWake = new WakeSignal(Activity);
+        ReturnWake = new WakeSignal(Activity);
     }
 
+    /// <summary>What the limit's loops, signals and message handler have left to do (<see cref="RedisConcurrencyLimit.WhenSettledAsync"/>).</summary>
+    public Infrastructure.LoopActivity Activity { get; }
+
     /// <summary>Wakes the acquire loop: a worker waits, or an unbacked item ended.</summary>
-    public WakeSignal PumpWake { get; } = new();
+    public WakeSignal PumpWake { get; }
 
     /// <summary>Wakes the return loop: a lease was handed back, a linger armed, or orphans wait for a release.</summary>
-    public WakeSignal ReturnWake { get; } = new();
+    public WakeSignal ReturnWake { get; }
 
     public int WaiterCount => Volatile.Read(ref _waiterCount);
 

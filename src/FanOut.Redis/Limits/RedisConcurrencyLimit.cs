@@ -3,6 +3,7 @@ using System.Globalization;
 
 using FanOut.Redis.Adaptive;
 using FanOut.Redis.Diagnostics;
+using FanOut.Redis.Infrastructure;
 using FanOut.Redis.Leases;
 
 using StackExchange.Redis;
@@ -73,9 +74,10 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         _ownsConnection = ownsConnection;
         var clientId = string.Create(CultureInfo.InvariantCulture, $"{Environment.ProcessId}-{Guid.NewGuid():N}");
         _telemetry = new RedisLimitTelemetry(options.Key);
-        var budgetWake = new WakeSignal();
+        var activity = new LoopActivity();
+        var budgetWake = new WakeSignal(activity);
         var pause = options.Adaptive is null ? null : new FleetPause(options.TimeProvider, budgetWake);
-        _leases = new LocalLeases(this, options.CeilingBudget, options.TimeProvider, _telemetry, pause);
+        _leases = new LocalLeases(this, options.CeilingBudget, options.TimeProvider, _telemetry, pause, activity);
         _client = new LeaseClient(redis, endpoints, options, clientId);
         _fleet = options.Adaptive is { } bounds
             ? new FleetState(options.StartingBudget, options.TimeProvider, pause, _telemetry, bounds.MinBudget, bounds.MaxBudget, (long)bounds.MaxPause.TotalMilliseconds)
@@ -160,6 +162,65 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
     /// <summary>Scripts this limit has run in Redis (acquire, renew, release): its round trips, for measuring the cost per item.</summary>
     public long RoundTrips => _client.RoundTrips;
+
+    /// <summary>
+    /// Work this limit has started on its own so far: a background loop woken or started, a message of the key's channel
+    /// handled. Constant while nothing happens; see <see cref="WhenSettledAsync"/>.
+    /// </summary>
+    public long BackgroundWakeups => _leases.Activity.Wakeups;
+
+    /// <summary>
+    /// Completes once this limit has nothing left to do on its own: every background loop waits for its clock or a signal
+    /// (none woken and not yet run), no round trip to Redis is outstanding, and every message that the scripts of this
+    /// process's limits published on the key's channel before the call has been handled (other processes' are not
+    /// waited for: a fleet on a fake clock runs in one process). From then on nothing happens until its
+    /// <see cref="RedisLimitOptions.TimeProvider"/> moves or a caller (a worker, another process's message) starts something.
+    /// </summary>
+    /// <remarks>
+    /// <para>For a driver that runs limits on a fake clock (a simulation of a fleet): it moves the clock only once the
+    /// limits have settled, so it waits for that event, never for the clock. Nothing here waits for a clock: a round trip
+    /// Redis does not answer keeps the task pending (bound it with <paramref name="cancellationToken"/>).</para>
+    /// <para>The messages are flushed by a marker this limit publishes on the channel and waits to handle (messages are
+    /// handled in the order Redis sent them). Several limits sharing a key settle together with
+    /// <see cref="WhenAllSettledAsync"/>.</para>
+    /// </remarks>
+    /// <param name="cancellationToken">Gives up the wait.</param>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was canceled.</exception>
+    public Task WhenSettledAsync(CancellationToken cancellationToken = default) => WhenAllSettledAsync([this], cancellationToken);
+
+    /// <summary>
+    /// Completes once every one of <paramref name="limits"/> (limits sharing a key in this process, as the processes of a
+    /// fleet) has nothing left to do on its own, each as <see cref="WhenSettledAsync"/> says, and no
+    /// message one of them caused is still on its way to another.
+    /// </summary>
+    /// <remarks>
+    /// One pass waits until no loop of any limit is busy, then flushes each limit's messages (a marker each publishes and
+    /// handles); the fleet has settled when the pass saw no limit wake and no script run between the two, since a script
+    /// run meanwhile may publish a message that another limit handles after its own marker. Otherwise it passes again.
+    /// </remarks>
+    /// <param name="limits">The limits; the disposed ones and those never used are skipped.</param>
+    /// <param name="cancellationToken">Gives up the wait.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="limits"/> is null.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was canceled.</exception>
+    public static async Task WhenAllSettledAsync(IReadOnlyCollection<RedisConcurrencyLimit> limits, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(limits);
+        var running = limits.Where(l => l.IsRunning).ToArray();
+        while (running.Length > 0)
+        {
+            await Task.WhenAll(running.Select(l => l._leases.Activity.WhenIdleAsync())).WaitAsync(cancellationToken).ConfigureAwait(false);
+            var wakeups = running.Sum(l => l.BackgroundWakeups);
+            var trips = running.Sum(l => l.RoundTrips);
+            await Task.WhenAll(running.Select(l => l._subscription.FlushAsync(cancellationToken))).ConfigureAwait(false);
+            if (running.Sum(l => l.BackgroundWakeups) == wakeups && running.Sum(l => l.RoundTrips) == trips && running.All(l => l._leases.Activity.Busy == 0))
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>True once the loops started (the first wait), until disposal.</summary>
+    private bool IsRunning => Volatile.Read(ref _loops) is not null && Volatile.Read(ref _disposed) == 0;
 
     /// <summary>
     /// Always: other processes cannot be seen waiting from here, so a worker gives its permit back after every item and

@@ -29,7 +29,7 @@ public sealed class BackgroundLoopTests
             return n <= failures.Length ? Task.FromException(failures[n - 1]) : Task.Delay(Timeout.Infinite, token);
         }
 
-        var loop = BackgroundLoop.RunAsync(Step, seen.Add, () => backoff, time, stop.Token);
+        var loop = BackgroundLoop.RunAsync(Step, seen.Add, () => backoff, time, new LoopActivity(), stop.Token);
         Assert.True(await stepped.WaitAsync(s_guard));
         for (var i = 1; i <= failures.Length; i++)
         {
@@ -55,7 +55,7 @@ public sealed class BackgroundLoopTests
         var time = new FakeTimeProvider();
         using var stop = new CancellationTokenSource();
         var failed = new TaskCompletionSource();
-        var loop = BackgroundLoop.RunAsync(_ => Task.FromException(new RedisConnectionException(ConnectionFailureType.SocketClosed, CommandFlags.None, "closed", null, CommandStatus.Sent)), _ => failed.TrySetResult(), () => TimeSpan.FromHours(1), time, stop.Token);
+        var loop = BackgroundLoop.RunAsync(_ => Task.FromException(new RedisConnectionException(ConnectionFailureType.SocketClosed, CommandFlags.None, "closed", null, CommandStatus.Sent)), _ => failed.TrySetResult(), () => TimeSpan.FromHours(1), time, new LoopActivity(), stop.Token);
         await failed.Task.WaitAsync(s_guard);
 
         await stop.CancelAsync();

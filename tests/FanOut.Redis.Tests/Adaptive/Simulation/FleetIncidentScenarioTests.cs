@@ -1,0 +1,193 @@
+using System.Diagnostics;
+
+using FanOut.Redis.Tests.Infrastructure.FakeClock;
+using FanOut.Tests.Limits.Simulation;
+
+using Microsoft.Extensions.Time.Testing;
+
+using StackExchange.Redis;
+
+using Xunit.Abstractions;
+
+namespace FanOut.Redis.Tests.Adaptive.Simulation;
+
+/// <summary>
+/// Issue 29 item 3 for the fleet's Redis budget: the simulation suite's scenarios (tests/FanOut.Tests/Limits/Simulation,
+/// the same scripts and targets) against three <see cref="RedisConcurrencyLimit"/>s sharing one adaptive budget (default
+/// options), each on its own connection as three processes would be, on one <see cref="FakeTimeProvider"/> that the Redis
+/// server's clock follows (<see cref="FleetSimulation"/>). The bench <c>fleet-incidents</c> runs the same in real time.
+/// </summary>
+/// <remarks>
+/// The halving (9 simulated seconds) and the long low (26) take 6-12 s of real time under two busy loops on the 2-core
+/// machine, over the suite's budget for one test: they run when <see cref="FakeClockFactAttribute.LongVariable"/> is set.
+/// </remarks>
+public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITestOutputHelper output) : IClassFixture<FakeClockRedisFixture>
+{
+    private const int Processes = 3;
+    private static readonly TimeSpan s_latency = TimeSpan.FromMilliseconds(20);
+
+    private static DownstreamState HardCap(int capacity) => new() { Capacity = capacity, Queue = 0, Latency = s_latency };
+
+    /// <summary>The first contact cases of the suite: capacity, items, the most of the calls that may be rejected.</summary>
+    public static TheoryData<int, int, double> FirstContactCases() => new() { { 5, 100, 0.10 }, { 20, 300, 0.05 }, { 64, 1000, 0.05 } };
+
+    [FakeClockTheory]
+    [MemberData(nameof(FirstContactCases))]
+    public async Task FleetBudget_FirstContactWithAHardCap_RejectsAtMostItsShare(int capacity, int items, double maxShare)
+    {
+        // Every call sent before the first answer reaches the server 30 ms late (a cold HTTP stack), a later new connection
+        // 1 ms late, as in the suite.
+        var simulation = await RunAsync(DownstreamScript.Constant(new DownstreamState { Capacity = capacity, Queue = 0 }), items: items, firstContact: true);
+
+        var share = (double)simulation.Rejected / simulation.Calls.Count;
+        var context = $"{simulation.Rejected} of {simulation.Calls.Count} calls answered 429 ({share:P1}), {simulation.SucceededItems} ok, {simulation.FailedItems} failed; {Figures(simulation)}";
+        output.WriteLine(context);
+        Assert.Equal(items, simulation.SucceededItems);
+        Assert.True(share <= maxShare, context);
+    }
+
+    [FakeClockFact(Long = true)]
+    public async Task FleetBudget_CapacityHalvesAndRecovers_SettlesWithinASecondAndRejectsLittleAfter()
+    {
+        // 64 at once, then 32 from 3 s to 6 s, then 64 again; 429 beyond it, at once.
+        var halved = TimeSpan.FromSeconds(3);
+        var recovered = TimeSpan.FromSeconds(6);
+        var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (halved, HardCap(32)), (recovered, HardCap(64)));
+        var simulation = await RunAsync(script, TimeSpan.FromSeconds(9));
+
+        var settled = SettledFrom(simulation, halved, recovered, 0.75 * 32, 1.25 * 32);
+        var after = simulation.Calls.Where(c => c.At >= settled && c.At < recovered).ToArray();
+        var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 0.75 * 64).At;
+        var context = $"settled {(settled - halved)?.TotalSeconds:F2} s after the halving, {after.Count(c => c.Rejected)} of {after.Length} calls rejected after, back to 48 {(back - recovered).TotalSeconds:F2} s after the recovery; {Figures(simulation)}; {Timeline(simulation, halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
+        output.WriteLine(context);
+        Assert.NotNull(settled);
+        Assert.True(settled - halved <= TimeSpan.FromSeconds(1), context);
+        Assert.True(after.Count(c => c.Rejected) <= 0.03 * after.Length, context);
+        Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
+    }
+
+    [FakeClockFact(Long = true)]
+    public async Task FleetBudget_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds()
+    {
+        // 64, then 4 for 20 s (probes keep being rejected, so they are spaced out), then 64 again.
+        var low = TimeSpan.FromSeconds(2);
+        var recovered = TimeSpan.FromSeconds(22);
+        var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (low, HardCap(4)), (recovered, HardCap(64)));
+        var simulation = await RunAsync(script, TimeSpan.FromSeconds(26));
+
+        var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 32).At;
+        var lowCalls = simulation.Calls.Where(c => c.At >= low + TimeSpan.FromSeconds(1) && c.At < recovered).ToArray();
+        var context = $"back to 32 {(back - recovered).TotalSeconds:F2} s after the recovery; {lowCalls.Count(c => c.Rejected)} of {lowCalls.Length} calls rejected during the low; {Figures(simulation)}; {Timeline(simulation, recovered - TimeSpan.FromSeconds(1), recovered + TimeSpan.FromSeconds(4))}";
+        output.WriteLine(context);
+        Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
+    }
+
+    [FakeClockFact]
+    public async Task FleetBudget_RetryAfterStorm_FailsNoItemAndSendsAboutItsOwnSizeDuringThePause()
+    {
+        // From 2 s to 3 s every call is answered 429 with Retry-After: 1 s; the items wait it out.
+        var storm = TimeSpan.FromSeconds(2);
+        var calm = TimeSpan.FromSeconds(3);
+        var script = DownstreamScript.Phases(
+            (TimeSpan.Zero, HardCap(64)),
+            (storm, HardCap(64) with { RetryAfter = TimeSpan.FromSeconds(1) }),
+            (calm, HardCap(64)));
+        var simulation = await RunAsync(script, TimeSpan.FromSeconds(6));
+
+        var before = simulation.Timeline.Last(s => s.At < storm).Limit;
+        var during = simulation.Calls.Count(c => c.At >= storm && c.At < calm);
+        var resumed = simulation.Timeline.First(s => s.At >= calm && s.Limit > 0);
+        var context = $"budget {before} before the storm, {during} calls during it, {resumed.Limit} at {resumed.At.TotalSeconds:F3} s, {simulation.FailedItems} items failed; {Figures(simulation)}; {Timeline(simulation, storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
+        output.WriteLine(context);
+        Assert.True(simulation.FailedItems == 0, context);
+        Assert.True(during <= (1.25 * before) + 8, context);
+        Assert.True(resumed.At - calm <= TimeSpan.FromMilliseconds(50) && resumed.Limit >= 0.75 * before, context);
+    }
+
+    [FakeClockFact]
+    public async Task FleetBudget_HeavyTailedLatencyWithoutOverload_KeepsFourFifthsOfAFixedBudgetsThroughput()
+    {
+        // p99 = 10x the median, a downstream with room for everything: the tail must not read as congestion.
+        const int Items = 20_000;
+        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Queue = 0, Latency = s_latency, Shape = LatencyShape.HeavyTail });
+        var adaptive = await RunAsync(script, items: Items);
+        var best = await RunAsync(script, items: Items, fixedBudget: 256);
+
+        var ratio = best.Elapsed / adaptive.Elapsed;
+        var context = $"{ratio:F2}x a fixed fleet budget of 256's throughput ({best.Elapsed.TotalMilliseconds:F0} / {adaptive.Elapsed.TotalMilliseconds:F0} ms); {Figures(adaptive)}";
+        output.WriteLine(context);
+        Assert.True(ratio >= 0.8, context);
+    }
+
+    private async Task<FleetSimulation> RunAsync(DownstreamScript script, TimeSpan? duration = null, int items = int.MaxValue, bool firstContact = false, int? fixedBudget = null)
+    {
+        var server = redis.Server;
+        var clock = new FakeTimeProvider(redis.NextStart());
+        var simulation = firstContact
+            ? new FleetSimulation(script, server, clock) { ColdStart = TimeSpan.FromMilliseconds(30), ConnectTime = TimeSpan.FromMilliseconds(1) }
+            : new FleetSimulation(script, server, clock);
+        var key = $"fleet-simulation-{Guid.NewGuid():N}";
+
+        // The key's epoch set first: the fleet pays no restart grace on a young server (docs/redis-limit.md).
+        await using (var admin = await ConnectionMultiplexer.ConnectAsync(server.Endpoint))
+        {
+            await admin.GetDatabase().StringSetAsync($"fanout:{{{key}}}:epoch", "simulation");
+        }
+
+        var options = fixedBudget is { } budget
+            ? new RedisLimitOptions { Key = key, Budget = budget, TimeProvider = clock }
+            : new RedisLimitOptions { Key = key, Adaptive = new AdaptiveBudgetOptions(), TimeProvider = clock };
+        var connections = new List<ConnectionMultiplexer>();
+        var limits = new List<RedisConcurrencyLimit>();
+        var started = Stopwatch.GetTimestamp();
+        try
+        {
+            for (var p = 0; p < Processes; p++)
+            {
+                var connection = await ConnectionMultiplexer.ConnectAsync(server.Endpoint);
+                connections.Add(connection);
+                limits.Add(RedisConcurrencyLimit.Create(connection, options));
+            }
+
+            await simulation.RunAsync(limits, items, duration);
+            simulation.RealTime = Stopwatch.GetElapsedTime(started);
+            return simulation;
+        }
+        finally
+        {
+            foreach (var limit in limits)
+            {
+                await limit.DisposeAsync();
+            }
+
+            foreach (var connection in connections)
+            {
+                await connection.DisposeAsync();
+            }
+        }
+    }
+
+    private static string Figures(FleetSimulation simulation) =>
+        $"{simulation.Now.TotalSeconds:F1} s simulated in {simulation.RealTime.TotalSeconds:F1} s real, {simulation.Settles} settles ({simulation.SettleTime.TotalSeconds:F1} s), load average {LoadAverage()}";
+
+    private static string LoadAverage() => File.Exists("/proc/loadavg") ? File.ReadAllText("/proc/loadavg").Split(' ')[0] : "unknown";
+
+    /// <summary>The first time from which every sample until <paramref name="until"/> has its budget within <paramref name="low"/>..<paramref name="high"/>.</summary>
+    private static TimeSpan? SettledFrom(FleetSimulation simulation, TimeSpan from, TimeSpan until, double low, double high)
+    {
+        TimeSpan? settled = null;
+        foreach (var sample in simulation.Timeline.Where(s => s.At >= from && s.At < until))
+        {
+            settled = sample.Limit >= low && sample.Limit <= high ? settled ?? sample.At : null;
+        }
+
+        return settled;
+    }
+
+    /// <summary>Budget/in flight/capacity every quarter of a second, for failure messages.</summary>
+    private static string Timeline(FleetSimulation simulation, TimeSpan from, TimeSpan until, double stepSeconds = 0.25) =>
+        string.Join(" ", Enumerable.Range(0, (int)((until - from).TotalSeconds / stepSeconds))
+            .Select(i => simulation.Timeline.FirstOrDefault(s => s.At >= from + TimeSpan.FromSeconds(i * stepSeconds)))
+            .Where(s => s.At > TimeSpan.Zero)
+            .Select(s => $"{s.At.TotalSeconds:F2}s:{s.Limit}/{s.InFlight}/{s.Capacity}"));
+}
