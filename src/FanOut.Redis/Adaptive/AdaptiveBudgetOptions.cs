@@ -27,7 +27,9 @@ public sealed record AdaptiveBudgetOptions
 
     /// <summary>The budget a fleet starts with when Redis holds none (the first process, or after Redis lost its data).</summary>
     /// <value>
-    /// Default 4, the core law's <see cref="AdaptiveLimitOptions.InitialLimit"/> (for the whole fleet, not per process);
+    /// Default 4 for the whole fleet, not per process: the server place's start, below the core's
+    /// <see cref="AdaptiveLimitOptions.InitialLimit"/> of 10, because a fleet's first round is every process's first
+    /// contact at once and its processes are services, not pure waits (first contact at a cap of 5: 3.8-4.8% rejected);
     /// <see cref="MinBudget"/> to <see cref="MaxBudget"/>. Until the first overload the budget grows by half every window in
     /// which the fleet used nearly all of it, so a fleet facing a capacity of 64 reaches it in eight windows.
     /// </value>

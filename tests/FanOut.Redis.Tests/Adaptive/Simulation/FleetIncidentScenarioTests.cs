@@ -18,8 +18,8 @@ namespace FanOut.Redis.Tests.Adaptive.Simulation;
 /// server's clock follows (<see cref="FleetSimulation"/>). The bench <c>fleet-incidents</c> runs the same in real time.
 /// </summary>
 /// <remarks>
-/// The halving (9 simulated seconds) and the long low (26) take 6-12 s of real time under two busy loops on the 2-core
-/// machine, over the suite's budget for one test: they run when <see cref="FakeClockFactAttribute.LongVariable"/> is set.
+/// The halving (9 simulated seconds) and the long low (26) are the longest: 6-12 s of real time under two busy loops on
+/// the 2-core machine, about 3-4 s without them; every settle is real round trips.
 /// </remarks>
 public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITestOutputHelper output) : IClassFixture<FakeClockRedisFixture>
 {
@@ -46,7 +46,7 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
         Assert.True(share <= maxShare, context);
     }
 
-    [FakeClockFact(Long = true)]
+    [FakeClockFact]
     public async Task FleetBudget_CapacityHalvesAndRecovers_SettlesWithinASecondAndRejectsLittleAfter()
     {
         // 64 at once, then 32 from 3 s to 6 s, then 64 again; 429 beyond it, at once.
@@ -66,7 +66,7 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
         Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
     }
 
-    [FakeClockFact(Long = true)]
+    [FakeClockFact]
     public async Task FleetBudget_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds()
     {
         // 64, then 4 for 20 s (probes keep being rejected, so they are spaced out), then 64 again.

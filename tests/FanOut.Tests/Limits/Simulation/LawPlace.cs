@@ -2,7 +2,8 @@ namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
 /// Issue 29 item 3, one law: each place FanOut's adaptive limit works, with that place's parameters, so that one simulation
-/// suite runs every scenario against each. The fleet's Redis budget is not here (its budget is shared through Redis).
+/// suite runs every scenario against each. The fleet's Redis budget runs the same scripts (DownstreamScript) in
+/// FanOut.Redis.Tests' FleetIncidentScenarioTests, on a redis-server that follows the simulation's fake clock.
 /// </summary>
 /// <param name="Name">The place.</param>
 /// <param name="Options">Its limit's options (the simulation's clock is added).</param>
