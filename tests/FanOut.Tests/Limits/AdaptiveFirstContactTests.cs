@@ -167,4 +167,53 @@ public sealed class AdaptiveFirstContactTests
         Assert.True(afterRejection < inFlight, $"{afterRejection} with {inFlight} in flight");
         Assert.True(limit.Current <= afterRejection + 1, $"{afterRejection} -> {limit.Current} after four answers: still ramping");
     }
+    [Fact]
+    public void Adaptive_RejectionOfAnItemStartedInTheLastRound_EndsTheRampToo()
+    {
+        // As a fan-out runs: each answer frees a permit and the next item starts at once, so a round's burst is sent before
+        // the round closes, and a rejection of it arrives for an item that started under the round before (over HTTP at a
+        // hard cap of 64 the limit grew 64 -> 102, was cut to 70 and grew again to 96 on the clean answers still coming).
+        var clock = new FakeTimeProvider();
+        var limit = Adaptive(clock);
+        var started = new Queue<long>();
+        Fill(limit, started);
+        long firstOfTheBurst = 0;
+        for (var round = 0; round < 10 && limit.Current < 24; round++)
+        {
+            clock.Advance(s_roundTrip);
+            firstOfTheBurst = 0;
+            for (var answers = started.Count; answers > 0; answers--)
+            {
+                clock.Advance(TimeSpan.FromMilliseconds(0.01)); // a round's answers within a fraction of a millisecond
+                limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
+                limit.Release();
+                var before = started.Count;
+                Fill(limit, started);
+                if (firstOfTheBurst == 0 && started.Count > before)
+                {
+                    firstOfTheBurst = started.ElementAt(before);
+                }
+            }
+        }
+
+        Assert.True(limit.Current >= 24, $"ten rounds of clean answers: {limit.Current}");
+        Assert.NotEqual(0, firstOfTheBurst);
+
+        clock.Advance(TimeSpan.FromMilliseconds(0.5));
+        var rejected = started.ToList().IndexOf(firstOfTheBurst);
+        var rest = new Queue<long>(started.Where((_, i) => i != rejected));
+        started = rest;
+        limit.RecordCompletion(firstOfTheBurst, ItemOutcome.Overloaded);
+        limit.Release();
+        var afterRejection = limit.Current;
+        for (var i = 0; i < 8; i++)
+        {
+            clock.Advance(TimeSpan.FromMilliseconds(1));
+            limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
+            limit.Release();
+            Fill(limit, started);
+        }
+
+        Assert.True(limit.Current <= afterRejection, $"{afterRejection} -> {limit.Current} after eight clean answers: still ramping");
+    }
 }

@@ -288,6 +288,19 @@ internal sealed class AdaptiveControlLaw
         {
             _overloadCeiling = Math.Clamp(Math.Min(_overloadCeiling, inFlight), _options.MinLimit, _options.MaxLimit);
         }
+        else if (InSlowStart)
+        {
+            // A rejection ends slow start at once, whenever its item started: in slow start the limit moves with every
+            // answer, so a round's burst is sent before its round closes and every rejection of it arrives "stale". Left in
+            // slow start, the clean answers still coming in grew the limit past the calls the downstream had just refused
+            // (64 -> 102, cut to 70 by this rule, grown again to 96 over HTTP at a hard cap of 64), a second overshoot.
+            ExitSlowStart(Limit);
+            _pinnedFrom = 0;
+            _pinnedOnce = true;
+            _overloadCeiling = Math.Clamp(inFlight, _options.MinLimit, _options.MaxLimit);
+            _windowsAtCeiling = 0;
+            _probeStep = 1;
+        }
 
         _exitLevel = 0;
         Limit = Math.Clamp(Math.Min(Limit, inFlight - 1), _options.MinLimit, _options.MaxLimit);
