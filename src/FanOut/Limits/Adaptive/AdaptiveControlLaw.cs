@@ -294,12 +294,7 @@ internal sealed class AdaptiveControlLaw
             // answer, so a round's burst is sent before its round closes and every rejection of it arrives "stale". Left in
             // slow start, the clean answers still coming in grew the limit past the calls the downstream had just refused
             // (64 -> 102, cut to 70 by this rule, grown again to 96 over HTTP at a hard cap of 64), a second overshoot.
-            ExitSlowStart(Limit);
-            _pinnedFrom = 0;
-            _pinnedOnce = true;
-            _overloadCeiling = Math.Clamp(inFlight, _options.MinLimit, _options.MaxLimit);
-            _windowsAtCeiling = 0;
-            _probeStep = 1;
+            Rejected(Limit, Math.Clamp(inFlight, _options.MinLimit, _options.MaxLimit));
         }
 
         _exitLevel = 0;
@@ -334,22 +329,9 @@ internal sealed class AdaptiveControlLaw
     {
         if (statistics.WindowOverloads > 0)
         {
-            ExitSlowStart(limit);
-            _exitLevel = 0; // the downstream said no: that settles what a latency reading only suggested
-            _pinnedFrom = 0; // and ends a re-measurement (or prevents one): the back-off decides the limit
-            _pinnedOnce = true;
             // The level that rejected is the calls in flight with this one (the downstream held the others), not a limit
             // that answers had grown past them before the "no" came back.
-            var rejectedAt = Math.Clamp(inFlight, _options.MinLimit, limit);
-            if (_overloadCeiling > 0 && rejectedAt >= _overloadCeiling)
-            {
-                // A probe of the last overload's level was rejected again: wait longer before the next one.
-                _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing);
-            }
-
-            _overloadCeiling = rejectedAt;
-            _windowsAtCeiling = 0;
-            _probeStep = 1;
+            Rejected(limit, Math.Clamp(inFlight, _options.MinLimit, limit));
 
             // The multiplicative back-off, and no more than the other bodies still running: the downstream rejected this
             // one with them in flight.
@@ -644,6 +626,28 @@ internal sealed class AdaptiveControlLaw
         }
 
         return index;
+    }
+
+    /// <summary>
+    /// The downstream said no at <paramref name="rejectedAt"/> calls in flight: slow start is over, whatever a latency
+    /// reading only suggested (no refutation resumes it, no thin-pool re-measurement follows: the back-off decides the
+    /// limit), and that level is the ceiling the spaced probes approach.
+    /// </summary>
+    private void Rejected(int limit, int rejectedAt)
+    {
+        ExitSlowStart(limit);
+        _exitLevel = 0;
+        _pinnedFrom = 0;
+        _pinnedOnce = true;
+        if (_overloadCeiling > 0 && rejectedAt >= _overloadCeiling)
+        {
+            // A probe of the last overload's level was rejected again: wait longer before the next one.
+            _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing);
+        }
+
+        _overloadCeiling = rejectedAt;
+        _windowsAtCeiling = 0;
+        _probeStep = 1;
     }
 
     private void ExitSlowStart(int limit)
