@@ -10,9 +10,9 @@ namespace FanOut;
 /// A limit that slow-starts from a small initial limit (one more permit per uncontended answer while the limit is in use:
 /// a doubling per round trip, and nothing before the first answer), measuring the uncontended latency from its first
 /// items, then holds within a latency band around that baseline, and backs off on overload failures. The statistics live
-/// in <see cref="LatencyStatistics"/>, the decisions in <see cref="AdaptiveControlLaw"/>; this class feeds them
-/// completions under its lock. Only answers move it; its one timer ends a Retry-After pause (see <see cref="Pause"/>).
-/// See docs/adaptive.md.
+/// in <see cref="LatencyStatistics"/>, the decisions in <see cref="AdaptiveControlLaw"/>, the pace at which slow start's
+/// growth is granted in <see cref="SlowStartPacer"/>; this class feeds them completions under its lock. Only answers move
+/// the law; its two timers grant the paced growth and end a Retry-After pause (see <see cref="Pause"/>). See docs/adaptive.md.
 /// </summary>
 internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 {
@@ -21,11 +21,22 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private readonly Func<Exception, bool> _isOverload;
     private readonly LatencyStatistics _statistics;
     private readonly AdaptiveControlLaw _law;
+    private readonly SlowStartPacer _pacer;
+
+    /// <summary>Grants slow start's paced growth when it is due (see <see cref="OnPaceTimer"/>).</summary>
+    private readonly LimitTimer _paceTimer;
+
+    /// <summary>Ends a Retry-After pause (see <see cref="OnPauseTimer"/>).</summary>
+    private readonly LimitTimer _pauseTimer;
 
     /// <summary>Guards the statistics and the law; user code (the overload test) runs before it is taken.</summary>
     private readonly Lock _lock = new();
 
+    /// <summary>The limit the pool grants: the law's, or below it while slow start's growth is paced.</summary>
     private volatile int _limit;
+
+    /// <summary>True while <see cref="_limit"/> is below the law's and the pace timer will raise it.</summary>
+    private volatile bool _pacing;
     private int _peak;
 
     /// <summary>
@@ -67,9 +78,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>When the pause ends (under the lock); the timer re-arms itself until this has passed.</summary>
     private long _pauseEnd;
 
-    /// <summary>The one-shot timer that ends a pause and wakes the waiters; made on the first pause, reused after.</summary>
-    private ITimer? _pauseTimer;
-
     public AdaptiveConcurrencyLimit(AdaptiveLimitOptions options)
     {
         options.Validate();
@@ -78,6 +86,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _isOverload = options.IsOverload ?? AdaptiveLimitOptions.IsOverloadByDefault;
         _statistics = new LatencyStatistics(options.MaxLimit, options.MinWindowSamples);
         _law = new AdaptiveControlLaw(options);
+        _pacer = new SlowStartPacer(options.InitialLimit);
+        _paceTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPaceTimer(), this);
+        _pauseTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPauseTimer(), this);
         _limit = options.InitialLimit;
         _peak = options.InitialLimit;
         FanOutMetrics.RecordLimit(_limit, Kind);
@@ -123,8 +134,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     public override TimeProvider TimeProvider => _time;
 
-    /// <summary>True while paused: the pause's timer raises <see cref="Current"/> with nothing completing, so a call keeps a waiter.</summary>
-    protected internal override bool MayRiseUnprompted => _paused;
+    /// <summary>
+    /// True while paused or while slow start's growth is paced: a timer raises <see cref="Current"/> with nothing
+    /// completing, so a call keeps a waiter.
+    /// </summary>
+    protected internal override bool MayRiseUnprompted => _paused || _pacing;
 
     /// <summary>True while a Retry-After pause is on (for tests).</summary>
     internal bool IsPaused => _paused;
@@ -228,7 +242,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
         if (due > 0)
         {
-            ArmPauseTimer(due);
+            _pauseTimer.Arm(due);
         }
 
         return covered;
@@ -250,11 +264,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         var now = _time.GetTimestamp();
         var inFlight = InFlight;
         int before, after;
+        long paceDue;
         lock (_lock)
         {
             AssertInvariants();
             _firstAnswerAt = Math.Min(_firstAnswerAt, now);
-            before = _law.Limit;
             if (succeeded)
             {
                 _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
@@ -294,32 +308,16 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 }
             }
 
-            after = _law.Limit;
-            Publish(after, now);
+            before = _limit;
+            after = Publish(now, out paceDue);
+        }
+
+        if (paceDue > 0)
+        {
+            _paceTimer.Arm(paceDue);
         }
 
         Announce(before, after);
-    }
-
-    /// <summary>Arms the pause's one-shot timer <paramref name="due"/> ticks of <see cref="TimeProvider"/> from now (outside the lock: the provider is the user's).</summary>
-    private void ArmPauseTimer(long due)
-    {
-        var timer = Volatile.Read(ref _pauseTimer);
-        if (timer is null)
-        {
-            // The timer must not capture the ambient context of whichever attempt paused first.
-            using (ExecutionContext.IsFlowSuppressed() ? default : ExecutionContext.SuppressFlow())
-            {
-                var created = _time.CreateTimer(static state => ((AdaptiveConcurrencyLimit)state!).OnPauseTimer(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-                timer = Interlocked.CompareExchange(ref _pauseTimer, created, null) ?? created;
-                if (!ReferenceEquals(timer, created))
-                {
-                    created.Dispose();
-                }
-            }
-        }
-
-        timer.Change(TimeSpan.FromSeconds((double)due / _time.TimestampFrequency), Timeout.InfiniteTimeSpan);
     }
 
     /// <summary>The pause's timer fired: ends the pause if its end has passed (else waits for the rest), and wakes the waiters.</summary>
@@ -342,11 +340,31 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
         if (rest > 0)
         {
-            ArmPauseTimer(rest); // extended meanwhile by a longer hint
+            _pauseTimer.Arm(rest); // extended meanwhile by a longer hint
             return;
         }
 
         OnCurrentChanged(); // the gauge shows the law's limit again, and the waiters it admits are granted
+    }
+
+    /// <summary>Slow start's paced growth is due: grants what the pace allows now (re-arming for the rest), and wakes the waiters.</summary>
+    private void OnPaceTimer()
+    {
+        int before, after;
+        long due;
+        lock (_lock)
+        {
+            AssertInvariants();
+            before = _limit;
+            after = Publish(_time.GetTimestamp(), out due);
+        }
+
+        if (due > 0)
+        {
+            _paceTimer.Arm(due);
+        }
+
+        Announce(before, after);
     }
 
     /// <summary>Closes the window: the law decides, and the window is extended or a new one begins (under the lock).</summary>
@@ -448,19 +466,26 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _heldBack = null;
     }
 
-    /// <summary>Makes the law's limit the limit everyone reads (under the lock).</summary>
-    private void Publish(int limit, long now)
+    /// <summary>
+    /// Makes the law's limit the limit everyone reads, at the pace slow start's growth is granted (under the lock). Returns
+    /// it, with the ticks until the pace grants more (0: the law's limit is granted).
+    /// </summary>
+    private int Publish(long now, out long paceDue)
     {
+        var limit = _pacer.Follow(_law.Limit, _law.InSlowStart, _statistics.PoolCount > 0 ? _statistics.Baseline : 0, now, out paceDue);
         if (limit != _limit)
         {
-            _law.RecordChange(now);
+            _law.RecordChange(now, limit);
         }
 
         _limit = limit;
+        _pacing = paceDue > 0;
         if (limit > _peak)
         {
             Volatile.Write(ref _peak, limit);
         }
+
+        return limit;
     }
 
     /// <summary>Records a change and wakes the waiters a rise admits (outside the lock).</summary>
@@ -478,7 +503,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private void AssertInvariants()
     {
         Debug.Assert(_lock.IsHeldByCurrentThread);
-        Debug.Assert(_limit == _law.Limit);
+        Debug.Assert(_limit == _law.Limit || (_limit < _law.Limit && _law.InSlowStart));
         Debug.Assert(_limit >= _options.MinLimit && _limit <= _options.MaxLimit);
         Debug.Assert(_peak >= _limit);
     }

@@ -88,7 +88,7 @@ public sealed class AdaptiveFirstContactTests
 
             limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
             limit.Release();
-            Assert.True(limit.Current <= before + 1, $"answer {answers}: {before} -> {limit.Current}");
+            Assert.True(limit.Current <= initial + answers, $"answer {answers}: {before} -> {limit.Current}, from {initial}");
             before = limit.Current;
             clock.Advance(TimeSpan.FromMicroseconds(10)); // a worker takes its next item just after the answer
             FillDue();
@@ -125,7 +125,53 @@ public sealed class AdaptiveFirstContactTests
             Fill(limit, refills); // a fan-out's worker takes the next item at once: the limit stays in use
         }
 
-        Assert.Equal(16, limit.Current); // 10, plus one for each of the six answers that came in before the first window's
+        // 10, plus one for each of the six answers that came in before the first window's, granted at slow start's pace
+        // (SlowStartPacer): two at once, the rest within a quarter of a round trip.
+        Assert.InRange(limit.Current, 10, 12);
+        clock.Advance(s_roundTrip / 2);
+        Assert.Equal(16, limit.Current);
+    }
+
+    [Fact]
+    public async Task Adaptive_RoundAnsweredAtOnce_GrantsItsGrowthOverAQuarterRoundTripAndWakesAWaiter()
+    {
+        // A downstream of one fixed latency answers a whole round together. Each answer adds a permit to the law's limit at
+        // once, but the pool grants them at slow start's pace (four times the limit per round trip), so a round does not
+        // send its whole growth before the first "no" can come back. A worker waiting for a permit
+        // meanwhile is woken by the pace's timer, with nothing completing.
+        var clock = new FakeTimeProvider();
+        var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = clock, InitialLimit = 8 });
+        var started = new Queue<long>();
+        Fill(limit, started);
+        for (var round = 0; round < 2; round++)
+        {
+            // Each round is sent at one instant and answered at one instant, a round trip later; each answer's worker takes
+            // the next item at once. The pace is given half a round trip (twice what it needs) to grant the growth.
+            clock.Advance(round == 0 ? s_roundTrip : s_roundTrip / 2);
+            var before = limit.Current;
+            var answers = started.Count;
+            for (var i = 0; i < answers; i++)
+            {
+                limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
+                limit.Release();
+                Fill(limit, started);
+            }
+
+            Assert.InRange(limit.Current, before, before + 1 + 1); // the rise's first permit and one more at once
+            if (round == 1)
+            {
+                var waiter = limit.WaitAsync();
+                Assert.False(waiter.IsCompleted);
+                clock.Advance(s_roundTrip / 16);
+                Assert.True(await waiter.WaitAsync(TimeSpan.FromSeconds(30)), "the pace's timer grants a waiting worker"); // the grant completes it asynchronously
+                limit.Release();
+                Assert.InRange(limit.Current, before + 3, before + answers - 1); // part of the rise, not all of it
+            }
+
+            clock.Advance(s_roundTrip / 2);
+            Assert.True(limit.Current >= before + (answers / 2), $"round {round + 1}: {before} -> {limit.Current} after {answers} clean answers");
+            Fill(limit, started);
+        }
     }
 
     [Fact]

@@ -12,7 +12,10 @@ public sealed class AdaptiveNoiseTests
     private static AdaptiveConcurrencyLimit Adaptive(FakeTimeProvider clock) =>
         (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = clock });
 
-    /// <summary>Takes every permit, lets <paramref name="latency"/> pass, and answers every call in flight.</summary>
+    /// <summary>
+    /// Takes every permit, lets <paramref name="latency"/> pass, and answers every call in flight; then lets half a round
+    /// trip pass before the next round, in which slow start's paced growth (SlowStartPacer) is granted.
+    /// </summary>
     private static void Round(AdaptiveConcurrencyLimit limit, FakeTimeProvider clock, Queue<long> started, TimeSpan latency)
     {
         while (limit.TryAcquire())
@@ -26,6 +29,8 @@ public sealed class AdaptiveNoiseTests
             limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
             limit.Release();
         }
+
+        clock.Advance(latency / 2);
     }
 
     private static void GrowTo(AdaptiveConcurrencyLimit limit, FakeTimeProvider clock, Queue<long> started, TimeSpan latency, int level)

@@ -184,7 +184,7 @@ internal sealed class AdaptiveControlLaw
         Limit = options.InitialLimit;
         _roundLimit = options.InitialLimit;
         _cleanLimit = Math.Max(options.MinLimit, Math.Min(options.InitialLimit, AssumedUncontendedLimit));
-        RecordChange(long.MinValue);
+        RecordChange(long.MinValue, Limit);
     }
 
     /// <summary>The limit.</summary>
@@ -236,10 +236,14 @@ internal sealed class AdaptiveControlLaw
         Limit++;
     }
 
-    /// <summary>Notes, during slow start, that the limit changed at <paramref name="timestamp"/> (a level when it grew by <see cref="HistoryStep"/>).</summary>
-    public void RecordChange(long timestamp)
+    /// <summary>
+    /// Notes, during slow start, that the limit granted changed to <paramref name="granted"/> at <paramref name="timestamp"/>
+    /// (a level when it grew by <see cref="HistoryStep"/>): the limit items start under, which the law's own limit may run
+    /// ahead of while its growth is paced (<see cref="SlowStartPacer"/>).
+    /// </summary>
+    public void RecordChange(long timestamp, int granted)
     {
-        if (!InSlowStart || (_historyCount > 0 && Limit >= _historyLimits[_historyCount - 1] && Limit < _historyLimits[_historyCount - 1] * HistoryStep))
+        if (!InSlowStart || (_historyCount > 0 && granted >= _historyLimits[_historyCount - 1] && granted < _historyLimits[_historyCount - 1] * HistoryStep))
         {
             return;
         }
@@ -255,7 +259,7 @@ internal sealed class AdaptiveControlLaw
 
         _historyClean[_historyCount] = 0;
         _historyTimes[_historyCount] = timestamp;
-        _historyLimits[_historyCount++] = Limit;
+        _historyLimits[_historyCount++] = granted;
     }
 
     /// <summary>
@@ -599,7 +603,7 @@ internal sealed class AdaptiveControlLaw
         _confirming = false;
         _exitLevel = 0;
         _historyCount = 0;
-        RecordChange(long.MinValue); // every item running now started under this level or a lower one
+        RecordChange(long.MinValue, Limit); // every item running now started under this level or a lower one
     }
 
     /// <summary>

@@ -8,6 +8,9 @@ public enum LatencyShape
 
     /// <summary>Lognormal around the median with p99 = 10x the median: a heavy tail with no overload behind it.</summary>
     HeavyTail,
+
+    /// <summary>Exactly the median: <c>fanout serve --latency fixed:20</c>, whose answers to one round come back together.</summary>
+    Fixed,
 }
 
 /// <summary>What a scripted downstream is like at one moment.</summary>

@@ -124,6 +124,18 @@ public sealed class LimitSimulation
             {
                 _events.Dequeue();
                 Handle(e, limit, attempts);
+
+                // A fan-out's worker sends its next item as its last one completes, before the next answer is read.
+                if (SucceededItems + FailedItems >= callEnd)
+                {
+                    callEnd = (int)Math.Min(items, (long)callEnd + CallSize);
+                }
+
+                while ((_ready.Count > 0 || next < callEnd) && limit.TryAcquire())
+                {
+                    var item = _ready.Count > 0 ? _ready.Dequeue() : next++;
+                    Send(new Call(item, limit.RecordStart()));
+                }
             }
         }
 
@@ -219,7 +231,12 @@ public sealed class LimitSimulation
         _calls.Add((Now, false));
         _served++;
         call.Served = true;
-        var factor = state.Shape == LatencyShape.HeavyTail ? Math.Exp(HeavyTailSigma * StandardNormal()) : 0.9 + (0.2 * _random.NextDouble());
+        var factor = state.Shape switch
+        {
+            LatencyShape.HeavyTail => Math.Exp(HeavyTailSigma * StandardNormal()),
+            LatencyShape.Fixed => 1,
+            _ => 0.9 + (0.2 * _random.NextDouble()),
+        };
         Schedule(Now + TimeSpan.FromTicks(Math.Max(1, (long)(state.Latency.Ticks * factor))), EventKind.Answer, call);
     }
 

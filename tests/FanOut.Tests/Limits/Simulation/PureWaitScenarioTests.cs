@@ -18,7 +18,7 @@ public sealed class PureWaitScenarioTests(ITestOutputHelper output)
     public void Adaptive_PureWaits_TakeTheRoundTripsOfADoublingFromTheDefaultStart(int items, int milliseconds, int roundTrips)
     {
         var wait = TimeSpan.FromMilliseconds(milliseconds);
-        var simulation = new LimitSimulation(DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = wait }));
+        var simulation = new LimitSimulation(DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = wait, Shape = LatencyShape.Fixed }));
         var limit = LawPlace.Named("loop").Create(simulation);
         simulation.Run(limit, items);
 
