@@ -96,18 +96,7 @@ public sealed class LimitSimulation
         var nextSample = TimeSpan.Zero;
         while (SucceededItems + FailedItems < items && Now < end)
         {
-            // The client: re-runs due first (in the order they became due), then new items, while the limit grants permits.
-            if (SucceededItems + FailedItems >= callEnd)
-            {
-                callEnd = (int)Math.Min(items, (long)callEnd + CallSize);
-            }
-
-            while ((_ready.Count > 0 || next < callEnd) && limit.TryAcquire())
-            {
-                var item = _ready.Count > 0 ? _ready.Dequeue() : next++;
-                Send(new Call(item, limit.RecordStart()));
-            }
-
+            SendWhatTheLimitGrants();
             if (Now >= nextSample)
             {
                 _timeline.Add(new Sample(Now, limit.Current, limit.InFlight, _script.At(Now).Capacity));
@@ -125,22 +114,27 @@ public sealed class LimitSimulation
                 _events.Dequeue();
                 Handle(e, limit, attempts);
 
-                // A fan-out's worker sends its next item as its last one completes, before the next answer is read.
-                if (SucceededItems + FailedItems >= callEnd)
-                {
-                    callEnd = (int)Math.Min(items, (long)callEnd + CallSize);
-                }
-
-                while ((_ready.Count > 0 || next < callEnd) && limit.TryAcquire())
-                {
-                    var item = _ready.Count > 0 ? _ready.Dequeue() : next++;
-                    Send(new Call(item, limit.RecordStart()));
-                }
+                SendWhatTheLimitGrants(); // a fan-out's worker sends its next item as its last one completes, before the next answer
             }
         }
 
         Elapsed = Now;
         return this;
+
+        // The client: re-runs due first (in the order they became due), then new items, while the limit grants permits.
+        void SendWhatTheLimitGrants()
+        {
+            if (SucceededItems + FailedItems >= callEnd)
+            {
+                callEnd = (int)Math.Min(items, (long)callEnd + CallSize);
+            }
+
+            while ((_ready.Count > 0 || next < callEnd) && limit.TryAcquire())
+            {
+                var item = _ready.Count > 0 ? _ready.Dequeue() : next++;
+                Send(new Call(item, limit.RecordStart()));
+            }
+        }
     }
 
     private void Handle(Event e, ConcurrencyLimit limit, Dictionary<int, int> attempts)
