@@ -1,3 +1,5 @@
+using FanOut.Tests.Infrastructure;
+
 using Microsoft.Extensions.Time.Testing;
 
 namespace FanOut.Tests.Limits;
@@ -30,7 +32,7 @@ public sealed class AdaptiveNoiseTests
             limit.Release();
         }
 
-        clock.Advance(latency / 2);
+        clock.AdvanceInSteps(latency / 2);
     }
 
     private static void GrowTo(AdaptiveConcurrencyLimit limit, FakeTimeProvider clock, Queue<long> started, TimeSpan latency, int level)

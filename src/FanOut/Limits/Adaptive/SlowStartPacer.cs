@@ -20,10 +20,25 @@ internal sealed class SlowStartPacer
     /// <summary>When the next paced permit is due (GCRA's theoretical arrival time), in timestamp ticks.</summary>
     private double _nextRelease = double.MinValue;
 
-    /// <summary>True while the grant is behind the law's limit: the schedule runs on, and a late timer grants all it owes.</summary>
+    /// <summary>
+    /// The most lateness of the pace's timer (or of the next answer) whose permits are granted at once: a timer fires up to
+    /// a millisecond late routinely; beyond that the machine stalled, and what the schedule would have granted meanwhile is
+    /// not owed (granted in one lump it is the burst the pace exists to prevent: 71 -> 93 at once on a 5 ms late timer).
+    /// </summary>
+    internal static readonly TimeSpan MaxCatchUp = TimeSpan.FromMilliseconds(1);
+
+    /// <summary><see cref="MaxCatchUp"/> in timestamp ticks.</summary>
+    private readonly double _maxCatchUp;
+
+    /// <summary>True while the grant is behind the law's limit: the schedule runs on, and a late timer grants what it owes.</summary>
     private bool _behind;
 
-    public SlowStartPacer(int initial) => Granted = initial;
+    /// <summary>Creates the pace at <paramref name="initial"/> granted, on a clock of <paramref name="timestampFrequency"/> ticks a second.</summary>
+    public SlowStartPacer(int initial, long timestampFrequency)
+    {
+        Granted = initial;
+        _maxCatchUp = MaxCatchUp.TotalSeconds * timestampFrequency;
+    }
 
     /// <summary>The limit the pool grants: the law's, or below it while a rise is being paced.</summary>
     public int Granted { get; private set; }
@@ -32,7 +47,8 @@ internal sealed class SlowStartPacer
     /// Moves <see cref="Granted"/> toward the law's <paramref name="target"/> at <paramref name="now"/>: at once when it falls
     /// or pacing is off (after slow start, where growth is at most a quarter per window; or before a baseline exists),
     /// else by the permits the pace has scheduled by now: one permit each round trip / (PaceFactor x the grant), starting
-    /// with <see cref="Burst"/> + 1 at once when the grant was not behind.
+    /// with <see cref="Burst"/> + 1 at once when the grant was not behind, and owing no more than <see cref="MaxCatchUp"/>
+    /// of lateness when it was.
     /// </summary>
     /// <param name="target">The law's limit.</param>
     /// <param name="pace">True in slow start.</param>
@@ -50,10 +66,7 @@ internal sealed class SlowStartPacer
             return target;
         }
 
-        if (!_behind)
-        {
-            _nextRelease = Math.Max(_nextRelease, now - (Burst * Interval(roundTrip)));
-        }
+        _nextRelease = Math.Max(_nextRelease, now - (_behind ? Math.Max(_maxCatchUp, Interval(roundTrip)) : Burst * Interval(roundTrip)));
 
         while (Granted < target && _nextRelease <= now)
         {
