@@ -51,6 +51,35 @@ internal sealed class AdaptiveControlLaw
     /// <summary>True once a thin pool has been re-measured (or the pin ended by an overload): it happens once per limit.</summary>
     private bool _pinnedOnce;
 
+    /// <summary>
+    /// True while the pin re-measures a seed read as shared (<see cref="SeedWasShared"/>): its windows that ran at the pin
+    /// gather in <see cref="_pinSamples"/>, and replace the pool only if they read the seed as shared.
+    /// </summary>
+    private bool _sharedPin;
+
+    /// <summary>Latencies a shared seed's pin measured (allocated by the first such pin), in timestamp ticks.</summary>
+    private long[]? _pinSamples;
+
+    private int _pinSampleCount;
+
+    /// <summary>True when the round that ended slow start says the first window's latencies were shared (see <see cref="SeedWasShared"/>).</summary>
+    private bool _seedShared;
+
+    /// <summary>
+    /// The level the baseline was measured at: the most bodies running while the first window's items completed, then the
+    /// level of a thin pool's pin once it has measured.
+    /// </summary>
+    private int _seedLevel;
+
+    /// <summary>The median latency measured at <see cref="_seedLevel"/>, in timestamp ticks.</summary>
+    private double _seedLatency;
+
+    /// <summary>The most bodies running during the round that ended slow start by reading a queue.</summary>
+    private int _exitRoundLevel;
+
+    /// <summary>That round's median latency, in timestamp ticks.</summary>
+    private double _exitRoundLatency;
+
     /// <summary>Limit levels slow start remembers, to know the limit an item started under.</summary>
     private const int HistoryCapacity = 64;
 
@@ -308,8 +337,12 @@ internal sealed class AdaptiveControlLaw
     public int Decide(LatencyStatistics statistics, int inFlight)
     {
         Limit = DecideCore(statistics, Limit, inFlight);
-        var pinned = Math.Max(FirstWindowSamples, _options.MinLimit);
-        if (!InSlowStart && !_pinnedOnce && IsThin(statistics) && Limit > pinned)
+        // A seed whose latencies agree and read shared is re-measured at once at the level taken as uncontended; a thin one
+        // is re-measured at the first window's size first, and that measurement decides (RemeasureThinPool).
+        var thin = IsThin(statistics);
+        var shared = _seedShared && !thin && statistics.UpperQuartile - statistics.LowerQuartile <= statistics.Baseline / ThinPoolSteadyDivisor;
+        var pinned = Math.Max(shared ? AssumedUncontendedLimit : FirstWindowSamples, _options.MinLimit);
+        if (!InSlowStart && !_pinnedOnce && (shared || thin) && Limit > pinned)
         {
             // Slow start is over and no round after the first window read uncontended (a start above the downstream's
             // capacity queues from its first round on): the baseline is the first window's few latencies, and after slow
@@ -319,7 +352,12 @@ internal sealed class AdaptiveControlLaw
             _pinnedOnce = true;
             _pinnedFrom = Limit;
             Limit = pinned;
+            _sharedPin = shared;
+            _pinSampleCount = 0;
+            _pinSamples ??= new long[ThinPool];
         }
+
+        _seedShared = false;
 
         AssertInvariants();
         return Limit;
@@ -388,6 +426,7 @@ internal sealed class AdaptiveControlLaw
                 ExitSlowStart(limit);
                 var level = Math.Min(limit, _roundLimit);
                 _exitLevel = level;
+                _seedShared = SeedWasShared(statistics.WindowPeakInFlight, RoundMedian(statistics, latency));
                 return Math.Clamp(Math.Max((int)(level * _growBelow / ratio), level / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
             }
 
@@ -404,6 +443,7 @@ internal sealed class AdaptiveControlLaw
                 // decide on such a baseline, and this round would repeat at the same limit. End slow start where it is; the
                 // thin pool is re-measured at the first window's size (Decide), which settles what this round could not.
                 ExitSlowStart(limit);
+                _seedShared = SeedWasShared(statistics.WindowPeakInFlight, RoundMedian(statistics, latency));
                 return limit;
             }
         }
@@ -413,6 +453,12 @@ internal sealed class AdaptiveControlLaw
 
         // The first window seeds the baseline; after it, only rounds that read as uncontended feed it, read as a censored
         // sample when the round's answers are the fastest of more items (LatencyStatistics.CloseRound).
+        if (firstWindow)
+        {
+            _seedLevel = statistics.WindowPeakInFlight;
+            _seedLatency = latency;
+        }
+
         if (statistics.PoolCount == 0 || latency <= statistics.Baseline * _growBelow)
         {
             statistics.AddToPool(!firstWindow && statistics.RoundRanks > 0 ? statistics.RoundSample : window, SlowStartRoundShare);
@@ -432,11 +478,39 @@ internal sealed class AdaptiveControlLaw
     {
         if (_pinnedFrom > 0)
         {
+            if (_sharedPin)
+            {
+                return RemeasureSharedSeed(statistics, limit, window);
+            }
+
             // Re-measuring a thin pool at the first window's size: every window feeds it, until it holds ThinPool latencies.
             statistics.AddToPool(window, LatencyStatistics.PoolCapacity);
+            if (statistics.WindowPeakInFlight <= limit)
+            {
+                GatherPinSamples(window);
+            }
+
             if (IsThin(statistics))
             {
                 return limit;
+            }
+
+            var pinned = Math.Max(AssumedUncontendedLimit, _options.MinLimit);
+            if (_pinSampleCount >= FirstWindowSamples && limit > pinned)
+            {
+                // The level measured here, against the round that ended slow start: when throughput was as flat between them,
+                // this level is at or above the knee as well (a processor-shared downstream whose seed spread too much to tell
+                // from the first window), and the pin goes on at the level taken as uncontended.
+                var measured = _pinSamples.AsSpan(0, _pinSampleCount);
+                measured.Sort();
+                _seedLevel = limit;
+                _seedLatency = measured[measured.Length / 2];
+                if (SeedWasShared(_exitRoundLevel, _exitRoundLatency))
+                {
+                    _sharedPin = true;
+                    _pinSampleCount = 0;
+                    return pinned;
+                }
             }
 
             // Back toward the limit before the pin, which a baseline of a few latencies decided: no further than a doubling.
@@ -592,6 +666,92 @@ internal sealed class AdaptiveControlLaw
         return Math.Log(latency / _latencyBeforeGrowth) > (Math.Log((double)limit / grownFrom) / 2) + (QueueTestStandardErrors * standardError);
     }
 
+    /// <summary>
+    /// True when the round that ended slow start by reading a queue read a latency that rose in proportion to the calls in
+    /// flight since the first window (within the growth threshold either way): by Little's law the throughput was the same at
+    /// both levels, so the first window already ran at or above the knee and its latencies may be shared (a processor-shared
+    /// downstream slows every call by the calls in flight over its cores, the first window's included). A queue served in
+    /// order leaves the first items started unqueued, so its round reads more than in proportion; a downstream with room at
+    /// the seed's level reads less (throughput grew with the level).
+    /// </summary>
+    private bool SeedWasShared(int level, double latency)
+    {
+        _exitRoundLevel = level;
+        _exitRoundLatency = latency;
+        if (_seedLevel <= Math.Max(AssumedUncontendedLimit, _options.MinLimit) || _seedLatency <= 0)
+        {
+            return false;
+        }
+
+        var levelRatio = (double)level / _seedLevel;
+        var latencyRatio = latency / _seedLatency;
+        return levelRatio > _growBelow && latencyRatio * _growBelow >= levelRatio && latencyRatio <= levelRatio * _growBelow;
+    }
+
+    /// <summary>
+    /// A window of a shared seed's pin: only windows that ran at the pin count (the first ones run beside the items started
+    /// before it, which share the downstream with them). Once the pin has measured at least the first window's size of
+    /// latencies that agree (or <see cref="ThinPool"/> that spread), it ends: if they read faster than the seed by more than
+    /// the growth threshold, the seed was shared and they replace the pool, and the limit goes to the growth threshold's
+    /// level by Little's law (the seed's throughput, its level over its latency, times the latency measured here is the
+    /// knee's level), no higher than before the pin; if not, the seed stands, the pool is left as it was and the limit goes
+    /// back to where the exit put it: a refuted re-measurement costs its round trips and changes nothing else.
+    /// </summary>
+    private int RemeasureSharedSeed(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
+    {
+        if (statistics.WindowPeakInFlight > limit)
+        {
+            return limit;
+        }
+
+        GatherPinSamples(window);
+        var samples = _pinSamples!;
+        var measured = samples.AsSpan(0, _pinSampleCount);
+        measured.Sort();
+        var median = (double)measured[measured.Length / 2];
+        var spread = measured[3 * measured.Length / 4] - measured[measured.Length / 4];
+        if (measured.Length < FirstWindowSamples
+            || (measured.Length < samples.Length && spread > (measured.Length < 2 * FirstWindowSamples ? _noiseFloor : Math.Max(_noiseFloor, median / ThinPoolSteadyDivisor))))
+        {
+            return limit;
+        }
+
+        var before = _pinnedFrom;
+        _pinnedFrom = 0;
+        _sharedPin = false;
+        if (median * _growBelow >= _seedLatency || !Significant(_seedLatency, median))
+        {
+            statistics.AddToPool(measured, LatencyStatistics.PoolCapacity);
+            return Math.Max(limit, before);
+        }
+
+        statistics.ClearPool();
+        statistics.AddToPool(measured, LatencyStatistics.PoolCapacity);
+        _cleanLimit = Math.Min(_cleanLimit, limit);
+        var knee = _seedLevel * median / _seedLatency;
+        return Math.Clamp((int)(knee * _growBelow), limit, Math.Max(limit, before));
+    }
+
+    /// <summary>
+    /// The median of the round just closed: its censored sample's when it has one (a round's answers are the fastest of the
+    /// items started in it, so the window's median reads low), else <paramref name="windowMedian"/>.
+    /// </summary>
+    private static double RoundMedian(LatencyStatistics statistics, double windowMedian) =>
+        statistics.RoundRanks > 0 ? statistics.RoundSample[statistics.RoundRanks / 2] : windowMedian;
+
+    /// <summary>Keeps a pinned window's latencies, up to <see cref="ThinPool"/> of them.</summary>
+    private void GatherPinSamples(ReadOnlySpan<long> window)
+    {
+        var samples = _pinSamples!;
+        foreach (var latency in window)
+        {
+            if (_pinSampleCount < samples.Length)
+            {
+                samples[_pinSampleCount++] = latency;
+            }
+        }
+    }
+
     /// <summary>Slow start again after an exit a later window refuted; its history starts over at the limit now.</summary>
     private void ReenterSlowStart()
     {
@@ -639,6 +799,7 @@ internal sealed class AdaptiveControlLaw
         _exitLevel = 0;
         _pinnedFrom = 0;
         _pinnedOnce = true;
+        _sharedPin = false;
         if (_overloadCeiling > 0 && rejectedAt >= _overloadCeiling)
         {
             // A probe of the last overload's level was rejected again: wait longer before the next one.
