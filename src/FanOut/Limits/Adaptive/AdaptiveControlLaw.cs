@@ -347,15 +347,16 @@ internal sealed class AdaptiveControlLaw
         var thin = IsThin(statistics);
         var belowKnee = _seedShared && !thin && statistics.UpperQuartile - statistics.LowerQuartile <= statistics.Baseline / ThinPoolSteadyDivisor;
         _seedShared = false;
-        var pinned = Math.Max(belowKnee ? AssumedUncontendedLimit : FirstWindowSamples, _options.MinLimit);
-        if (!InSlowStart && !_pinnedOnce && (belowKnee || thin) && Limit > pinned)
+        var pinned = belowKnee ? Math.Min(Limit, Math.Max(AssumedUncontendedLimit, _options.MinLimit)) : Math.Max(FirstWindowSamples, _options.MinLimit);
+        if (!InSlowStart && !_pinnedOnce && (belowKnee || (thin && Limit > pinned)))
         {
             // Slow start is over and no round after the first window read uncontended (a start above the downstream's
             // capacity queues from its first round on): the baseline is the first window's few latencies, and after slow
             // start it is re-measured only at half a level found clean, where there is none. Pin the limit at the first
             // window's size until the pool holds ThinPool latencies, as Envoy pins its concurrency while it measures minRTT,
             // then go back toward the limit before the pin (at most a doubling). Once per limit: a pool never thins again.
-            // A shared seed is measured at the level taken as uncontended instead (MeasureBelowKnee).
+            // A shared seed is measured at the level taken as uncontended instead (MeasureBelowKnee), or where the limit is
+            // if the exit cut it lower: a window there would otherwise add its shared latencies to the thin pool.
             _pinnedOnce = true;
             _pinnedFrom = Limit;
             Limit = pinned;
@@ -684,7 +685,7 @@ internal sealed class AdaptiveControlLaw
         _exitRoundStart = _roundLimit;
         _exitRoundPeak = statistics.WindowPeakInFlight;
         _exitRoundLatency = statistics.RoundRanks > 0 ? statistics.RoundSample[statistics.RoundRanks / 2] : windowMedian;
-        _seedShared = ExitRoundReadsSharedSeed();
+        _seedShared = ExitRoundReadsSharedSeed(windowMedian);
     }
 
     /// <summary>
@@ -695,7 +696,7 @@ internal sealed class AdaptiveControlLaw
     /// the first window's included). A queue served in order leaves the first items started unqueued, so its round reads a
     /// rise above the level's; a downstream with room at the first window's level reads less (throughput grew with the level).
     /// </summary>
-    private bool ExitRoundReadsSharedSeed()
+    private bool ExitRoundReadsSharedSeed(double windowMedian)
     {
         if (_measuredLevel <= Math.Max(AssumedUncontendedLimit, _options.MinLimit) || _measuredLatency <= 0)
         {
@@ -703,7 +704,7 @@ internal sealed class AdaptiveControlLaw
         }
 
         var levelRatio = (double)_exitRoundPeak / _measuredLevel;
-        var latencyRatio = _exitRoundLatency / _measuredLatency;
+        var latencyRatio = windowMedian / _measuredLatency;
         return levelRatio > _growBelow && latencyRatio * _growBelow >= levelRatio && latencyRatio <= levelRatio * _growBelow;
     }
 
