@@ -45,7 +45,7 @@ internal sealed class AdaptiveControlLaw
     /// <summary>A pool whose middle half spans less than the baseline over this (or the noise floor) reads steady, not thin.</summary>
     private const int ThinPoolSteadyDivisor = 8;
 
-    /// <summary>The limit before a thin pool's re-measurement pinned it (0: not pinned).</summary>
+    /// <summary>The limit before a re-measurement (of a thin pool, or below the knee) pinned it (0: not pinned).</summary>
     private int _pinnedFrom;
 
     /// <summary>True once a thin pool has been re-measured (or the pin ended by an overload): it happens once per limit.</summary>
@@ -689,8 +689,9 @@ internal sealed class AdaptiveControlLaw
     }
 
     /// <summary>
-    /// True when the round that ended slow start read a latency risen from the first window's in proportion to the most
-    /// bodies running (within the growth threshold either way) since the first window's: by Little's law (throughput is in
+    /// True when the round that ended slow start read a median (<paramref name="windowMedian"/>: its answers', which run at
+    /// its peak level when a steady downstream's round ends together) risen from the first window's in proportion to the
+    /// most bodies running (within the growth threshold either way) since the first window's: by Little's law (throughput is in
     /// flight over latency) the throughput was the same at both levels, so the first window already ran at or above the knee
     /// and its latencies may be shared (a processor-shared downstream slows every call by the calls in flight over its cores,
     /// the first window's included). A queue served in order leaves the first items started unqueued, so its round reads a
