@@ -137,6 +137,28 @@ public sealed class AdaptiveLimitTests
         Assert.True(settled >= (serviceTimes == ServiceTimes.Steady ? 10 : 9), string.Join("; ", context));
     }
 
+    [Fact]
+    public void Adaptive_ProcessorSharingFromAStartOfFour_SettlesBetweenCoresAndTwiceCores()
+    {
+        // Issue 29, the server place's start (FanOut.AspNetCore's admission starts the law at 4): four at once on 2 cores
+        // seed a 2x baseline, and the round that ends slow start (4 growing to 8) reads 2x again, flat throughput. The exit
+        // cuts to 2, where the shared seed is measured again. Steady 10 ms CPU-bound bodies, 10 seeds, every one in 2..4
+        // (final and second-half median); before the measurement below the knee, 2 of 10 (medians 4-5).
+        var settled = 0;
+        var context = new List<string>();
+        for (var seed = 1; seed <= 10; seed++)
+        {
+            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(10), seed);
+            var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = simulation.Clock, InitialLimit = 4 });
+            var secondHalf = simulation.Run(limit, items: 600, tailFraction: 0.5);
+            var median = secondHalf.Order().ElementAt(secondHalf.Length / 2);
+            settled += limit.Current is >= 2 and <= 4 && median is >= 2 and <= 4 ? 1 : 0;
+            context.Add($"seed {seed}: final {limit.Current}, median {median}, peak {limit.Peak}");
+        }
+
+        Assert.True(settled == 10, string.Join("; ", context));
+    }
+
     [Theory]
     [InlineData(4, 18)]
     [InlineData(8, 18)]
