@@ -96,10 +96,11 @@ public sealed class AdaptiveLimitTests
         Assert.All(tail, limit => Assert.InRange(limit, 0.7 * capacity, 1.5 * capacity));
     }
 
-    [Fact(Skip = "Issue 29: the first round of InitialLimit (10) at once on 2 simulated cores seeds a baseline already shared by the cores; it settles at 5-13 (5-6 from the former start of 4). Open, see docs/adaptive.md.")]
+    [Fact]
     public void Adaptive_CpuBoundWork_SettlesNearProcessorCount()
     {
-        // Processor sharing on C cores: beyond C, every item slows down by n / C, as CPU-bound bodies do.
+        // Processor sharing on C cores: beyond C, every item slows down by n / C, as CPU-bound bodies do. Issue 29: the first
+        // round of 10 at once is shared by the cores too, so the baseline is re-measured at 2 (docs/adaptive.md).
         var cores = Environment.ProcessorCount;
         var simulation = new DownstreamSimulation(cores, Overflow.Share, TimeSpan.FromMilliseconds(5));
         var tail = simulation.Run(Adaptive(simulation), items: 400 * cores);
@@ -107,18 +108,23 @@ public sealed class AdaptiveLimitTests
         Assert.All(tail, limit => Assert.InRange(limit, Math.Max(1, (int)(0.7 * cores)), Math.Max(cores + 1, 1.5 * cores)));
     }
 
-    [Theory(Skip = "Issue 29: the first round of InitialLimit (10) at once on 2 simulated cores seeds a baseline already shared by the cores; it settles at 5-13 (5-6 from the former start of 4). Open, see docs/adaptive.md.")]
+    [Theory]
     [InlineData(ServiceTimes.Steady)]
     [InlineData(ServiceTimes.LogNormal)]
     public void Adaptive_ProcessorSharingOnTwoCores_SettlesBetweenCoresAndTwiceCores(ServiceTimes serviceTimes)
     {
         // Issue 1: CPU-bound bodies on 2 cores (latency L / 2 once L > 2). A round at 4 reads 2x, at 8 4x: slow start must
-        // not miss it, and the settle point must be 2..4 (final and median over the second half) for most seeds.
+        // not miss it, and the settle point must be 2..4 (final and median over the second half) for most seeds. Issue 29:
+        // the first round of the default start (10 at once) already reads 5x, so the baseline is re-measured at 2 once the
+        // round that ends slow start reads latency in proportion to the calls in flight (docs/adaptive.md). 10 ms, not the
+        // 2 ms this case was written with: a rise of 2 ms or less is scheduling noise to the law (a later rule), so at 2 ms
+        // a limit of 4 reads no queue whatever the baseline, and the band holds 4-5 (medians 4-5 with the baseline
+        // re-measured at 2.0 ms).
         var settled = 0;
         var context = new List<string>();
         for (var seed = 1; seed <= 10; seed++)
         {
-            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(2), seed, serviceTimes: serviceTimes);
+            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(10), seed, serviceTimes: serviceTimes);
             var limit = Adaptive(simulation);
             var secondHalf = simulation.Run(limit, items: 600, tailFraction: 0.5);
             var median = secondHalf.Order().ElementAt(secondHalf.Length / 2);
@@ -129,6 +135,28 @@ public sealed class AdaptiveLimitTests
 
         // Steady latency must settle every time; lognormal (p99 = 4x median) 9 of 10 (the old algorithm: about half).
         Assert.True(settled >= (serviceTimes == ServiceTimes.Steady ? 10 : 9), string.Join("; ", context));
+    }
+
+    [Fact]
+    public void Adaptive_ProcessorSharingFromAStartOfFour_SettlesBetweenCoresAndTwiceCores()
+    {
+        // Issue 29, the server place's start (FanOut.AspNetCore's admission starts the law at 4): four at once on 2 cores
+        // seed a 2x baseline, and the round that ends slow start (4 growing to 8) reads 2x again, flat throughput. The exit
+        // cuts to 2, where the shared seed is measured again. Steady 10 ms CPU-bound bodies, 10 seeds, every one in 2..4
+        // (final and second-half median); before the measurement below the knee, 2 of 10 (medians 4-5).
+        var settled = 0;
+        var context = new List<string>();
+        for (var seed = 1; seed <= 10; seed++)
+        {
+            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(10), seed);
+            var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = simulation.Clock, InitialLimit = 4 });
+            var secondHalf = simulation.Run(limit, items: 600, tailFraction: 0.5);
+            var median = secondHalf.Order().ElementAt(secondHalf.Length / 2);
+            settled += limit.Current is >= 2 and <= 4 && median is >= 2 and <= 4 ? 1 : 0;
+            context.Add($"seed {seed}: final {limit.Current}, median {median}, peak {limit.Peak}");
+        }
+
+        Assert.True(settled == 10, string.Join("; ", context));
     }
 
     [Theory]

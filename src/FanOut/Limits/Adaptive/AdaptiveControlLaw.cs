@@ -45,11 +45,44 @@ internal sealed class AdaptiveControlLaw
     /// <summary>A pool whose middle half spans less than the baseline over this (or the noise floor) reads steady, not thin.</summary>
     private const int ThinPoolSteadyDivisor = 8;
 
-    /// <summary>The limit before a thin pool's re-measurement pinned it (0: not pinned).</summary>
+    /// <summary>The limit before a re-measurement (of a thin pool, or below the knee) pinned it (0: not pinned).</summary>
     private int _pinnedFrom;
 
     /// <summary>True once a thin pool has been re-measured (or the pin ended by an overload): it happens once per limit.</summary>
     private bool _pinnedOnce;
+
+    /// <summary>
+    /// True while the pin measures below the knee (at <see cref="AssumedUncontendedLimit"/>) because the baseline may have been
+    /// measured above it (<see cref="ExitRoundReadsSharedSeed"/>, <see cref="PinWasAboveKnee"/>): its windows gather in
+    /// <see cref="_pinSamples"/> and replace the pool only if they read the baseline as shared (<see cref="MeasureBelowKnee"/>).
+    /// </summary>
+    private bool _measuringBelowKnee;
+
+    /// <summary>The latencies of the pin's windows that ran at the pin (allocated by the first pin), in timestamp ticks.</summary>
+    private long[]? _pinSamples;
+
+    private int _pinSampleCount;
+
+    /// <summary>True when the round that ended slow start read the first window's latencies as shared (<see cref="ExitRoundReadsSharedSeed"/>).</summary>
+    private bool _seedShared;
+
+    /// <summary>
+    /// The level the baseline was measured at: the most bodies running while the first window's items completed, then the
+    /// level of a thin pool's pin once it has measured.
+    /// </summary>
+    private int _measuredLevel;
+
+    /// <summary>The median latency measured at <see cref="_measuredLevel"/>, in timestamp ticks.</summary>
+    private double _measuredLatency;
+
+    /// <summary>The limit the round that ended slow start by reading a queue began at.</summary>
+    private int _exitRoundStart;
+
+    /// <summary>The most bodies running during that round (answers grew the limit while it ran).</summary>
+    private int _exitRoundPeak;
+
+    /// <summary>That round's median latency, in timestamp ticks.</summary>
+    private double _exitRoundLatency;
 
     /// <summary>Limit levels slow start remembers, to know the limit an item started under.</summary>
     private const int HistoryCapacity = 64;
@@ -312,17 +345,28 @@ internal sealed class AdaptiveControlLaw
     public int Decide(LatencyStatistics statistics, int inFlight)
     {
         Limit = DecideCore(statistics, Limit, inFlight);
-        var pinned = Math.Max(FirstWindowSamples, _options.MinLimit);
-        if (!InSlowStart && !_pinnedOnce && IsThin(statistics) && Limit > pinned)
+
+        // A seed that read shared is measured below the knee at once when its latencies agree to an eighth (a steady
+        // downstream's); a spread one is thin, and the thin pool's pin decides (DecideAfterSlowStart).
+        var thin = IsThin(statistics);
+        var belowKnee = _seedShared && !thin && statistics.UpperQuartile - statistics.LowerQuartile <= statistics.Baseline / ThinPoolSteadyDivisor;
+        _seedShared = false;
+        var pinned = belowKnee ? Math.Min(Limit, Math.Max(AssumedUncontendedLimit, _options.MinLimit)) : Math.Max(FirstWindowSamples, _options.MinLimit);
+        if (!InSlowStart && !_pinnedOnce && (belowKnee || (thin && Limit > pinned)))
         {
             // Slow start is over and no round after the first window read uncontended (a start above the downstream's
             // capacity queues from its first round on): the baseline is the first window's few latencies, and after slow
             // start it is re-measured only at half a level found clean, where there is none. Pin the limit at the first
             // window's size until the pool holds ThinPool latencies, as Envoy pins its concurrency while it measures minRTT,
             // then go back toward the limit before the pin (at most a doubling). Once per limit: a pool never thins again.
+            // A shared seed is measured at the level taken as uncontended instead (MeasureBelowKnee), or where the limit is
+            // if the exit cut it lower: a window there would otherwise add its shared latencies to the thin pool.
             _pinnedOnce = true;
             _pinnedFrom = Limit;
             Limit = pinned;
+            _measuringBelowKnee = belowKnee;
+            _pinSampleCount = 0;
+            _pinSamples ??= new long[ThinPool];
         }
 
         AssertInvariants();
@@ -392,6 +436,7 @@ internal sealed class AdaptiveControlLaw
                 ExitSlowStart(limit);
                 var level = Math.Min(limit, _roundLimit);
                 _exitLevel = level;
+                NoteExitRound(statistics, latency);
                 return Math.Clamp(Math.Max((int)(level * _growBelow / ratio), level / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
             }
 
@@ -408,6 +453,7 @@ internal sealed class AdaptiveControlLaw
                 // decide on such a baseline, and this round would repeat at the same limit. End slow start where it is; the
                 // thin pool is re-measured at the first window's size (Decide), which settles what this round could not.
                 ExitSlowStart(limit);
+                NoteExitRound(statistics, latency);
                 return limit;
             }
         }
@@ -417,6 +463,12 @@ internal sealed class AdaptiveControlLaw
 
         // The first window seeds the baseline; after it, only rounds that read as uncontended feed it, read as a censored
         // sample when the round's answers are the fastest of more items (LatencyStatistics.CloseRound).
+        if (firstWindow)
+        {
+            _measuredLevel = statistics.WindowPeakInFlight;
+            _measuredLatency = latency;
+        }
+
         if (statistics.PoolCount == 0 || latency <= statistics.Baseline * _growBelow)
         {
             statistics.AddToPool(!firstWindow && statistics.RoundRanks > 0 ? statistics.RoundSample : window, SlowStartRoundShare);
@@ -436,11 +488,41 @@ internal sealed class AdaptiveControlLaw
     {
         if (_pinnedFrom > 0)
         {
+            if (_measuringBelowKnee)
+            {
+                return MeasureBelowKnee(statistics, limit, window);
+            }
+
             // Re-measuring a thin pool at the first window's size: every window feeds it, until it holds ThinPool latencies.
             statistics.AddToPool(window, LatencyStatistics.PoolCapacity);
+            if (statistics.WindowPeakInFlight <= limit)
+            {
+                GatherPinSamples(window);
+            }
+
             if (IsThin(statistics))
             {
                 return limit;
+            }
+
+            var pinned = Math.Max(AssumedUncontendedLimit, _options.MinLimit);
+            if (_pinSampleCount >= FirstWindowSamples && limit > pinned)
+            {
+                // The level measured here against the round that ended slow start: when latency rose between them more like
+                // the level than flat, this level was at or above the knee as well (a processor-shared downstream whose
+                // first window spread too much to tell), so measure below it, from this level's latency (its return capped
+                // at the doubling this pin would have allowed).
+                var measured = _pinSamples.AsSpan(0, _pinSampleCount);
+                measured.Sort();
+                _measuredLevel = limit;
+                _measuredLatency = measured[measured.Length / 2];
+                if (PinWasAboveKnee())
+                {
+                    _measuringBelowKnee = true;
+                    _pinSampleCount = 0;
+                    _pinnedFrom = Math.Max(limit, Math.Min(_pinnedFrom, InFlightFactor * limit));
+                    return pinned;
+                }
             }
 
             // Back toward the limit before the pin, which a baseline of a few latencies decided: no further than a doubling.
@@ -596,6 +678,112 @@ internal sealed class AdaptiveControlLaw
         return Math.Log(latency / _latencyBeforeGrowth) > (Math.Log((double)limit / grownFrom) / 2) + (QueueTestStandardErrors * standardError);
     }
 
+    /// <summary>
+    /// Notes the round that ended slow start by reading a queue: the level it ran at (between the limit it began at and the
+    /// most bodies running during it: answers grew the limit while it ran) and its median latency (its censored sample's when
+    /// it has one: a round's answers are the fastest of the items started in it, so the window's median reads low); and
+    /// whether it reads the first window's latencies as shared (<see cref="ExitRoundReadsSharedSeed"/>).
+    /// </summary>
+    private void NoteExitRound(LatencyStatistics statistics, double windowMedian)
+    {
+        _exitRoundStart = _roundLimit;
+        _exitRoundPeak = statistics.WindowPeakInFlight;
+        _exitRoundLatency = statistics.RoundRanks > 0 ? statistics.RoundSample[statistics.RoundRanks / 2] : windowMedian;
+        _seedShared = ExitRoundReadsSharedSeed(windowMedian);
+    }
+
+    /// <summary>
+    /// True when the round that ended slow start read a median (<paramref name="windowMedian"/>: its answers', which run at
+    /// its peak level when a steady downstream's round ends together) risen from the first window's in proportion to the
+    /// most bodies running (within the growth threshold either way) since the first window's: by Little's law (throughput is in
+    /// flight over latency) the throughput was the same at both levels, so the first window already ran at or above the knee
+    /// and its latencies may be shared (a processor-shared downstream slows every call by the calls in flight over its cores,
+    /// the first window's included). A queue served in order leaves the first items started unqueued, so its round reads a
+    /// rise above the level's; a downstream with room at the first window's level reads less (throughput grew with the level).
+    /// </summary>
+    private bool ExitRoundReadsSharedSeed(double windowMedian)
+    {
+        if (_measuredLevel <= Math.Max(AssumedUncontendedLimit, _options.MinLimit) || _measuredLatency <= 0)
+        {
+            return false;
+        }
+
+        var levelRatio = (double)_exitRoundPeak / _measuredLevel;
+        var latencyRatio = windowMedian / _measuredLatency;
+        return levelRatio > _growBelow && latencyRatio * _growBelow >= levelRatio && latencyRatio <= levelRatio * _growBelow;
+    }
+
+    /// <summary>
+    /// True when the round that ended slow start read a latency risen from the one a thin pool's pin measured by more than
+    /// half the rise of the level, in logs (the midpoint between a flat latency, below the knee, and one in proportion, above
+    /// it, as <see cref="GrowthBoughtNoThroughput"/> reads a growth step), that round's level taken halfway between the limit
+    /// it began at and its peak: the pin's level was at or above the knee too. Its pinned latencies are many (a thin pool's
+    /// pin measures until the pool holds <see cref="ThinPool"/>), unlike the first window's four, so the midpoint is not lost
+    /// in their spread; a queue served in order whose capacity is at least twice the pin reads below it.
+    /// </summary>
+    private bool PinWasAboveKnee()
+    {
+        var levelRatio = (_exitRoundStart + _exitRoundPeak) / 2.0 / _measuredLevel;
+        return levelRatio > 1 && _exitRoundLatency > _measuredLatency * Math.Sqrt(levelRatio);
+    }
+
+    /// <summary>
+    /// A window of the pin that measures below the knee: only windows that ran at the pin count (the first ones run beside the
+    /// items started before it, which share the downstream with them). Once it has measured at least the first window's size
+    /// of latencies that agree (or <see cref="ThinPool"/> that spread), it ends. If they read faster than the latency
+    /// measured at <see cref="_measuredLevel"/> by more than the growth threshold (and the noise floor), that level was shared:
+    /// they replace the pool, the baseline is re-measured only at this level or below from then on, and the limit goes to the
+    /// growth threshold's level by Little's law (the throughput measured there, its level over its latency, times the
+    /// latency measured here is the knee), no higher than before the pin. If not, the baseline stands: they join the pool
+    /// (measurements at a level with no queue), and the limit goes back to where it was: a refuted measurement costs its
+    /// round trips.
+    /// </summary>
+    private int MeasureBelowKnee(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
+    {
+        if (statistics.WindowPeakInFlight > limit)
+        {
+            return limit;
+        }
+
+        GatherPinSamples(window);
+        var measured = _pinSamples.AsSpan(0, _pinSampleCount);
+        measured.Sort();
+        var median = (double)measured[measured.Length / 2];
+        var middleHalf = measured[3 * measured.Length / 4] - measured[measured.Length / 4];
+        if (measured.Length < FirstWindowSamples
+            || (measured.Length < ThinPool && middleHalf > (measured.Length < 2 * FirstWindowSamples ? _noiseFloor : Math.Max(_noiseFloor, median / ThinPoolSteadyDivisor))))
+        {
+            return limit;
+        }
+
+        var before = _pinnedFrom;
+        _pinnedFrom = 0;
+        _measuringBelowKnee = false;
+        if (median * _growBelow >= _measuredLatency || !Significant(_measuredLatency, median))
+        {
+            statistics.AddToPool(measured, LatencyStatistics.PoolCapacity);
+            return Math.Max(limit, before);
+        }
+
+        statistics.ClearPool();
+        statistics.AddToPool(measured, LatencyStatistics.PoolCapacity);
+        _cleanLimit = Math.Min(_cleanLimit, limit);
+        var knee = _measuredLevel * median / _measuredLatency;
+        return Math.Clamp((int)(knee * _growBelow), limit, Math.Max(limit, before));
+    }
+
+    /// <summary>Keeps a pinned window's latencies, up to <see cref="ThinPool"/> of them.</summary>
+    private void GatherPinSamples(ReadOnlySpan<long> window)
+    {
+        foreach (var latency in window)
+        {
+            if (_pinSampleCount < ThinPool)
+            {
+                _pinSamples![_pinSampleCount++] = latency;
+            }
+        }
+    }
+
     /// <summary>Slow start again after an exit a later window refuted; its history starts over at the limit now.</summary>
     private void ReenterSlowStart()
     {
@@ -643,6 +831,7 @@ internal sealed class AdaptiveControlLaw
         _exitLevel = 0;
         _pinnedFrom = 0;
         _pinnedOnce = true;
+        _measuringBelowKnee = false;
         if (_overloadCeiling > 0 && rejectedAt >= _overloadCeiling)
         {
             // A probe of the last overload's level was rejected again: wait longer before the next one.

@@ -262,6 +262,9 @@ internal sealed class LatencyStatistics
         Spread = Math.Log((double)UpperQuartile / Math.Max(1, LowerQuartile)) / NormalInterquartileRangeInSigmas;
     }
 
+    /// <summary>Empties the pool (its next <see cref="AddToPool"/> sets the baseline afresh); the baseline reads as before until then.</summary>
+    public void ClearPool() => PoolCount = _poolNext = 0;
+
     /// <summary>Index of the first latency in <paramref name="sorted"/> above <paramref name="value"/>.</summary>
     public static int UpperBound(ReadOnlySpan<long> sorted, long value)
     {
