@@ -130,15 +130,19 @@ if (which == "sweep")
         if (args.Length > 5)
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
-            // "tol1.25" both FanOut rows with that Tolerance.
+            // "tol1.25" both FanOut rows with that Tolerance; "shed0.5" the priorities row with that SheddableWaitPerServiceTime.
             rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
+                : r.StartsWith("shed", StringComparison.Ordinal)
+                ? [OverloadRow.FanOutPrioritiesSheddableWait(double.Parse(r[4..], CultureInfo.InvariantCulture))]
                 : r.StartsWith("tol", StringComparison.Ordinal)
                 ? [OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)), OverloadRow.WithTolerance(OverloadRow.FanOutPriorities, double.Parse(r[3..], CultureInfo.InvariantCulture))]
                 : new[] { OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)) })];
         }
 
-        rows = rows.Where(r => r.Name.Contains(args[4], StringComparison.OrdinalIgnoreCase)).ToArray();
+        // Several filters separated by '|' keep a row that matches any; one starting with '=' matches a whole name only.
+        var filters = args[4].Split('|');
+        rows = rows.Where(r => filters.Any(f => f.StartsWith('=') ? r.Name.Equals(f[1..], StringComparison.OrdinalIgnoreCase) : r.Name.Contains(f, StringComparison.OrdinalIgnoreCase))).ToArray();
     }
 
     var cells = new List<OverloadCell>();
@@ -157,15 +161,15 @@ if (which == "sweep")
 
                 var cell = await ServerOverloadRun.RunLoadAsync(row, app, load * backend.CapacityPerSecond, load, warmup, measured, slo);
                 cells.Add(cell);
-                Console.WriteLine($"  round {round + 1}: {ServerOverloadRun.MarkdownRow(cell)} load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+                Console.WriteLine($"  round {round + 1}: {ServerOverloadRun.MarkdownRow(cell)} p99 critical/others {cell.CriticalP99Ms:0}/{cell.OtherP99Ms:0} load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
             }
         }
     }
 
     Line($"## sweep: {backend.Describe}, {rounds} rounds, {warmup.TotalSeconds:0.##} s warm-up + {measured.TotalSeconds:0.##} s measured per load; median (min-max)");
     Line("");
-    Line("| row | load | goodput/s | p99 ms | refused | critical ok | mean limit |");
-    Line("|---|---:|---:|---:|---:|---:|---:|");
+    Line("| row | load | goodput/s | p50 ms | p99 ms | p99 critical / others ms | refused | critical ok | mean limit |");
+    Line("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     foreach (var group in cells.GroupBy(c => (c.Row, c.LoadFactor)))
     {
         static string Spread(IEnumerable<double> values, string format, double scale = 1)
@@ -176,7 +180,8 @@ if (which == "sweep")
         }
 
         var g = group.ToArray();
-        Line($"| {group.Key.Row} | {group.Key.LoadFactor:0.#}x | {Spread(g.Select(c => c.GoodputPerSecond), "0.0")} | {Spread(g.Select(c => double.IsNaN(c.P99Ms) ? 0 : c.P99Ms), "0")} | {Spread(g.Select(c => c.RefusedShare), "0", 100)} % | {Spread(g.Select(c => c.CriticalSuccess), "0.0", 100)} % | {Spread(g.Select(c => c.MeanLimit), "0.0")} |");
+        static double Ms(double ms) => double.IsNaN(ms) ? 0 : ms;
+        Line($"| {group.Key.Row} | {group.Key.LoadFactor:0.#}x | {Spread(g.Select(c => c.GoodputPerSecond), "0.0")} | {Spread(g.Select(c => Ms(c.P50Ms)), "0")} | {Spread(g.Select(c => Ms(c.P99Ms)), "0")} | {Spread(g.Select(c => Ms(c.CriticalP99Ms)), "0")} / {Spread(g.Select(c => Ms(c.OtherP99Ms)), "0")} | {Spread(g.Select(c => c.RefusedShare), "0", 100)} % | {Spread(g.Select(c => c.CriticalSuccess), "0.0", 100)} % | {Spread(g.Select(c => c.MeanLimit), "0.0")} |");
     }
 }
 
