@@ -85,14 +85,24 @@ if (which == "start" && PostgresServer.WhyNot() is null)
 if (which == "limit4x" && PostgresServer.WhyNot() is null)
 {
     // The priorities row's adaptive limit at 4x, as the sweep reaches it (0.5x, 1x, 2x first): how long it sat below the
-    // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5.
+    // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5,
+    // or with the rows a fifth argument lists ("adaptive", "priorities", "tol1.1" the adaptive row with that Tolerance).
     var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
+    OverloadRow[] limitRows = args.Length > 4
+        ? [.. args[4].Split(',').Select(r => r switch
+        {
+            "adaptive" => OverloadRow.FanOutAdaptive,
+            "priorities" => OverloadRow.FanOutPriorities,
+            _ when r.StartsWith("tol", StringComparison.Ordinal) => OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)),
+            _ => throw new ArgumentException($"unknown row '{r}': choose adaptive, priorities or tol<x>."),
+        })]
+        : [OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5)];
     await using var server = await PostgresServer.StartAsync();
     await using var backend = new PostgresBackend(server, Capacity, serviceTime);
     await backend.WarmAsync();
     for (var round = 0; round < rounds; round++)
     {
-        foreach (var row in new[] { OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5) })
+        foreach (var row in limitRows)
         {
             await using var app = await OverloadApp.StartAsync(row, backend);
             OverloadCell? cell = null;
@@ -102,7 +112,7 @@ if (which == "limit4x" && PostgresServer.WhyNot() is null)
             }
 
             var counted = cell!.LimitTimeline.Where(t => t.Seconds >= warmup.TotalSeconds).Select(t => t.Limit).ToArray();
-            Line($"{ServerOverloadRun.MarkdownRow(cell)} below 4: {counted.Count(l => l < Capacity) * 100.0 / counted.Length:0}% of samples; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+            Line($"{ServerOverloadRun.MarkdownRow(cell)} below 4: {counted.Count(l => l < Capacity) * 100.0 / counted.Length:0}% of samples, at 4: {counted.Count(l => l == Capacity) * 100.0 / counted.Length:0}%; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
         }
     }
 }
