@@ -30,6 +30,12 @@ namespace FanOut.AspNetCore.Admission;
 /// at once; the next of this class's permits given back (<see cref="Release"/>) starts it again. Nobody waits holding a
 /// permit or a place in <see cref="_held"/>.
 /// </para>
+/// <para>
+/// A sheddable request's wait: served after every higher priority, it is refused once it has waited
+/// <see cref="FanOutConcurrencyOptions.SheddableWaitPerServiceTime"/> times the median time an admitted request takes
+/// (<see cref="_serviceTime"/>, fed by <see cref="Release"/>), by the same queue timer every request has, so it leaves the
+/// queue as a timed-out request does and holds no permit.
+/// </para>
 /// </remarks>
 internal sealed class RequestAdmission : IDisposable
 {
