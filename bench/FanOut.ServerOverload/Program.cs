@@ -140,9 +140,12 @@ if (which == "sweep")
         if (args.Length > 5)
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
-            // "tol1.25" both FanOut rows with that Tolerance; "shed0.5" the priorities row with that SheddableWaitPerServiceTime.
+            // "tol1.25" both FanOut rows with that Tolerance; "qpp0.1" both with that QueuePerPermit; "shed0.5" the priorities
+            // row with that SheddableWaitPerServiceTime.
             rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
+                : r.StartsWith("qpp", StringComparison.Ordinal)
+                ? [OverloadRow.FanOutAdaptive with { Name = $"FanOut adaptive, QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }, OverloadRow.FanOutPriorities with { Name = $"FanOut adaptive + priorities (20% critical), QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }]
                 : r.StartsWith("shed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesSheddableWait(double.Parse(r[4..], CultureInfo.InvariantCulture))]
                 : r.StartsWith("tol", StringComparison.Ordinal)
