@@ -85,14 +85,24 @@ if (which == "start" && PostgresServer.WhyNot() is null)
 if (which == "limit4x" && PostgresServer.WhyNot() is null)
 {
     // The priorities row's adaptive limit at 4x, as the sweep reaches it (0.5x, 1x, 2x first): how long it sat below the
-    // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5.
+    // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5,
+    // or with the rows a fifth argument lists ("adaptive", "priorities", "tol1.1" the adaptive row with that Tolerance).
     var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
+    OverloadRow[] limitRows = args.Length > 4
+        ? [.. args[4].Split(',').Select(r => r switch
+        {
+            "adaptive" => OverloadRow.FanOutAdaptive,
+            "priorities" => OverloadRow.FanOutPriorities,
+            _ when r.StartsWith("tol", StringComparison.Ordinal) => OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)),
+            _ => throw new ArgumentException($"unknown row '{r}': choose adaptive, priorities or tol<x>."),
+        })]
+        : [OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5)];
     await using var server = await PostgresServer.StartAsync();
     await using var backend = new PostgresBackend(server, Capacity, serviceTime);
     await backend.WarmAsync();
     for (var round = 0; round < rounds; round++)
     {
-        foreach (var row in new[] { OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5) })
+        foreach (var row in limitRows)
         {
             await using var app = await OverloadApp.StartAsync(row, backend);
             OverloadCell? cell = null;
@@ -102,7 +112,7 @@ if (which == "limit4x" && PostgresServer.WhyNot() is null)
             }
 
             var counted = cell!.LimitTimeline.Where(t => t.Seconds >= warmup.TotalSeconds).Select(t => t.Limit).ToArray();
-            Line($"{ServerOverloadRun.MarkdownRow(cell)} below 4: {counted.Count(l => l < Capacity) * 100.0 / counted.Length:0}% of samples; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+            Line($"{ServerOverloadRun.MarkdownRow(cell)} below 4: {counted.Count(l => l < Capacity) * 100.0 / counted.Length:0}% of samples, at 4: {counted.Count(l => l == Capacity) * 100.0 / counted.Length:0}%; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
         }
     }
 }
@@ -130,15 +140,22 @@ if (which == "sweep")
         if (args.Length > 5)
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
-            // "tol1.25" both FanOut rows with that Tolerance.
+            // "tol1.25" both FanOut rows with that Tolerance; "qpp0.1" both with that QueuePerPermit; "shed0.5" the priorities
+            // row with that SheddableWaitPerServiceTime.
             rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
+                : r.StartsWith("qpp", StringComparison.Ordinal)
+                ? [OverloadRow.FanOutAdaptive with { Name = $"FanOut adaptive, QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }, OverloadRow.FanOutPriorities with { Name = $"FanOut adaptive + priorities (20% critical), QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }]
+                : r.StartsWith("shed", StringComparison.Ordinal)
+                ? [OverloadRow.FanOutPrioritiesSheddableWait(double.Parse(r[4..], CultureInfo.InvariantCulture))]
                 : r.StartsWith("tol", StringComparison.Ordinal)
                 ? [OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)), OverloadRow.WithTolerance(OverloadRow.FanOutPriorities, double.Parse(r[3..], CultureInfo.InvariantCulture))]
                 : new[] { OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)) })];
         }
 
-        rows = rows.Where(r => r.Name.Contains(args[4], StringComparison.OrdinalIgnoreCase)).ToArray();
+        // Several filters separated by '|' keep a row that matches any; one starting with '=' matches a whole name only.
+        var filters = args[4].Split('|');
+        rows = rows.Where(r => filters.Any(f => f.StartsWith('=') ? r.Name.Equals(f[1..], StringComparison.OrdinalIgnoreCase) : r.Name.Contains(f, StringComparison.OrdinalIgnoreCase))).ToArray();
     }
 
     var cells = new List<OverloadCell>();
@@ -157,15 +174,15 @@ if (which == "sweep")
 
                 var cell = await ServerOverloadRun.RunLoadAsync(row, app, load * backend.CapacityPerSecond, load, warmup, measured, slo);
                 cells.Add(cell);
-                Console.WriteLine($"  round {round + 1}: {ServerOverloadRun.MarkdownRow(cell)} load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+                Console.WriteLine($"  round {round + 1}: {ServerOverloadRun.MarkdownRow(cell)} p99 critical/others {cell.CriticalP99Ms:0}/{cell.OtherP99Ms:0} load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
             }
         }
     }
 
     Line($"## sweep: {backend.Describe}, {rounds} rounds, {warmup.TotalSeconds:0.##} s warm-up + {measured.TotalSeconds:0.##} s measured per load; median (min-max)");
     Line("");
-    Line("| row | load | goodput/s | p99 ms | refused | critical ok | mean limit |");
-    Line("|---|---:|---:|---:|---:|---:|---:|");
+    Line("| row | load | goodput/s | p50 ms | p99 ms | p99 critical / others ms | refused | critical ok | mean limit |");
+    Line("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     foreach (var group in cells.GroupBy(c => (c.Row, c.LoadFactor)))
     {
         static string Spread(IEnumerable<double> values, string format, double scale = 1)
@@ -176,7 +193,8 @@ if (which == "sweep")
         }
 
         var g = group.ToArray();
-        Line($"| {group.Key.Row} | {group.Key.LoadFactor:0.#}x | {Spread(g.Select(c => c.GoodputPerSecond), "0.0")} | {Spread(g.Select(c => double.IsNaN(c.P99Ms) ? 0 : c.P99Ms), "0")} | {Spread(g.Select(c => c.RefusedShare), "0", 100)} % | {Spread(g.Select(c => c.CriticalSuccess), "0.0", 100)} % | {Spread(g.Select(c => c.MeanLimit), "0.0")} |");
+        static double Ms(double ms) => double.IsNaN(ms) ? 0 : ms;
+        Line($"| {group.Key.Row} | {group.Key.LoadFactor:0.#}x | {Spread(g.Select(c => c.GoodputPerSecond), "0.0")} | {Spread(g.Select(c => Ms(c.P50Ms)), "0")} | {Spread(g.Select(c => Ms(c.P99Ms)), "0")} | {Spread(g.Select(c => Ms(c.CriticalP99Ms)), "0")} / {Spread(g.Select(c => Ms(c.OtherP99Ms)), "0")} | {Spread(g.Select(c => c.RefusedShare), "0", 100)} % | {Spread(g.Select(c => c.CriticalSuccess), "0.0", 100)} % | {Spread(g.Select(c => c.MeanLimit), "0.0")} |");
     }
 }
 

@@ -29,6 +29,7 @@ internal sealed class FanOutConcurrencyMiddleware
     private readonly Func<HttpContext, RequestPriority?>? _selector;
     private readonly int _rejectionStatusCode;
     private readonly string _retryAfter;
+    private readonly TimeProvider _time;
 
     public FanOutConcurrencyMiddleware(
         RequestDelegate next,
@@ -46,6 +47,7 @@ internal sealed class FanOutConcurrencyMiddleware
         _selector = value.PrioritySelector;
         _rejectionStatusCode = value.RejectionStatusCode;
         _retryAfter = ((long)Math.Ceiling(value.RetryAfter.TotalSeconds)).ToString(CultureInfo.InvariantCulture);
+        _time = value.TimeProvider;
 
         // Built with the pipeline, at startup: an endpoint with an unknown priority stops the host here, not at its first request.
         if (services.GetService(typeof(EndpointDataSource)) is EndpointDataSource endpoints)
@@ -115,9 +117,11 @@ internal sealed class FanOutConcurrencyMiddleware
         };
     }
 
-    /// <summary>Runs the rest of the pipeline; the permit goes back in the one finally, whatever happened.</summary>
+    /// <summary>Runs the rest of the pipeline; the permit goes back in the one finally, whatever happened, with the time a success took.</summary>
     private async Task RunHoldingPermitAsync(HttpContext context)
     {
+        var admitted = _time.GetTimestamp();
+        var outcome = ItemOutcome.Failed;
         var started = false;
         long start = 0;
         Exception? failure = null;
@@ -136,9 +140,10 @@ internal sealed class FanOutConcurrencyMiddleware
         {
             try
             {
+                outcome = Classify(context, failure);
                 if (started)
                 {
-                    _limit.RecordCompletion(start, Classify(context, failure));
+                    _limit.RecordCompletion(start, outcome);
                 }
             }
             catch (Exception exception)
@@ -147,7 +152,7 @@ internal sealed class FanOutConcurrencyMiddleware
             }
             finally
             {
-                _admission.Release();
+                _admission.Release(outcome == ItemOutcome.Succeeded ? _time.GetElapsedTime(admitted) : null);
             }
         }
     }

@@ -59,6 +59,33 @@ internal sealed class TestApp : IAsyncDisposable
         return new TestApp(app, gate);
     }
 
+    /// <summary>Sends GET <paramref name="path"/> and waits until its handler runs (it holds a permit); the response comes once the gate opens.</summary>
+    public async Task<Task<HttpResponseMessage>> SendAdmittedAsync(string path)
+    {
+        var response = Client.GetAsync(path);
+        await Gate.EnteredAsync();
+        return response;
+    }
+
+    /// <summary>Sends GET <paramref name="path"/> and waits until <paramref name="queued"/> requests wait, this one among them.</summary>
+    public async Task<Task<HttpResponseMessage>> SendQueuedAsync(string path, int queued, CancellationToken cancellationToken = default)
+    {
+        var response = Client.GetAsync(path, cancellationToken);
+        await Wait.UntilAsync(() => Admission.Queued == queued, $"{path} queued ({queued} waiting)");
+        return response;
+    }
+
+    /// <summary>Opens the gate and asserts that every one of <paramref name="responses"/> is a 200.</summary>
+    public async Task OpenAndAssertAllOkAsync(params Task<HttpResponseMessage>[] responses)
+    {
+        Gate.OpenAll();
+        foreach (var response in await Task.WhenAll(responses))
+        {
+            Assert.Equal(System.Net.HttpStatusCode.OK, response.StatusCode);
+            response.Dispose();
+        }
+    }
+
     private static string ThrowingHandler() => throw new InvalidOperationException("the handler failed");
 
     public async ValueTask DisposeAsync()

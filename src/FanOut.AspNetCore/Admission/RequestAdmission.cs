@@ -30,6 +30,12 @@ namespace FanOut.AspNetCore.Admission;
 /// at once; the next of this class's permits given back (<see cref="Release"/>) starts it again. Nobody waits holding a
 /// permit or a place in <see cref="_held"/>.
 /// </para>
+/// <para>
+/// A sheddable request's wait: served after every higher priority, it is refused once it has waited
+/// <see cref="FanOutConcurrencyOptions.SheddableWaitPerServiceTime"/> times the median time an admitted request takes
+/// (<see cref="_serviceTime"/>, fed by <see cref="Release"/>), by the same queue timer every request has, so it leaves the
+/// queue as a timed-out request does and holds no permit.
+/// </para>
 /// </remarks>
 internal sealed class RequestAdmission : IDisposable
 {
@@ -58,6 +64,10 @@ internal sealed class RequestAdmission : IDisposable
     private readonly double _queuePerPermit;
     private readonly double _rejectionStart;
     private readonly TimeSpan _queueTimeout;
+    private readonly double _sheddableWaitPerServiceTime;
+
+    /// <summary>The median time an admitted request takes, from <see cref="Release"/>: what a sheddable request's wait is measured in.</summary>
+    private readonly ServiceTimeEstimate _serviceTime;
     private readonly LimiterFailureMode _limiterFailure;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
@@ -108,6 +118,8 @@ internal sealed class RequestAdmission : IDisposable
         _queuePerPermit = options.QueuePerPermit;
         _rejectionStart = options.RejectionStart;
         _queueTimeout = options.QueueTimeout;
+        _sheddableWaitPerServiceTime = options.SheddableWaitPerServiceTime;
+        _serviceTime = new ServiceTimeEstimate(_time);
         _limiterFailure = options.LimiterFailure;
         _logger = logger;
         _random = random ?? Random.Shared.NextDouble;
@@ -130,6 +142,9 @@ internal sealed class RequestAdmission : IDisposable
 
     /// <summary>Permits held right now by requests this admission admitted (each gives it back with <see cref="Release"/>).</summary>
     public int Held => Volatile.Read(ref _held);
+
+    /// <summary>The estimated median time an admitted request takes (from the times given to <see cref="Release"/>); null until one was given.</summary>
+    public TimeSpan? ServiceTime => _serviceTime.Median;
 
     /// <summary>Counts since start: admitted at once, admitted after queueing, refused, canceled while queued.</summary>
     public (long AdmittedAtOnce, long AdmittedFromQueue, long Refused, long Canceled) Counts =>
@@ -221,8 +236,14 @@ internal sealed class RequestAdmission : IDisposable
     }
 
     /// <summary>Gives back the permit of a request admitted with <see cref="AdmissionStatus.Admitted"/>: its owner calls this exactly once.</summary>
-    public void Release()
+    /// <param name="served">How long the request took from its admission, when it was served (a success); null otherwise, which teaches the service time nothing.</param>
+    public void Release(TimeSpan? served = null)
     {
+        if (served is { } time)
+        {
+            _serviceTime.Add(time);
+        }
+
         // The place first, then the permit: a pump woken by the permit then finds the room too.
         Interlocked.Decrement(ref _held);
         try
@@ -343,6 +364,21 @@ internal sealed class RequestAdmission : IDisposable
             capacity = (int)Math.Min(_queueLimit, Math.Max(capacity, CriticalQueueLimits * Math.Max(current, 1)));
         }
 
+        var timeout = _queueTimeout;
+        if (priority == RequestPriority.Sheddable && _serviceTime.Median is { } serviceTime)
+        {
+            // Behind every higher priority, a sheddable request's wait is what makes the slowest admitted answers: bounded
+            // to a share of a service time, or refused at once when that share is none.
+            var bound = serviceTime * _sheddableWaitPerServiceTime;
+            if (bound <= TimeSpan.Zero)
+            {
+                Interlocked.Increment(ref _refused);
+                return AdmissionStatus.Refused;
+            }
+
+            timeout = bound < timeout ? bound : timeout;
+        }
+
         var draw = _random();
         var request = new QueuedRequest(this, priority);
         QueuedRequest? evicted = null;
@@ -389,7 +425,7 @@ internal sealed class RequestAdmission : IDisposable
             evicted.Complete(AdmissionStatus.Refused);
         }
 
-        request.Arm(aborted, _time, _queueTimeout);
+        request.Arm(aborted, _time, timeout);
         if (startPump)
         {
             _ = PumpAsync();

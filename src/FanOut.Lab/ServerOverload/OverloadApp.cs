@@ -49,7 +49,7 @@ public sealed class OverloadApp : IAsyncDisposable
         var limit = row.Kind is not (OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities) ? null
             : row.FixedLimit is { } fixedLimit ? ConcurrencyLimit.Fixed(fixedLimit)
             : row.InitialLimit is { } initial ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = initial })
-            : row.Tolerance is { } tolerance ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Tolerance = tolerance })
+            : row.Tolerance is { } tolerance ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 4, Tolerance = tolerance }) // DefaultLimit's start
             : FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System);
         var overload = new OverloadApp(backend, limit);
         var builder = WebApplication.CreateSlimBuilder();
@@ -71,6 +71,7 @@ public sealed class OverloadApp : IAsyncDisposable
                     o.Limit = limit;
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
                     o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
+                    o.SheddableWaitPerServiceTime = row.SheddableWaitPerServiceTime ?? o.SheddableWaitPerServiceTime;
                 });
                 break;
             case OverloadRowKind.FanOutPriorities:
@@ -79,6 +80,7 @@ public sealed class OverloadApp : IAsyncDisposable
                     o.Limit = limit;
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
                     o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
+                    o.SheddableWaitPerServiceTime = row.SheddableWaitPerServiceTime ?? o.SheddableWaitPerServiceTime;
                     o.PrioritySelector = c => c.Request.Headers.ContainsKey(CriticalHeader) ? RequestPriority.Critical : RequestPriority.Sheddable;
                 });
                 break;

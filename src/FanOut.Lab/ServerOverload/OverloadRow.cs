@@ -9,7 +9,8 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
 /// <param name="FixedLimit">A fixed limit instead of the adaptive one for the FanOut rows (the admission alone, at a known limit); null for none.</param>
 /// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null)
+/// <param name="SheddableWaitPerServiceTime">FanOut's <c>SheddableWaitPerServiceTime</c> for the FanOut rows; null for the package's default.</param>
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null, double? SheddableWaitPerServiceTime = null)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 
@@ -38,6 +39,10 @@ public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits 
         return row with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{row.Name}, Tolerance {tolerance}"), Tolerance = tolerance };
     }
 
+    /// <summary>The priorities row with another <c>SheddableWaitPerServiceTime</c> (100: the queue timeout bounds a sheddable request's wait, as before the option).</summary>
+    public static OverloadRow FanOutPrioritiesSheddableWait(double serviceTimes) =>
+        FanOutPriorities with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"FanOut adaptive + priorities, sheddable wait {serviceTimes} service times"), SheddableWaitPerServiceTime = serviceTimes };
+
     public static OverloadRow AspNetConcurrency(int permits, string label) =>
         new($"ASP.NET Core ConcurrencyLimiter {permits} + queue {permits} ({label})", OverloadRowKind.AspNetConcurrencyLimiter, permits);
 }
@@ -65,4 +70,6 @@ public sealed record OverloadCell(
     double CriticalSuccess,
     double SheddableSuccess,
     double MeanLimit,
-    IReadOnlyList<(double Seconds, int Limit)> LimitTimeline);
+    IReadOnlyList<(double Seconds, int Limit)> LimitTimeline,
+    double CriticalP99Ms = double.NaN,
+    double OtherP99Ms = double.NaN);

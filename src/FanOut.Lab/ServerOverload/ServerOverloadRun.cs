@@ -129,7 +129,9 @@ public static class ServerOverloadRun
             critical.Length == 0 ? 0 : (double)critical.Count(s => s.Status == 200) / critical.Length,
             sheddable.Length == 0 ? 0 : (double)sheddable.Count(s => s.Status == 200) / sheddable.Length,
             meanLimit,
-            timeline);
+            timeline,
+            Percentile(critical.Where(s => s.Status == 200).Select(s => s.LatencyMs).Order().ToArray(), 0.99),
+            Percentile(sheddable.Where(s => s.Status == 200).Select(s => s.LatencyMs).Order().ToArray(), 0.99));
     }
 
     private static double Percentile(double[] sorted, double p) =>

@@ -36,11 +36,8 @@ public sealed class PriorityReserveTests
         var time = new FakeTimeProvider();
         var limit = ConcurrencyLimit.Fixed(8);
         using var admission = Admission(limit, time);
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        for (var i = 0; i < 5; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 6 held: 8 - 2 reserved
-        }
+        await admission.AdmitAtOnceAsync(RequestPriority.Critical);
+        await admission.AdmitAtOnceAsync(RequestPriority.Sheddable, 5); // 6 held: 8 - 2 reserved
 
         // Two permits are free, but they are the reserve: the sheddable request waits (without one) instead of taking it.
         var waiting = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask();
@@ -49,8 +46,7 @@ public sealed class PriorityReserveTests
         Assert.Equal(6, limit.InFlight);
 
         // Critical requests take the reserve at once, past the waiting sheddable one (not through the queue).
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
+        await admission.AdmitAtOnceAsync(RequestPriority.Critical, 2);
         Assert.Equal((8L, 0L), (admission.Counts.AdmittedAtOnce, admission.Counts.AdmittedFromQueue));
         Assert.Equal(8, limit.InFlight);
         Assert.Equal(8, admission.Held);
@@ -64,14 +60,7 @@ public sealed class PriorityReserveTests
         Assert.Equal(6, admission.Held);
         Assert.Equal(6, limit.InFlight);
         Assert.Equal(0, admission.Queued);
-
-        for (var i = 0; i < 6; i++)
-        {
-            admission.Release();
-        }
-
-        Assert.Equal(0, admission.Held);
-        Assert.Equal(0, limit.InFlight);
+        admission.ReleaseAll(6);
     }
 
     [Fact]
@@ -80,12 +69,9 @@ public sealed class PriorityReserveTests
         var time = new FakeTimeProvider();
         var limit = ConcurrencyLimit.Fixed(4);
         using var admission = Admission(limit, time);
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
+        await admission.AdmitAtOnceAsync(RequestPriority.Critical);
         admission.Release();
-        for (var i = 0; i < 3; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 4 - 1 reserved
-        }
+        await admission.AdmitAtOnceAsync(RequestPriority.Sheddable, 3); // 4 - 1 reserved
 
         var waiting = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask();
         Assert.False(waiting.IsCompleted);
@@ -94,15 +80,9 @@ public sealed class PriorityReserveTests
         time.Advance(RequestAdmission.ReserveHold);
         admission.Release();
         Assert.Equal(AdmissionStatus.Admitted, await waiting.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
+        await admission.AdmitAtOnceAsync(RequestPriority.Sheddable);
         Assert.Equal(4, limit.InFlight);
-        Assert.Equal(4, admission.Held);
-        for (var i = 0; i < 4; i++)
-        {
-            admission.Release();
-        }
-
-        Assert.Equal(0, admission.Held);
+        admission.ReleaseAll(4);
     }
 
     [Fact]
@@ -111,19 +91,11 @@ public sealed class PriorityReserveTests
         var time = new FakeTimeProvider();
         var limit = ConcurrencyLimit.Fixed(4);
         using var admission = Admission(limit, time, reserve: 0);
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        for (var i = 0; i < 3; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
-        }
+        await admission.AdmitAtOnceAsync(RequestPriority.Critical);
+        await admission.AdmitAtOnceAsync(RequestPriority.Sheddable, 3);
 
         Assert.Equal(4, limit.InFlight);
-        for (var i = 0; i < 4; i++)
-        {
-            admission.Release();
-        }
-
-        Assert.Equal(0, admission.Held);
+        admission.ReleaseAll(4);
     }
 
     [Fact]
@@ -134,9 +106,8 @@ public sealed class PriorityReserveTests
         using var admission = new RequestAdmission(
             new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromSeconds(0.5), PriorityReserve = 0.25, TimeProvider = time },
             NullLogger.Instance);
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 3 held: 4 - 1 reserved
+        await admission.AdmitAtOnceAsync(RequestPriority.Critical);
+        await admission.AdmitAtOnceAsync(RequestPriority.Sheddable, 2); // 3 held: 4 - 1 reserved
         using var leave = new CancellationTokenSource();
         var canceled = admission.AdmitAsync(RequestPriority.Sheddable, leave.Token).AsTask();
         var timedOut = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask();
@@ -150,13 +121,7 @@ public sealed class PriorityReserveTests
         Assert.Equal(0, admission.Queued);
         Assert.Equal(3, admission.Held);
         Assert.Equal(3, limit.InFlight);
-        for (var i = 0; i < 3; i++)
-        {
-            admission.Release();
-        }
-
-        Assert.Equal(0, admission.Held);
-        Assert.Equal(0, limit.InFlight);
+        admission.ReleaseAll(3);
         Assert.Equal(1, admission.Counts.Canceled);
     }
 
@@ -166,11 +131,8 @@ public sealed class PriorityReserveTests
         var time = new FakeTimeProvider();
         var limit = ConcurrencyLimit.Fixed(4);
         var admission = Admission(limit, time);
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Critical, default));
-        for (var i = 0; i < 2; i++)
-        {
-            Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default)); // 3 held: 4 - 1 reserved
-        }
+        await admission.AdmitAtOnceAsync(RequestPriority.Critical);
+        await admission.AdmitAtOnceAsync(RequestPriority.Sheddable, 2); // 3 held: 4 - 1 reserved
 
         var waiting = admission.AdmitAsync(RequestPriority.Sheddable, default).AsTask(); // the pump parked: nobody waits on the limit
 
@@ -194,10 +156,7 @@ public sealed class PriorityReserveTests
 
         // Whether a sheddable request won a permit during the race depends on the interleaving (it is refused while anyone
         // queues); after it, the reserve's bookkeeping must leave sheddable requests the limit less at most the reserve.
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
-        Assert.Equal(AdmissionStatus.Admitted, await admission.AdmitAsync(RequestPriority.Sheddable, default));
-        admission.Release();
-        admission.Release();
-        Assert.Equal(0, limit.InFlight);
+        await admission.AdmitAtOnceAsync(RequestPriority.Sheddable, 2);
+        admission.ReleaseAll(2);
     }
 }

@@ -13,8 +13,7 @@ public sealed class AdmissionTests
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueueLimit = 0; });
 
-        var first = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
+        var first = await app.SendAdmittedAsync("/work?id=a");
         using var refused = await app.Client.GetAsync("/work?id=b");
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
@@ -38,8 +37,7 @@ public sealed class AdmissionTests
             o.RetryAfter = TimeSpan.FromSeconds(1.5);
         });
 
-        var first = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
+        var first = await app.SendAdmittedAsync("/work?id=a");
         using var refused = await app.Client.GetAsync("/work?id=b");
 
         Assert.Equal(HttpStatusCode.TooManyRequests, refused.StatusCode);
@@ -55,23 +53,15 @@ public sealed class AdmissionTests
         // Room for 2 (QueuePerPermit 2 x limit 1); RejectionStart 1: no random refusals below a full queue.
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
-        var b = app.Client.GetAsync("/work?id=b");
-        await Wait.UntilAsync(() => app.Admission.Queued == 1, "b queued");
-        var c = app.Client.GetAsync("/work?id=c");
-        await Wait.UntilAsync(() => app.Admission.Queued == 2, "c queued");
+        var a = await app.SendAdmittedAsync("/work?id=a");
+        var b = await app.SendQueuedAsync("/work?id=b", queued: 1);
+        var c = await app.SendQueuedAsync("/work?id=c", queued: 2);
         using var d = await app.Client.GetAsync("/work?id=d");
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, d.StatusCode);
         Assert.NotNull(d.Headers.RetryAfter);
         Assert.Equal(["a"], app.Gate.Order);
-        app.Gate.OpenAll();
-        foreach (var response in await Task.WhenAll(a, b, c))
-        {
-            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-            response.Dispose();
-        }
+        await app.OpenAndAssertAllOkAsync(a, b, c);
 
         Assert.Equal(["a", "b", "c"], app.Gate.Order);
         await Wait.UntilAsync(() => limit.InFlight == 0, "every permit went back");
@@ -84,10 +74,8 @@ public sealed class AdmissionTests
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.TimeProvider = time; o.QueueTimeout = TimeSpan.FromSeconds(2); });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
-        var b = app.Client.GetAsync("/work?id=b");
-        await Wait.UntilAsync(() => app.Admission.Queued == 1, "b queued");
+        var a = await app.SendAdmittedAsync("/work?id=a");
+        var b = await app.SendQueuedAsync("/work?id=b", queued: 1);
         time.Advance(TimeSpan.FromSeconds(1.9));
         Assert.False(b.IsCompleted);
         time.Advance(TimeSpan.FromSeconds(0.1));
@@ -107,8 +95,7 @@ public sealed class AdmissionTests
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueueLimit = 0; });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
+        var a = await app.SendAdmittedAsync("/work?id=a");
         using var work = await app.Client.GetAsync("/work?id=b");
         using var health = await app.Client.GetAsync("/healthz");
 
@@ -125,18 +112,15 @@ public sealed class AdmissionTests
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 1; o.RejectionStart = 1; });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
+        var a = await app.SendAdmittedAsync("/work?id=a");
         using var leave = new CancellationTokenSource();
-        var b = app.Client.GetAsync("/work?id=b", leave.Token);
-        await Wait.UntilAsync(() => app.Admission.Queued == 1, "b queued");
+        var b = await app.SendQueuedAsync("/work?id=b", queued: 1, leave.Token);
         leave.Cancel();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => b);
         await Wait.UntilAsync(() => app.Admission.Queued == 0, "b's place freed");
 
         // The queue (room for 1) takes c: had b's place stayed taken, c would be refused.
-        var c = app.Client.GetAsync("/work?id=c");
-        await Wait.UntilAsync(() => app.Admission.Queued == 1, "c queued in b's place");
+        var c = await app.SendQueuedAsync("/work?id=c", queued: 1); // in b's place
         app.Gate.OpenAll();
         using var served = await c;
         Assert.Equal(HttpStatusCode.OK, served.StatusCode);

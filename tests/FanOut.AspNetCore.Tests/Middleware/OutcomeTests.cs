@@ -1,6 +1,7 @@
 using System.Net;
 
 using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FanOut.AspNetCore.Tests.Middleware;
 
@@ -28,6 +29,26 @@ public sealed class OutcomeTests
         await Wait.UntilAsync(() => limit.Outcomes.Count == 1, "one outcome recorded");
         Assert.Equal([expected], limit.Outcomes);
         Assert.Equal(0, limit.InFlight);
+    }
+
+    [Fact]
+    public async Task Request_Served_ItsTimeTeachesTheServiceTimeAndAFailureDoesNot()
+    {
+        var time = new FakeTimeProvider();
+        var limit = ConcurrencyLimit.Fixed(4);
+        await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.TimeProvider = time; });
+
+        (await app.Client.GetAsync("/status/500")).Dispose();
+        await Wait.UntilAsync(() => limit.InFlight == 0, "the failed request's permit went back");
+        Assert.Null(app.Admission.ServiceTime); // a failure's time is not a service time
+
+        var served = await app.SendAdmittedAsync("/work?id=a");
+        time.Advance(TimeSpan.FromMilliseconds(40));
+        app.Gate.OpenAll();
+        (await served).Dispose();
+        await Wait.UntilAsync(() => limit.InFlight == 0, "the served request's permit went back");
+
+        Assert.Equal(TimeSpan.FromMilliseconds(40), app.Admission.ServiceTime);
     }
 
     [Fact]

@@ -11,18 +11,10 @@ public sealed class PriorityTests
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 3; o.RejectionStart = 1; });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
-        var normal = app.Client.GetAsync("/work?id=normal");
-        await Wait.UntilAsync(() => app.Admission.Queued == 1, "normal queued");
-        var critical = app.Client.GetAsync("/critical?id=critical");
-        await Wait.UntilAsync(() => app.Admission.Queued == 2, "critical queued");
-        app.Gate.OpenAll();
-        foreach (var response in await Task.WhenAll(a, normal, critical))
-        {
-            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-            response.Dispose();
-        }
+        var a = await app.SendAdmittedAsync("/work?id=a");
+        var normal = await app.SendQueuedAsync("/work?id=normal", queued: 1);
+        var critical = await app.SendQueuedAsync("/critical?id=critical", queued: 2);
+        await app.OpenAndAssertAllOkAsync(a, normal, critical);
 
         Assert.Equal(["a", "critical", "normal"], app.Gate.Order);
     }
@@ -34,14 +26,10 @@ public sealed class PriorityTests
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
-        var s1 = app.Client.GetAsync("/sheddable?id=s1");
-        await Wait.UntilAsync(() => app.Admission.Queued == 1, "s1 queued");
-        var s2 = app.Client.GetAsync("/sheddable?id=s2");
-        await Wait.UntilAsync(() => app.Admission.Queued == 2, "s2 queued");
-        var critical = app.Client.GetAsync("/critical?id=critical");
-        await Wait.UntilAsync(() => app.Admission.Queued == 3, "critical queued beside both");
+        var a = await app.SendAdmittedAsync("/work?id=a");
+        var s1 = await app.SendQueuedAsync("/sheddable?id=s1", queued: 1);
+        var s2 = await app.SendQueuedAsync("/sheddable?id=s2", queued: 2);
+        var critical = await app.SendQueuedAsync("/critical?id=critical", queued: 3); // beside both
         var critical2 = app.Client.GetAsync("/critical?id=critical2");
         using var evicted = await s2;
 
@@ -80,8 +68,7 @@ public sealed class PriorityTests
             o.PrioritySelector = c => c.Request.Headers.ContainsKey("X-Critical") ? RequestPriority.Critical : null;
         });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
+        var a = await app.SendAdmittedAsync("/work?id=a");
         var plain = app.Client.GetAsync("/work?id=plain");
         await Wait.UntilAsync(() => app.Admission.Queued == 1, "plain queued");
         using var request = new HttpRequestMessage(HttpMethod.Get, "/sheddable?id=vip");
@@ -109,18 +96,10 @@ public sealed class PriorityTests
             o.PrioritySelector = c => c.Request.Query.ContainsKey("boom") ? throw new InvalidOperationException("selector bug") : null;
         });
 
-        var a = app.Client.GetAsync("/work?id=a");
-        await app.Gate.EnteredAsync();
-        var plain = app.Client.GetAsync("/work?id=plain");
-        await Wait.UntilAsync(() => app.Admission.Queued == 1, "plain queued");
-        var critical = app.Client.GetAsync("/critical?id=critical&boom=1");
-        await Wait.UntilAsync(() => app.Admission.Queued == 2, "critical queued despite its selector throwing");
-        app.Gate.OpenAll();
-        foreach (var response in await Task.WhenAll(a, plain, critical))
-        {
-            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-            response.Dispose();
-        }
+        var a = await app.SendAdmittedAsync("/work?id=a");
+        var plain = await app.SendQueuedAsync("/work?id=plain", queued: 1);
+        var critical = await app.SendQueuedAsync("/critical?id=critical&boom=1", queued: 2); // despite its selector throwing
+        await app.OpenAndAssertAllOkAsync(a, plain, critical);
 
         Assert.Equal(["a", "critical", "plain"], app.Gate.Order);
     }
@@ -132,8 +111,7 @@ public sealed class PriorityTests
         var limit = ConcurrencyLimit.Fixed(4);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; o.PriorityReserve = 0.25; });
 
-        var critical = app.Client.GetAsync("/critical?id=c");
-        await app.Gate.EnteredAsync();
+        var critical = await app.SendAdmittedAsync("/critical?id=c");
         using var failed = await app.Client.GetAsync("/throw");
         Assert.Equal(HttpStatusCode.InternalServerError, failed.StatusCode);
         await Wait.UntilAsync(() => app.Admission.Held == 1, "the failed request's place went back");
@@ -149,16 +127,10 @@ public sealed class PriorityTests
         leave.Cancel();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => s3);
         await Wait.UntilAsync(() => app.Admission.Queued == 0, "s3's place freed");
-        var c2 = app.Client.GetAsync("/critical?id=c2");
-        await app.Gate.EnteredAsync();
+        var c2 = await app.SendAdmittedAsync("/critical?id=c2");
         Assert.Equal(4, app.Admission.Held);
 
-        app.Gate.OpenAll();
-        foreach (var response in await Task.WhenAll(critical, s1, s2, c2))
-        {
-            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-            response.Dispose();
-        }
+        await app.OpenAndAssertAllOkAsync(critical, s1, s2, c2);
 
         await Wait.UntilAsync(() => app.Admission.Held == 0 && limit.InFlight == 0, "every place and permit went back");
         Assert.Equal(4, app.Gate.Order.Count);

@@ -15,6 +15,8 @@ public sealed class StartupTests
         { "FanOutConcurrencyOptions.QueuePerPermit is -0.5", o => o.QueuePerPermit = -0.5 },
         { "FanOutConcurrencyOptions.RejectionStart is 1.5", o => o.RejectionStart = 1.5 },
         { "FanOutConcurrencyOptions.PriorityReserve is 0.75", o => o.PriorityReserve = 0.75 },
+        { "FanOutConcurrencyOptions.SheddableWaitPerServiceTime is -1", o => o.SheddableWaitPerServiceTime = -1 },
+        { "FanOutConcurrencyOptions.SheddableWaitPerServiceTime is NaN", o => o.SheddableWaitPerServiceTime = double.NaN },
         { "FanOutConcurrencyOptions.QueueTimeout is 00:00:00", o => o.QueueTimeout = TimeSpan.Zero },
         { "FanOutConcurrencyOptions.RejectionStatusCode is 200", o => o.RejectionStatusCode = 200 },
         { "FanOutConcurrencyOptions.RetryAfter is 00:00:00", o => o.RetryAfter = TimeSpan.Zero },
