@@ -70,12 +70,14 @@ public sealed class AdmissionTests
     [Fact]
     public async Task Queue_WaitLongerThanQueueTimeout_Refused()
     {
-        var time = new FakeTimeProvider();
+        var time = new TimerCountingTimeProvider();
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.TimeProvider = time; o.QueueTimeout = TimeSpan.FromSeconds(2); });
 
         var a = await app.SendAdmittedAsync("/work?id=a");
+        var timers = time.TimersCreated;
         var b = await app.SendQueuedAsync("/work?id=b", queued: 1);
+        await Wait.UntilAsync(() => time.TimersCreated > timers, "b's queue timeout armed");
         time.Advance(TimeSpan.FromSeconds(1.9));
         Assert.False(b.IsCompleted);
         time.Advance(TimeSpan.FromSeconds(0.1));
