@@ -29,20 +29,15 @@ public sealed class FleetSimulation
 
     private static readonly TimeSpan s_step = TimeSpan.FromMilliseconds(1);
 
-    /// <summary>Sigma of <see cref="LatencyShape.HeavyTail"/>: p99 at 10x the median, as the suite's.</summary>
-    private const double HeavyTailSigma = 0.99;
-
     private readonly DownstreamScript _script;
+    private readonly ScriptedDownstream<Call> _downstream;
     private readonly FakeClockRedisServer _server;
     private readonly Random _random;
     private readonly PriorityQueue<Call, (long, long)> _answers = new();
     private readonly PriorityQueue<Call, (long, long)> _retries = new();
     private readonly PriorityQueue<Call, (long, long)> _connecting = new();
-    private readonly Queue<Call> _waiting = new();
     private readonly List<Sample> _timeline = [];
-    private readonly List<(TimeSpan At, bool Rejected)> _calls = [];
     private long _sequence;
-    private int _served;
     private bool _answered;
     private int _idleConnections;
     private long _settledAt = -1;
@@ -52,6 +47,7 @@ public sealed class FleetSimulation
         _script = script;
         _server = server;
         _random = new Random(seed);
+        _downstream = new ScriptedDownstream<Call>(script, _random, Serve, Reject);
         Clock = clock;
         Start = clock.GetUtcNow();
         server.SetTime(Start);
@@ -81,9 +77,9 @@ public sealed class FleetSimulation
     public IReadOnlyList<Sample> Timeline => _timeline;
 
     /// <summary>Every call the downstream saw, and whether it answered 429.</summary>
-    public IReadOnlyList<(TimeSpan At, bool Rejected)> Calls => _calls;
+    public IReadOnlyList<(TimeSpan At, bool Rejected)> Calls => _downstream.Calls;
 
-    public int Rejected => _calls.Count(c => c.Rejected);
+    public int Rejected => _downstream.Rejected;
 
     public int FailedItems { get; private set; }
 
@@ -246,7 +242,7 @@ public sealed class FleetSimulation
         while (_connecting.TryPeek(out var call, out var due) && due.Item1 <= Now.Ticks)
         {
             _connecting.Dequeue();
-            Reach(call);
+            _downstream.Arrive(call, Now);
         }
     }
 
@@ -258,31 +254,7 @@ public sealed class FleetSimulation
         }
         else
         {
-            Reach(call);
-        }
-    }
-
-    /// <summary>The downstream takes a call: serves it, queues it, or answers 429.</summary>
-    private void Reach(Call call)
-    {
-        var state = _script.At(Now);
-        if (state.RetryAfter is { } storm)
-        {
-            call.Hinted = true;
-            Reject(call, storm);
-        }
-        else if (_served < state.Capacity && _waiting.Count == 0)
-        {
-            Serve(call, state);
-        }
-        else if (_waiting.Count < state.Queue)
-        {
-            _waiting.Enqueue(call);
-        }
-        else
-        {
-            // FanOut's own back-off when a 429 gives no Retry-After: full jitter up to 5 ms.
-            Reject(call, TimeSpan.FromMilliseconds(_random.NextDouble() * 5));
+            _downstream.Arrive(call, Now);
         }
     }
 
@@ -293,12 +265,7 @@ public sealed class FleetSimulation
         _idleConnections++;
         if (call.Served)
         {
-            _served--;
-            var state = _script.At(Now);
-            while (_waiting.Count > 0 && _served < state.Capacity)
-            {
-                Serve(_waiting.Dequeue(), state);
-            }
+            _downstream.Leave(Now);
         }
 
         limit.RecordCompletion(call.StartTimestamp, call.RetryAfter is null ? ItemOutcome.Succeeded : ItemOutcome.Overloaded, call.Hinted ? call.RetryAfter : null);
@@ -318,27 +285,19 @@ public sealed class FleetSimulation
         }
     }
 
-    private void Reject(Call call, TimeSpan retryAfter)
+    /// <summary>The downstream answered 429: the item waits its Retry-After, or FanOut's own back-off when it gives none (full jitter up to 5 ms).</summary>
+    private void Reject(Call call, TimeSpan? retryAfter)
     {
-        _calls.Add((Now, true));
-        call.RetryAfter = retryAfter;
+        call.Hinted = retryAfter is not null;
+        call.RetryAfter = retryAfter ?? TimeSpan.FromMilliseconds(_random.NextDouble() * 5);
         _answers.Enqueue(call, ((Now + RejectionTime).Ticks, _sequence++));
     }
 
-    private void Serve(Call call, DownstreamState state)
+    /// <summary>The downstream serves the call: its answer comes back after <paramref name="serviceTime"/>.</summary>
+    private void Serve(Call call, TimeSpan serviceTime)
     {
-        _calls.Add((Now, false));
-        _served++;
         call.Served = true;
-        var factor = state.Shape == LatencyShape.HeavyTail ? Math.Exp(HeavyTailSigma * StandardNormal()) : 0.9 + (0.2 * _random.NextDouble());
-        _answers.Enqueue(call, ((Now + TimeSpan.FromTicks(Math.Max(1, (long)(state.Latency.Ticks * factor)))).Ticks, _sequence++));
-    }
-
-    private double StandardNormal()
-    {
-        var u1 = 1.0 - _random.NextDouble();
-        var u2 = _random.NextDouble();
-        return Math.Sqrt(-2.0 * Math.Log(u1)) * Math.Cos(2.0 * Math.PI * u2);
+        _answers.Enqueue(call, ((Now + serviceTime).Ticks, _sequence++));
     }
 
     /// <summary>One point of the timeline.</summary>

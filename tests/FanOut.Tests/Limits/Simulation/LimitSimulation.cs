@@ -18,20 +18,15 @@ public sealed class LimitSimulation
     /// <summary>A time step's ceiling, so a limit's own timers fire no later than this after their due time.</summary>
     private static readonly TimeSpan s_maxStep = TimeSpan.FromMilliseconds(1);
 
-    /// <summary>Sigma of <see cref="LatencyShape.HeavyTail"/>: ln(10) / 2.326 (the p99 z-score) puts p99 at 10x the median.</summary>
-    private const double HeavyTailSigma = 0.99;
-
     private readonly DownstreamScript _script;
+    private readonly ScriptedDownstream<Call> _downstream;
     private readonly Random _random;
     private readonly PriorityQueue<Event, (long, long)> _events = new();
-    private readonly Queue<Call> _waiting = new();
     private readonly Queue<int> _ready = new();
     private readonly List<Sample> _timeline = [];
-    private readonly List<(TimeSpan At, bool Rejected)> _calls = [];
     private readonly List<TimeSpan> _successes = [];
     private readonly DateTimeOffset _start = new(2026, 1, 1, 0, 0, 0, TimeSpan.Zero);
     private long _sequence;
-    private int _served;
     private int _idleConnections;
     private bool _answered;
 
@@ -39,6 +34,7 @@ public sealed class LimitSimulation
     {
         _script = script;
         _random = new Random(seed);
+        _downstream = new ScriptedDownstream<Call>(script, _random, Serve, Reject);
         Clock = new FakeTimeProvider(_start);
     }
 
@@ -66,12 +62,12 @@ public sealed class LimitSimulation
     public IReadOnlyList<Sample> Timeline => _timeline;
 
     /// <summary>Every call the downstream saw, and whether it answered 429.</summary>
-    public IReadOnlyList<(TimeSpan At, bool Rejected)> Calls => _calls;
+    public IReadOnlyList<(TimeSpan At, bool Rejected)> Calls => _downstream.Calls;
 
     /// <summary>When each successful call came back.</summary>
     public IReadOnlyList<TimeSpan> Successes => _successes;
 
-    public int Rejected => _calls.Count(c => c.Rejected);
+    public int Rejected => _downstream.Rejected;
 
     /// <summary>Items that ran out of re-runs.</summary>
     public int FailedItems { get; private set; }
@@ -142,7 +138,7 @@ public sealed class LimitSimulation
         switch (e.Kind)
         {
             case EventKind.Arrive:
-                Arrive(e.Call);
+                _downstream.Arrive(e.Call, Now);
                 break;
             case EventKind.Retry:
                 _ready.Enqueue(e.Call.Item);
@@ -152,8 +148,7 @@ public sealed class LimitSimulation
                 _idleConnections++;
                 if (e.Call.Served)
                 {
-                    _served--;
-                    Admit();
+                    _downstream.Leave(Now);
                 }
 
                 // The downstream's Retry-After goes to the limit as a fan-out's completion path tells it (FanOut's own back-off does not).
@@ -182,7 +177,7 @@ public sealed class LimitSimulation
         if (_idleConnections > 0)
         {
             _idleConnections--;
-            Arrive(call);
+            _downstream.Arrive(call, Now);
         }
         else
         {
@@ -190,69 +185,25 @@ public sealed class LimitSimulation
         }
     }
 
-    private void Arrive(Call call)
+    /// <summary>
+    /// The downstream answered 429: the item waits its Retry-After, or FanOut's own back-off when it gives none (full jitter
+    /// up to 5 ms x 2^(attempt - 1)).
+    /// </summary>
+    private void Reject(Call call, TimeSpan? retryAfter)
     {
-        var state = _script.At(Now);
-        if (state.RetryAfter is { } storm)
-        {
-            call.Hinted = true;
-            Reject(call, storm);
-        }
-        else if (_served < state.Capacity && _waiting.Count == 0)
-        {
-            Serve(call, state);
-        }
-        else if (_waiting.Count < state.Queue)
-        {
-            _waiting.Enqueue(call);
-        }
-        else
-        {
-            // FanOut's own back-off when a 429 gives no Retry-After: full jitter up to 5 ms x 2^(attempt - 1).
-            Reject(call, TimeSpan.FromMilliseconds(_random.NextDouble() * 5));
-        }
-    }
-
-    private void Reject(Call call, TimeSpan retryAfter)
-    {
-        _calls.Add((Now, true));
-        call.RetryAfter = retryAfter;
+        call.Hinted = retryAfter is not null;
+        call.RetryAfter = retryAfter ?? TimeSpan.FromMilliseconds(_random.NextDouble() * 5);
         Schedule(Now + RejectionTime, EventKind.Answer, call);
     }
 
-    private void Serve(Call call, DownstreamState state)
+    /// <summary>The downstream serves the call: its answer comes back after <paramref name="serviceTime"/>.</summary>
+    private void Serve(Call call, TimeSpan serviceTime)
     {
-        _calls.Add((Now, false));
-        _served++;
         call.Served = true;
-        var factor = state.Shape switch
-        {
-            LatencyShape.HeavyTail => Math.Exp(HeavyTailSigma * StandardNormal()),
-            LatencyShape.Fixed => 1,
-            _ => 0.9 + (0.2 * _random.NextDouble()),
-        };
-        Schedule(Now + TimeSpan.FromTicks(Math.Max(1, (long)(state.Latency.Ticks * factor))), EventKind.Answer, call);
-    }
-
-    /// <summary>Serves queued calls while the capacity (which the script may have raised) has room.</summary>
-    private void Admit()
-    {
-        var state = _script.At(Now);
-        while (_waiting.Count > 0 && _served < state.Capacity)
-        {
-            Serve(_waiting.Dequeue(), state);
-        }
+        Schedule(Now + serviceTime, EventKind.Answer, call);
     }
 
     private void Schedule(TimeSpan at, EventKind kind, Call call) => _events.Enqueue(new Event(kind, call), (at.Ticks, _sequence++));
-
-    /// <summary>Box-Muller from the seeded generator, so a run is repeatable.</summary>
-    private double StandardNormal()
-    {
-        var u1 = 1.0 - _random.NextDouble();
-        var u2 = _random.NextDouble();
-        return Math.Sqrt(-2.0 * Math.Log(u1)) * Math.Cos(2.0 * Math.PI * u2);
-    }
 
     /// <summary>One point of the timeline.</summary>
     public readonly record struct Sample(TimeSpan At, int Limit, int InFlight, int Capacity);
