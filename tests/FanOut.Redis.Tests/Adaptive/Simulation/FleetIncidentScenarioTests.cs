@@ -55,10 +55,10 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
         var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (halved, HardCap(32)), (recovered, HardCap(64)));
         var simulation = await RunAsync(script, TimeSpan.FromSeconds(9));
 
-        var settled = SettledFrom(simulation, halved, recovered, 0.75 * 32, 1.25 * 32);
+        var settled = simulation.Timeline.SettledFrom(halved, recovered, 0.75 * 32, 1.25 * 32);
         var after = simulation.Calls.Where(c => c.At >= settled && c.At < recovered).ToArray();
         var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 0.75 * 64).At;
-        var context = $"settled {(settled - halved)?.TotalSeconds:F2} s after the halving, {after.Count(c => c.Rejected)} of {after.Length} calls rejected after, back to 48 {(back - recovered).TotalSeconds:F2} s after the recovery; {Figures(simulation)}; {Timeline(simulation, halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
+        var context = $"settled {(settled - halved)?.TotalSeconds:F2} s after the halving, {after.Count(c => c.Rejected)} of {after.Length} calls rejected after, back to 48 {(back - recovered).TotalSeconds:F2} s after the recovery; {Figures(simulation)}; {simulation.Timeline.Describe(halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
         output.WriteLine(context);
         Assert.NotNull(settled);
         Assert.True(settled - halved <= TimeSpan.FromSeconds(1), context);
@@ -77,7 +77,7 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
 
         var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 32).At;
         var lowCalls = simulation.Calls.Where(c => c.At >= low + TimeSpan.FromSeconds(1) && c.At < recovered).ToArray();
-        var context = $"back to 32 {(back - recovered).TotalSeconds:F2} s after the recovery; {lowCalls.Count(c => c.Rejected)} of {lowCalls.Length} calls rejected during the low; {Figures(simulation)}; {Timeline(simulation, recovered - TimeSpan.FromSeconds(1), recovered + TimeSpan.FromSeconds(4))}";
+        var context = $"back to 32 {(back - recovered).TotalSeconds:F2} s after the recovery; {lowCalls.Count(c => c.Rejected)} of {lowCalls.Length} calls rejected during the low; {Figures(simulation)}; {simulation.Timeline.Describe(recovered - TimeSpan.FromSeconds(1), recovered + TimeSpan.FromSeconds(4))}";
         output.WriteLine(context);
         Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
     }
@@ -97,7 +97,7 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
         var before = simulation.Timeline.Last(s => s.At < storm).Limit;
         var during = simulation.Calls.Count(c => c.At >= storm && c.At < calm);
         var resumed = simulation.Timeline.First(s => s.At >= calm && s.Limit > 0);
-        var context = $"budget {before} before the storm, {during} calls during it, {resumed.Limit} at {resumed.At.TotalSeconds:F3} s, {simulation.FailedItems} items failed; {Figures(simulation)}; {Timeline(simulation, storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
+        var context = $"budget {before} before the storm, {during} calls during it, {resumed.Limit} at {resumed.At.TotalSeconds:F3} s, {simulation.FailedItems} items failed; {Figures(simulation)}; {simulation.Timeline.Describe(storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
         output.WriteLine(context);
         Assert.True(simulation.FailedItems == 0, context);
         Assert.True(during <= (1.25 * before) + 8, context);
@@ -171,23 +171,4 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
         $"{simulation.Now.TotalSeconds:F1} s simulated in {simulation.RealTime.TotalSeconds:F1} s real, {simulation.Settles} settles ({simulation.SettleTime.TotalSeconds:F1} s), load average {LoadAverage()}";
 
     private static string LoadAverage() => File.Exists("/proc/loadavg") ? File.ReadAllText("/proc/loadavg").Split(' ')[0] : "unknown";
-
-    /// <summary>The first time from which every sample until <paramref name="until"/> has its budget within <paramref name="low"/>..<paramref name="high"/>.</summary>
-    private static TimeSpan? SettledFrom(FleetSimulation simulation, TimeSpan from, TimeSpan until, double low, double high)
-    {
-        TimeSpan? settled = null;
-        foreach (var sample in simulation.Timeline.Where(s => s.At >= from && s.At < until))
-        {
-            settled = sample.Limit >= low && sample.Limit <= high ? settled ?? sample.At : null;
-        }
-
-        return settled;
-    }
-
-    /// <summary>Budget/in flight/capacity every quarter of a second, for failure messages.</summary>
-    private static string Timeline(FleetSimulation simulation, TimeSpan from, TimeSpan until, double stepSeconds = 0.25) =>
-        string.Join(" ", Enumerable.Range(0, (int)((until - from).TotalSeconds / stepSeconds))
-            .Select(i => simulation.Timeline.FirstOrDefault(s => s.At >= from + TimeSpan.FromSeconds(i * stepSeconds)))
-            .Where(s => s.At > TimeSpan.Zero)
-            .Select(s => $"{s.At.TotalSeconds:F2}s:{s.Limit}/{s.InFlight}/{s.Capacity}"));
 }

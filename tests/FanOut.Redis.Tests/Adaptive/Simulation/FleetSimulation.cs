@@ -36,7 +36,7 @@ public sealed class FleetSimulation
     private readonly PriorityQueue<Call, (long, long)> _answers = new();
     private readonly PriorityQueue<Call, (long, long)> _retries = new();
     private readonly PriorityQueue<Call, (long, long)> _connecting = new();
-    private readonly List<Sample> _timeline = [];
+    private readonly List<TimelineSample> _timeline = [];
     private long _sequence;
     private bool _answered;
     private int _idleConnections;
@@ -74,7 +74,7 @@ public sealed class FleetSimulation
     public TimeSpan SettleGuard { get; init; } = TimeSpan.FromSeconds(5);
 
     /// <summary>The fleet budget as the first limit sees it (0 while the fleet is paused), the permits all hold, the capacity, every <see cref="SamplePeriod"/>.</summary>
-    public IReadOnlyList<Sample> Timeline => _timeline;
+    public IReadOnlyList<TimelineSample> Timeline => _timeline;
 
     /// <summary>Every call the downstream saw, and whether it answered 429.</summary>
     public IReadOnlyList<(TimeSpan At, bool Rejected)> Calls => _downstream.Calls;
@@ -126,7 +126,7 @@ public sealed class FleetSimulation
 
             if (Now >= nextSample)
             {
-                _timeline.Add(new Sample(Now, limits[0].FleetPaused ? 0 : limits[0].Current, limits.Sum(l => l.InFlight), _script.At(Now).Capacity));
+                _timeline.Add(new TimelineSample(Now, limits[0].FleetPaused ? 0 : limits[0].Current, limits.Sum(l => l.InFlight), _script.At(Now).Capacity));
                 nextSample += SamplePeriod;
             }
 
@@ -299,9 +299,6 @@ public sealed class FleetSimulation
         call.Served = true;
         _answers.Enqueue(call, ((Now + serviceTime).Ticks, _sequence++));
     }
-
-    /// <summary>One point of the timeline.</summary>
-    public readonly record struct Sample(TimeSpan At, int Limit, int InFlight, int Capacity);
 
     /// <summary>One process: its limit, its items, its retries due and its pending wait for a permit.</summary>
     private sealed class Process(int index, RedisConcurrencyLimit limit, int items)

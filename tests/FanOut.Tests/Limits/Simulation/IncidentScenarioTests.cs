@@ -23,26 +23,6 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         return (simulation, limit);
     }
 
-    /// <summary>The first time from which every sample until <paramref name="until"/> has its limit within <paramref name="low"/>..<paramref name="high"/>.</summary>
-    private static TimeSpan? SettledFrom(LimitSimulation simulation, TimeSpan from, TimeSpan until, double low, double high)
-    {
-        TimeSpan? settled = null;
-        foreach (var sample in simulation.Timeline.Where(s => s.At >= from && s.At < until))
-        {
-            var inBand = sample.Limit >= low && sample.Limit <= high;
-            settled = inBand ? settled ?? sample.At : null;
-        }
-
-        return settled;
-    }
-
-    /// <summary>Limit/in flight every quarter of a second from <paramref name="from"/> to <paramref name="until"/>, for failure messages.</summary>
-    private static string Timeline(LimitSimulation simulation, TimeSpan from, TimeSpan until, double stepSeconds = 0.25) =>
-        string.Join(" ", Enumerable.Range(0, (int)((until - from).TotalSeconds / stepSeconds))
-            .Select(i => simulation.Timeline.FirstOrDefault(s => s.At >= from + TimeSpan.FromSeconds(i * stepSeconds)))
-            .Where(s => s.At > TimeSpan.Zero)
-            .Select(s => $"{s.At.TotalSeconds:F2}s:{s.Limit}/{s.InFlight}/{s.Capacity}"));
-
     [Theory]
     [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
     public void Adaptive_CapacityHalvesAndRecovers_SettlesWithinASecondAndRejectsLittleAfter(string place)
@@ -53,8 +33,8 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (halved, HardCap(32)), (recovered, HardCap(64)));
         var (simulation, _) = Run(script, TimeSpan.FromSeconds(9), place: place);
 
-        var settled = SettledFrom(simulation, halved, recovered, 0.75 * 32, 1.25 * 32);
-        var context = $"settled at {settled?.TotalSeconds:F2} s; {Timeline(simulation, halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
+        var settled = simulation.Timeline.SettledFrom(halved, recovered, 0.75 * 32, 1.25 * 32);
+        var context = $"settled at {settled?.TotalSeconds:F2} s; {simulation.Timeline.Describe(halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
         output.WriteLine(context);
         Assert.NotNull(settled);
         Assert.True(settled - halved <= TimeSpan.FromSeconds(1), context);
@@ -77,7 +57,7 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
 
         var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 32).At;
         var lowCalls = simulation.Calls.Where(c => c.At >= low + TimeSpan.FromSeconds(1) && c.At < recovered).ToArray();
-        var context = $"back to 32 at {back.TotalSeconds:F2} s; {lowCalls.Count(c => c.Rejected)} of {lowCalls.Length} rejected during the low; {Timeline(simulation, recovered - TimeSpan.FromSeconds(1), recovered + TimeSpan.FromSeconds(4))}";
+        var context = $"back to 32 at {back.TotalSeconds:F2} s; {lowCalls.Count(c => c.Rejected)} of {lowCalls.Length} rejected during the low; {simulation.Timeline.Describe(recovered - TimeSpan.FromSeconds(1), recovered + TimeSpan.FromSeconds(4))}";
         output.WriteLine(context);
         Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
     }
@@ -99,7 +79,7 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
 
         var end = simulation.Timeline.Where(s => s.At >= span).ToArray();
         var inFlight = end.Average(s => s.InFlight);
-        var context = $"{place}: in flight {inFlight:F1} over the last 2 s, limit {limit.Current}; {Timeline(simulation, TimeSpan.Zero, span + TimeSpan.FromSeconds(2), 2)}";
+        var context = $"{place}: in flight {inFlight:F1} over the last 2 s, limit {limit.Current}; {simulation.Timeline.Describe(TimeSpan.Zero, span + TimeSpan.FromSeconds(2), 2)}";
         output.WriteLine(context);
         Assert.True(simulation.FailedItems == 0, $"{simulation.FailedItems} items failed; " + context);
         Assert.True(inFlight <= 2 * 8, context);
@@ -123,7 +103,7 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
 
         // A pause is not a capacity signal: once it has passed the limit is back near its level before (one back-off, not 1).
         var resumed = simulation.Timeline.First(s => s.At >= calm && s.Limit > 0);
-        var context = $"{place}: limit {before} before the storm, {during} calls during it, {resumed.Limit} at {resumed.At.TotalSeconds:F3} s; {Timeline(simulation, storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
+        var context = $"{place}: limit {before} before the storm, {during} calls during it, {resumed.Limit} at {resumed.At.TotalSeconds:F3} s; {simulation.Timeline.Describe(storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
         output.WriteLine(context);
         Assert.True(simulation.FailedItems == 0, $"{simulation.FailedItems} items failed; " + context);
         Assert.True(during <= 1.25 * before + 8, context);

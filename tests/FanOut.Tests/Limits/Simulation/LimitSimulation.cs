@@ -23,7 +23,7 @@ public sealed class LimitSimulation
     private readonly Random _random;
     private readonly PriorityQueue<Event, (long, long)> _events = new();
     private readonly Queue<int> _ready = new();
-    private readonly List<Sample> _timeline = [];
+    private readonly List<TimelineSample> _timeline = [];
     private readonly List<TimeSpan> _successes = [];
     private readonly DateTimeOffset _start = new(2026, 1, 1, 0, 0, 0, TimeSpan.Zero);
     private long _sequence;
@@ -59,7 +59,7 @@ public sealed class LimitSimulation
     public int OverloadRetries { get; init; } = 8;
 
     /// <summary>The limit, its permits taken and the downstream's capacity, every <see cref="SamplePeriod"/>.</summary>
-    public IReadOnlyList<Sample> Timeline => _timeline;
+    public IReadOnlyList<TimelineSample> Timeline => _timeline;
 
     /// <summary>Every call the downstream saw, and whether it answered 429.</summary>
     public IReadOnlyList<(TimeSpan At, bool Rejected)> Calls => _downstream.Calls;
@@ -95,7 +95,7 @@ public sealed class LimitSimulation
             SendWhatTheLimitGrants();
             if (Now >= nextSample)
             {
-                _timeline.Add(new Sample(Now, limit.Current, limit.InFlight, _script.At(Now).Capacity));
+                _timeline.Add(new TimelineSample(Now, limit.Current, limit.InFlight, _script.At(Now).Capacity));
                 nextSample += SamplePeriod;
             }
 
@@ -204,9 +204,6 @@ public sealed class LimitSimulation
     }
 
     private void Schedule(TimeSpan at, EventKind kind, Call call) => _events.Enqueue(new Event(kind, call), (at.Ticks, _sequence++));
-
-    /// <summary>One point of the timeline.</summary>
-    public readonly record struct Sample(TimeSpan At, int Limit, int InFlight, int Capacity);
 
     private enum EventKind
     {
