@@ -21,14 +21,17 @@ public sealed class LocalRedisServer : IAsyncDisposable
     private readonly string _folder;
     private readonly string _executable;
     private readonly IReadOnlyList<string> _arguments;
+    private readonly Action<int>? _stopped;
+    private IReadOnlyDictionary<string, string> _environment = new Dictionary<string, string>();
     private Process? _process;
 
-    private LocalRedisServer(string folder, int port, string executable, IReadOnlyList<string> arguments)
+    private LocalRedisServer(string folder, int port, string executable, IReadOnlyList<string> arguments, Action<int>? stopped)
     {
         _folder = folder;
         Port = port;
         _executable = executable;
         _arguments = arguments;
+        _stopped = stopped;
     }
 
     /// <summary>True when <see cref="Executable"/> is on the PATH.</summary>
@@ -64,22 +67,45 @@ public sealed class LocalRedisServer : IAsyncDisposable
     /// </summary>
     /// <exception cref="InvalidOperationException">redis-server is not installed, or did not start listening.</exception>
     public static Task<LocalRedisServer> StartAsync(string? parentFolder, IReadOnlyList<string> extraArguments) =>
-        StartAsync(parentFolder, Executable, (folder, port) => [.. new[] { "--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", folder, "--save", string.Empty, "--appendonly", "no" }, .. extraArguments]);
+        StartAsync(parentFolder, Executable, DefaultArguments(extraArguments));
+
+    /// <summary>
+    /// Starts a server with the default arguments under an environment: <paramref name="environment"/> makes it from the
+    /// server's new temp folder under <paramref name="parentFolder"/>, once that exists and before the server first starts (it
+    /// may build files there, e.g. a library for <c>LD_PRELOAD</c>); <paramref name="stopped"/> is told the id of each of the
+    /// server's processes once it has ended (killed, or exited without listening), to clean up what such a library leaves behind.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">redis-server is not installed, or did not start listening.</exception>
+    public static Task<LocalRedisServer> StartAsync(string? parentFolder, Func<string, Task<IReadOnlyDictionary<string, string>>> environment, Action<int> stopped)
+    {
+        ArgumentNullException.ThrowIfNull(environment);
+        ArgumentNullException.ThrowIfNull(stopped);
+        return StartAsync(parentFolder, Executable, DefaultArguments([]), environment, stopped);
+    }
 
     /// <summary>
     /// Starts <paramref name="executable"/> (redis-server or redis-sentinel) with the arguments <paramref name="arguments"/>
     /// makes from its temp folder and free loopback port, and waits until it listens.
     /// </summary>
     /// <exception cref="InvalidOperationException">The executable is not installed, or did not start listening.</exception>
-    public static async Task<LocalRedisServer> StartAsync(string? parentFolder, string executable, Func<string, int, IReadOnlyList<string>> arguments)
+    public static Task<LocalRedisServer> StartAsync(string? parentFolder, string executable, Func<string, int, IReadOnlyList<string>> arguments) =>
+        StartAsync(parentFolder, executable, arguments, environment: null, stopped: null);
+
+    private static async Task<LocalRedisServer> StartAsync(
+        string? parentFolder, string executable, Func<string, int, IReadOnlyList<string>> arguments, Func<string, Task<IReadOnlyDictionary<string, string>>>? environment, Action<int>? stopped)
     {
         ArgumentNullException.ThrowIfNull(arguments);
         var folder = Path.Combine(parentFolder ?? Path.GetTempPath(), $"fanout-redis-{Guid.NewGuid():N}");
         Directory.CreateDirectory(folder);
         var port = FreePort();
-        var server = new LocalRedisServer(folder, port, executable, arguments(folder, port));
+        var server = new LocalRedisServer(folder, port, executable, arguments(folder, port), stopped);
         try
         {
+            if (environment is not null)
+            {
+                server._environment = await environment(folder).ConfigureAwait(false);
+            }
+
             await server.StartProcessAsync().ConfigureAwait(false);
             return server;
         }
@@ -128,6 +154,11 @@ public sealed class LocalRedisServer : IAsyncDisposable
         foreach (var argument in _arguments)
         {
             info.ArgumentList.Add(argument);
+        }
+
+        foreach (var (name, value) in _environment)
+        {
+            info.Environment[name] = value;
         }
 
         try
@@ -181,10 +212,15 @@ public sealed class LocalRedisServer : IAsyncDisposable
                 process.WaitForExit();
             }
 
+            var id = process.Id;
             process.Dispose();
             _process = null;
+            _stopped?.Invoke(id);
         }
     }
+
+    private static Func<string, int, IReadOnlyList<string>> DefaultArguments(IReadOnlyList<string> extraArguments) =>
+        (folder, port) => [.. new[] { "--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", folder, "--save", string.Empty, "--appendonly", "no" }, .. extraArguments];
 
     private static int FreePort()
     {

@@ -1,16 +1,14 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
 
 using FanOut.Redis.FleetWorker;
 
 namespace FanOut.Redis.Tests.Infrastructure.FakeClock;
 
 /// <summary>
-/// A private redis-server (loopback, free port, temp folder, no persistence) whose clock is a test's: <c>TIME</c> in every
-/// script and every expiry read <see cref="Now"/>, which only <see cref="SetTime"/> moves. So the lease and budget scripts,
-/// which take the time from Redis, run on the same fake clock as the limits' <see cref="TimeProvider"/>.
+/// A private redis-server (a <see cref="LocalRedisServer"/>: loopback, free port, temp folder, no persistence) whose clock
+/// is a test's: <c>TIME</c> in every script and every expiry read <see cref="Now"/>, which only <see cref="SetTime"/> moves.
+/// So the lease and budget scripts, which take the time from Redis, run on the same fake clock as the limits' <see cref="TimeProvider"/>.
 /// </summary>
 /// <remarks>
 /// <para>The server runs under libfaketime (<c>FAKETIME_TIMESTAMP_FILE</c> holding an absolute time with a fraction, re-read
@@ -25,19 +23,13 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
     /// <summary>The line that installs what it needs (Debian), for a skipped test's reason.</summary>
     public const string InstallLine = "apt-get install -y redis-server libfaketime gcc";
 
-    private static readonly TimeSpan s_startTimeout = TimeSpan.FromSeconds(10);
-
-    private readonly string _folder;
+    private readonly LocalRedisServer _server;
     private readonly string _timeFile;
-    private Process? _process;
 
-    private FakeClockRedisServer(string folder, int port, DateTimeOffset start)
+    private FakeClockRedisServer(LocalRedisServer server, string timeFile, DateTimeOffset start)
     {
-        _folder = folder;
-
-        // libfaketime opens and reads the file at every time call the server makes: in memory (tmpfs) where there is one.
-        _timeFile = Directory.Exists("/dev/shm") ? Path.Combine("/dev/shm", $"{Path.GetFileName(folder)}-now") : Path.Combine(folder, "now");
-        Port = port;
+        _server = server;
+        _timeFile = timeFile;
         Now = start;
     }
 
@@ -53,10 +45,10 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
     }
 
     /// <summary>The port it listens on.</summary>
-    public int Port { get; }
+    public int Port => _server.Port;
 
     /// <summary>The StackExchange.Redis configuration string: <c>127.0.0.1:PORT</c>.</summary>
-    public string Endpoint => string.Create(CultureInfo.InvariantCulture, $"127.0.0.1:{Port}");
+    public string Endpoint => _server.Endpoint;
 
     /// <summary>The server's time: what <c>TIME</c> answers, frozen until the next <see cref="SetTime"/>.</summary>
     public DateTimeOffset Now { get; private set; }
@@ -74,19 +66,17 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
             throw new InvalidOperationException(missing);
         }
 
-        var folder = Path.Combine(Path.GetTempPath(), $"fanout-fake-clock-redis-{Guid.NewGuid():N}");
-        Directory.CreateDirectory(folder);
-        var server = new FakeClockRedisServer(folder, FreePort(), start);
+        // libfaketime opens and reads the file at every time call the server makes: in memory (tmpfs) where there is one.
+        var timeFile = Path.Combine(Directory.Exists("/dev/shm") ? "/dev/shm" : Path.GetTempPath(), $"fanout-fake-clock-redis-{Guid.NewGuid():N}-now");
         try
         {
-            server.SetTime(start);
-            var shim = await CompileShimAsync(folder);
-            await server.StartProcessAsync(shim, FakeTimeLibrary!);
-            return server;
+            WriteTime(timeFile, start);
+            var server = await LocalRedisServer.StartAsync(null, folder => EnvironmentAsync(folder, timeFile), DeleteFakeTimeSegments);
+            return new FakeClockRedisServer(server, timeFile, start);
         }
         catch
         {
-            await server.DisposeAsync();
+            DeleteTimeFile(timeFile);
             throw;
         }
     }
@@ -94,44 +84,50 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
     /// <summary>Moves the server's clock to <paramref name="now"/> (atomically: the server never reads a half-written time).</summary>
     public void SetTime(DateTimeOffset now)
     {
-        var temp = _timeFile + ".tmp";
-        // libfaketime parses the fraction as a double: 1.251 reads 1.250999, a millisecond early for every expiry. A trailing
-        // 5 past the tick (half of 100 ns) makes the truncation land on the written microsecond.
-        File.WriteAllText(temp, now.UtcDateTime.ToString("yyyy-MM-dd HH:mm:ss.fffffff", CultureInfo.InvariantCulture) + "5");
-        File.Move(temp, _timeFile, overwrite: true);
+        WriteTime(_timeFile, now);
         Now = now;
     }
 
-    /// <summary>Stops the server and deletes its folder.</summary>
-    public ValueTask DisposeAsync()
+    /// <summary>Stops the server and deletes its folder and its time file.</summary>
+    public async ValueTask DisposeAsync()
     {
-        if (_process is { } process)
+        await _server.DisposeAsync();
+        DeleteTimeFile(_timeFile);
+    }
+
+    private static void WriteTime(string timeFile, DateTimeOffset now)
+    {
+        var temp = timeFile + ".tmp";
+        // libfaketime parses the fraction as a double: 1.251 reads 1.250999, a millisecond early for every expiry. A trailing
+        // 5 past the tick (half of 100 ns) makes the truncation land on the written microsecond.
+        File.WriteAllText(temp, now.UtcDateTime.ToString("yyyy-MM-dd HH:mm:ss.fffffff", CultureInfo.InvariantCulture) + "5");
+        File.Move(temp, timeFile, overwrite: true);
+    }
+
+    private static void DeleteTimeFile(string timeFile)
+    {
+        File.Delete(timeFile);
+        File.Delete(timeFile + ".tmp");
+    }
+
+    /// <summary>The server's environment: the shim and libfaketime preloaded, the clock read from <paramref name="timeFile"/>.</summary>
+    private static async Task<IReadOnlyDictionary<string, string>> EnvironmentAsync(string folder, string timeFile) => new Dictionary<string, string>
+    {
+        ["LD_PRELOAD"] = $"{await CompileShimAsync(folder)} {FakeTimeLibrary}",
+        ["FAKETIME_TIMESTAMP_FILE"] = timeFile,
+        ["FAKETIME_NO_CACHE"] = "1",
+        ["DONT_FAKE_MONOTONIC"] = "1",
+        ["TZ"] = "UTC",
+    };
+
+    /// <summary>libfaketime keeps a shared-memory segment and a semaphore per process, removed at a normal exit only.</summary>
+    private static void DeleteFakeTimeSegments(int processId)
+    {
+        if (Directory.Exists("/dev/shm"))
         {
-            if (!process.HasExited)
-            {
-                process.Kill(entireProcessTree: true);
-                process.WaitForExit();
-            }
-
-            // libfaketime keeps a shared-memory segment and a semaphore per process, removed at a normal exit only.
-            if (Directory.Exists("/dev/shm"))
-            {
-                File.Delete(string.Create(CultureInfo.InvariantCulture, $"/dev/shm/faketime_shm_{process.Id}"));
-                File.Delete(string.Create(CultureInfo.InvariantCulture, $"/dev/shm/sem.faketime_sem_{process.Id}"));
-            }
-            process.Dispose();
-            _process = null;
+            File.Delete(string.Create(CultureInfo.InvariantCulture, $"/dev/shm/faketime_shm_{processId}"));
+            File.Delete(string.Create(CultureInfo.InvariantCulture, $"/dev/shm/sem.faketime_sem_{processId}"));
         }
-
-        if (Directory.Exists(_folder))
-        {
-            Directory.Delete(_folder, recursive: true);
-        }
-
-        File.Delete(_timeFile);
-        File.Delete(_timeFile + ".tmp");
-
-        return ValueTask.CompletedTask;
     }
 
     private static async Task<string> CompileShimAsync(string folder)
@@ -149,59 +145,5 @@ public sealed class FakeClockRedisServer : IAsyncDisposable
         await gcc.StandardOutput.ReadToEndAsync();
         await gcc.WaitForExitAsync();
         return gcc.ExitCode == 0 ? output : throw new InvalidOperationException($"gcc could not compile {source}: {await errors}");
-    }
-
-    private async Task StartProcessAsync(string shim, string fakeTime)
-    {
-        var info = new ProcessStartInfo(LocalRedisServer.Executable)
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-            WorkingDirectory = _folder,
-            Environment =
-            {
-                ["LD_PRELOAD"] = $"{shim} {fakeTime}",
-                ["FAKETIME_TIMESTAMP_FILE"] = _timeFile,
-                ["FAKETIME_NO_CACHE"] = "1",
-                ["DONT_FAKE_MONOTONIC"] = "1",
-                ["TZ"] = "UTC",
-            },
-        };
-        foreach (var argument in new[] { "--port", Port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", _folder, "--save", string.Empty, "--appendonly", "no" })
-        {
-            info.ArgumentList.Add(argument);
-        }
-
-        _process = Process.Start(info) ?? throw new InvalidOperationException("redis-server did not start");
-        _process.OutputDataReceived += (_, _) => { };
-        _process.ErrorDataReceived += (_, _) => { };
-        _process.BeginOutputReadLine();
-        _process.BeginErrorReadLine();
-        var started = Stopwatch.GetTimestamp();
-        while (true)
-        {
-            try
-            {
-                using var probe = new TcpClient();
-                await probe.ConnectAsync(IPAddress.Loopback, Port);
-                return;
-            }
-            catch (SocketException) when (Stopwatch.GetElapsedTime(started) < s_startTimeout && !_process.HasExited)
-            {
-                await Task.Delay(20);
-            }
-            catch (SocketException e)
-            {
-                throw new InvalidOperationException($"redis-server under libfaketime did not listen on {Endpoint} (exited: {_process.HasExited}).", e);
-            }
-        }
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 }
