@@ -35,6 +35,23 @@ public static class Probe
         }
     }
 
+    /// <summary>The results of calls that ran to completion, each call's: every item once, in order.</summary>
+    public static void AssertResults(int[][] results, Settlement[] settlements)
+    {
+        for (var i = 0; i < settlements.Length; i++)
+        {
+            AssertResults(results[i], settlements[i]);
+        }
+    }
+
+    /// <summary>Holds a permit taken outside a call (it enters <paramref name="occupancy"/> as <paramref name="holder"/>) for one to three scheduling points.</summary>
+    public static async ValueTask HoldAsync(Schedule schedule, Occupancy occupancy, string holder)
+    {
+        occupancy.Enter(holder);
+        await PointsAsync(schedule, 3);
+        occupancy.Exit();
+    }
+
     /// <summary>The end of a schedule: no violation seen, and every permit back.</summary>
     public static void AssertQuiet(ConcurrencyLimit limit, Occupancy occupancy)
     {

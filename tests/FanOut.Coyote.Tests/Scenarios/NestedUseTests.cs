@@ -100,27 +100,9 @@ public sealed class NestedUseTests(ITestOutputHelper output)
             var limit = ConcurrencyLimit.Fixed(2);
             var occupancy = new Occupancy(limit);
             using var leases = limit.AsRateLimiter();
-            var call = new Settlement("call", 2 + schedule.Next(4));
-            schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {call}";
-            var body = Probe.Body(schedule, occupancy, call, "call");
-            var run = call.Items.FanOutAsync(
-                async (item, token) =>
-                {
-                    // The lease is not counted as a permit in use: reusing the item's permit is one of the two right answers.
-                    using var lease = await leases.AcquireAsync(1, token);
-                    return await body(item, token);
-                },
-                new FanOutOptions { Limit = limit });
-            try
-            {
-                Probe.AssertResults(await run, call);
-            }
-            catch (Exception e) when (e is not InvariantException)
-            {
-                call.AssertAtMostOnce(); // failed at once, naming the limit: also right
-            }
 
-            Probe.AssertQuiet(limit, occupancy);
+            // The lease is not counted as a permit in use: reusing the item's permit is one of the two right answers.
+            await CompletesOrFailsAtOnceAsync(schedule, limit, occupancy, async (_, token) => await leases.AcquireAsync(1, token));
         });
 
         output.WriteLine(exploration.Summary);
@@ -142,30 +124,40 @@ public sealed class NestedUseTests(ITestOutputHelper output)
             var occupancy = new Occupancy(limit);
             var hosts = new HostConcurrencyLimits(new FanOutHttpOptions { LimitFactory = _ => limit });
             using var client = new HttpClient(new FanOutLimitHandler(hosts) { InnerHandler = new ScheduledHandler(schedule) });
-            var call = new Settlement("call", 2 + schedule.Next(4));
-            schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {call}";
-            var body = Probe.Body(schedule, occupancy, call, "call");
-            var run = call.Items.FanOutAsync(
-                async (item, token) =>
-                {
-                    using var response = await client.GetAsync(new Uri($"http://orders.test/{item}"), token);
-                    return await body(item, token);
-                },
-                new FanOutOptions { Limit = limit });
-            try
-            {
-                Probe.AssertResults(await run, call);
-            }
-            catch (Exception e) when (e is not InvariantException)
-            {
-                call.AssertAtMostOnce(); // failed at once, naming the limit: also right
-            }
-
-            Probe.AssertQuiet(limit, occupancy);
+            await CompletesOrFailsAtOnceAsync(schedule, limit, occupancy, async (item, token) => await client.GetAsync(new Uri($"http://orders.test/{item}"), token));
         });
 
         output.WriteLine(exploration.Summary);
         Assert.True(exploration.Passed, exploration.Summary);
+    }
+
+    /// <summary>
+    /// A call on <paramref name="limit"/> whose every body first takes something of the same limit (<paramref name="use"/>:
+    /// a lease, a response through its handler), held while the body runs. The call completes, or fails at once (naming the
+    /// limit); either way every permit comes back.
+    /// </summary>
+    private static async Task CompletesOrFailsAtOnceAsync(Schedule schedule, ConcurrencyLimit limit, Occupancy occupancy, Func<int, CancellationToken, Task<IDisposable>> use)
+    {
+        var call = new Settlement("call", 2 + schedule.Next(4));
+        schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {call}";
+        var body = Probe.Body(schedule, occupancy, call, "call");
+        var run = call.Items.FanOutAsync(
+            async (item, token) =>
+            {
+                using var held = await use(item, token);
+                return await body(item, token);
+            },
+            new FanOutOptions { Limit = limit });
+        try
+        {
+            Probe.AssertResults(await run, call);
+        }
+        catch (Exception e) when (e is not InvariantException)
+        {
+            call.AssertAtMostOnce(); // failed at once, naming the limit: also right
+        }
+
+        Probe.AssertQuiet(limit, occupancy);
     }
 
     /// <summary>The downstream: answers 200 after some scheduling points; no socket.</summary>

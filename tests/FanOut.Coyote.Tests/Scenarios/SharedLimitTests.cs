@@ -16,24 +16,8 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
             var occupancy = new Occupancy(limit);
             var calls = Enumerable.Range(0, 3).Select(i => new Settlement($"call {i}", 2 + schedule.Next(3))).ToArray();
             schedule.Describe = () => $"InFlight {limit.InFlight}, in use {occupancy.Current}; {string.Join("; ", calls.AsEnumerable())}";
-            var tasks = new Task<int[]>[calls.Length];
-            for (var i = 0; i < calls.Length; i++)
-            {
-                await Probe.PointsAsync(schedule, 2);
-                var body = Probe.Body(schedule, occupancy, calls[i], $"call {i}");
-                var options = new FanOutOptions { Limit = limit };
-
-                // The last call pulls from a lazy source: the workers take turns to pull (the other half of the protocol).
-                tasks[i] = i == calls.Length - 1
-                    ? Probe.Lazy(calls[i].Items, schedule).FanOutAsync(body, options)
-                    : calls[i].Items.FanOutAsync(body, options);
-            }
-
-            var results = await Task.WhenAll(tasks);
-            for (var i = 0; i < calls.Length; i++)
-            {
-                Probe.AssertResults(results[i], calls[i]);
-            }
+            var results = await Task.WhenAll(await StartOneAfterAnotherAsync(schedule, occupancy, limit, calls));
+            Probe.AssertResults(results, calls);
 
             Probe.AssertQuiet(limit, occupancy);
         });
@@ -85,21 +69,9 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
                 }
             });
 
-            var tasks = new Task<int[]>[calls.Length];
-            for (var i = 0; i < calls.Length; i++)
-            {
-                await Probe.PointsAsync(schedule, 2);
-                var body = Probe.Body(schedule, occupancy, calls[i], $"call {i}");
-                var options = new FanOutOptions { Limit = limit };
-                tasks[i] = i == 1 ? Probe.Lazy(calls[i].Items, schedule).FanOutAsync(body, options) : calls[i].Items.FanOutAsync(body, options);
-            }
-
-            var results = await Task.WhenAll(tasks);
+            var results = await Task.WhenAll(await StartOneAfterAnotherAsync(schedule, occupancy, limit, calls));
             await setter;
-            for (var i = 0; i < calls.Length; i++)
-            {
-                Probe.AssertResults(results[i], calls[i]);
-            }
+            Probe.AssertResults(results, calls);
 
             Probe.AssertQuiet(limit, occupancy);
         });
@@ -129,9 +101,7 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
                     {
                         case 0 when limit.TryAcquire():
                         case 1 when await limit.WaitAsync():
-                            occupancy.Enter("outside holder");
-                            await Probe.PointsAsync(schedule, 3);
-                            occupancy.Exit();
+                            await Probe.HoldAsync(schedule, occupancy, "outside holder");
                             limit.Release();
                             break;
                         case 2:
@@ -139,9 +109,7 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
                             {
                                 if (lease.IsAcquired)
                                 {
-                                    occupancy.Enter("lease tried");
-                                    await Probe.PointsAsync(schedule, 3);
-                                    occupancy.Exit();
+                                    await Probe.HoldAsync(schedule, occupancy, "lease tried");
                                 }
                             }
 
@@ -149,9 +117,7 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
                         case 3:
                             using (var lease = await leases.AcquireAsync(1))
                             {
-                                occupancy.Enter("lease awaited");
-                                await Probe.PointsAsync(schedule, 3);
-                                occupancy.Exit();
+                                await Probe.HoldAsync(schedule, occupancy, "lease awaited");
                             }
 
                             break;
@@ -159,21 +125,9 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
                 }
             });
 
-            var tasks = new Task<int[]>[calls.Length];
-            for (var i = 0; i < calls.Length; i++)
-            {
-                await Probe.PointsAsync(schedule, 2);
-                var body = Probe.Body(schedule, occupancy, calls[i], $"call {i}");
-                var options = new FanOutOptions { Limit = limit };
-                tasks[i] = i == 1 ? Probe.Lazy(calls[i].Items, schedule).FanOutAsync(body, options) : calls[i].Items.FanOutAsync(body, options);
-            }
-
-            var results = await Task.WhenAll(tasks);
+            var results = await Task.WhenAll(await StartOneAfterAnotherAsync(schedule, occupancy, limit, calls));
             await holder;
-            for (var i = 0; i < calls.Length; i++)
-            {
-                Probe.AssertResults(results[i], calls[i]);
-            }
+            Probe.AssertResults(results, calls);
 
             Probe.AssertQuiet(limit, occupancy);
         });
@@ -198,9 +152,7 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
             {
                 if (await limit.WaitAsync(holderToken.Token))
                 {
-                    occupancy.Enter("outside holder");
-                    await Probe.PointsAsync(schedule, 3);
-                    occupancy.Exit();
+                    await Probe.HoldAsync(schedule, occupancy, "outside holder");
                     limit.Release();
                 }
             });
@@ -208,10 +160,7 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
             var tasks = new Task<int[]>[calls.Length];
             for (var i = 0; i < calls.Length; i++)
             {
-                var body = Probe.Body(schedule, occupancy, calls[i], $"call {i}");
-                var options = new FanOutOptions { Limit = limit };
-                var token = (i == 0 ? first : second).Token;
-                tasks[i] = i == 1 ? Probe.Lazy(calls[i].Items, schedule).FanOutAsync(body, options, token) : calls[i].Items.FanOutAsync(body, options, token);
+                tasks[i] = Start(schedule, occupancy, limit, calls, i, (i == 0 ? first : second).Token);
             }
 
             // Cancel each of the three at a point of the schedule's choosing (or not at all).
@@ -242,5 +191,31 @@ public sealed class SharedLimitTests(ITestOutputHelper output)
 
         output.WriteLine(exploration.Summary);
         Assert.True(exploration.Passed, exploration.Summary);
+    }
+
+    /// <summary>Starts the calls one after the other, a few scheduling points apart.</summary>
+    private static async Task<Task<int[]>[]> StartOneAfterAnotherAsync(Schedule schedule, Occupancy occupancy, ConcurrencyLimit limit, Settlement[] calls)
+    {
+        var tasks = new Task<int[]>[calls.Length];
+        for (var i = 0; i < calls.Length; i++)
+        {
+            await Probe.PointsAsync(schedule, 2);
+            tasks[i] = Start(schedule, occupancy, limit, calls, i);
+        }
+
+        return tasks;
+    }
+
+    /// <summary>
+    /// Starts call <paramref name="i"/> on <paramref name="limit"/>. The last call pulls from a lazy source: the workers take
+    /// turns to pull (the other half of the protocol).
+    /// </summary>
+    private static Task<int[]> Start(Schedule schedule, Occupancy occupancy, ConcurrencyLimit limit, Settlement[] calls, int i, CancellationToken cancellationToken = default)
+    {
+        var body = Probe.Body(schedule, occupancy, calls[i], $"call {i}");
+        var options = new FanOutOptions { Limit = limit };
+        return i == calls.Length - 1
+            ? Probe.Lazy(calls[i].Items, schedule).FanOutAsync(body, options, cancellationToken)
+            : calls[i].Items.FanOutAsync(body, options, cancellationToken);
     }
 }
