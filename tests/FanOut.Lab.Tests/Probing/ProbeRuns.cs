@@ -30,13 +30,17 @@ internal static class ProbeRuns
     /// for a server that held: then the probe is run again (at most <see cref="Attempts"/> in all), and what the test
     /// asserts is the last report. Any other outcome (a wrong capacity, a failure) is returned as it is.
     /// </summary>
-    public static async Task<ProbeReport> RunConfirmedAsync(Uri url, ITestOutputHelper output, string server)
+    public static Task<ProbeReport> RunConfirmedAsync(Uri url, ITestOutputHelper output, string server) =>
+        ConfirmedAsync(() => RunAsync(url, output, server), output);
+
+    /// <summary>Runs <paramref name="probe"/>, and again (at most <see cref="Attempts"/> in all) while its open-loop check saw the queue grow; returns the last report.</summary>
+    public static async Task<ProbeReport> ConfirmedAsync(Func<Task<ProbeReport>> probe, ITestOutputHelper output)
     {
-        var report = await RunAsync(url, output, server);
+        var report = await probe();
         for (var attempt = 1; attempt < Attempts && QueueGrew(report); attempt++)
         {
             output.WriteLine("the client fell behind its own open-loop schedule (a loaded host): probing once more");
-            report = await RunAsync(url, output, server);
+            report = await probe();
         }
 
         return report;

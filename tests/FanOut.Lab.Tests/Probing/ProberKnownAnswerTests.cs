@@ -137,11 +137,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     [Fact]
     public async Task Probe_Cancelled_StopsAndKeepsTheLevelsDone()
     {
-        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
-        using var cancel = new CancellationTokenSource();
-        var progress = new CancelAfterLevels(2, cancel);
-        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Plan = ShortPlan };
-        var report = await new Prober(settings, progress, TimeProvider.System).RunAsync(cancel.Token);
+        var report = await ProbeCancelledAfterAsync(2);
         Assert.Equal(LevelEnd.Interrupted, report.EndedBy);
         Assert.Equal([1, 2], report.Levels.Where(l => l.EndedBy == LevelEnd.Measured).Select(l => l.Concurrency));
         Assert.True(report.Levels.Count <= 3);
@@ -157,10 +153,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     public async Task Probe_CancelledAfterACleanLevelOne_SaysAtLeastOne()
     {
         // Issue 26: interrupted after a clean level 1, the probe said "no level finished within capacity".
-        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
-        using var cancel = new CancellationTokenSource();
-        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Plan = ShortPlan };
-        var report = await new Prober(settings, new CancelAfterLevels(1, cancel), TimeProvider.System).RunAsync(cancel.Token);
+        var report = await ProbeCancelledAfterAsync(1);
         Assert.Equal(LevelEnd.Interrupted, report.EndedBy);
         Assert.Equal([1], report.Levels.Where(l => l.EndedBy == LevelEnd.Measured).Select(l => l.Concurrency));
 
@@ -174,10 +167,7 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     public async Task Probe_CancelledDuringACleanLevelOne_SaysAtLeastOne()
     {
         // Level 1 cut short after clean answers: nothing rejected, so 1 at once is known to work.
-        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
-        using var cancel = new CancellationTokenSource();
-        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Plan = ShortPlan };
-        var report = await new Prober(settings, new CancelAfterLevels(0, cancel), TimeProvider.System).RunAsync(cancel.Token);
+        var report = await ProbeCancelledAfterAsync(0);
         Assert.Equal(LevelEnd.Interrupted, report.EndedBy);
         var first = Assert.Single(report.Levels);
         Assert.Equal(LevelEnd.Interrupted, first.EndedBy);
@@ -205,22 +195,24 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// Probes a server started for the test. A probe whose open-loop check saw its queue grow is run again (at most three in
-    /// all): on a CI host whose cores other test assemblies keep busy, the client can stall for a second mid-check (p99 1 s
-    /// from the send against 34 ms closed-loop, for a server whose answers take a fixed 30 ms) and report "the queue grew"
-    /// for a server that held. Any other outcome is returned as it is.
+    /// Probes a server started for the test, again while its open-loop check saw the queue grow (<see cref="ProbeRuns.ConfirmedAsync"/>):
+    /// on a CI host whose cores other test assemblies keep busy, the client can stall for a second mid-check (p99 1 s from
+    /// the send against 34 ms closed-loop, for a server whose answers take a fixed 30 ms) and report "the queue grew" for a
+    /// server that held.
     /// </summary>
     private async Task<ProbeReport> ProbeAsync(DownstreamOptions options)
     {
         await using var server = await DownstreamServer.StartAsync(options);
-        var report = await ProbeOnceAsync(server);
-        for (var attempt = 1; attempt < 3 && report.Recommendation.Status == RecommendationStatus.Unconfirmed && report.OpenLoop?.Verdict.StartsWith("the queue grew", StringComparison.Ordinal) == true; attempt++)
-        {
-            output.WriteLine("the client fell behind its own open-loop schedule (a loaded host): probing once more");
-            report = await ProbeOnceAsync(server);
-        }
+        return await ProbeRuns.ConfirmedAsync(() => ProbeOnceAsync(server), output);
+    }
 
-        return report;
+    /// <summary>Probes a server with room for everything (1,000 at once, 5 ms) and cancels, as Ctrl+C would, once <paramref name="levels"/> levels have finished.</summary>
+    private static async Task<ProbeReport> ProbeCancelledAfterAsync(int levels)
+    {
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse("fixed:5") });
+        using var cancel = new CancellationTokenSource();
+        var settings = new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1"), Plan = ShortPlan };
+        return await new Prober(settings, new CancelAfterLevels(levels, cancel), TimeProvider.System).RunAsync(cancel.Token);
     }
 
     private async Task<ProbeReport> ProbeOnceAsync(DownstreamServer server)
