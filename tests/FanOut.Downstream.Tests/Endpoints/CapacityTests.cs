@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 
 using FanOut.Downstream.Latency;
+using FanOut.Downstream.Stats;
 
 namespace FanOut.Downstream.Tests.Endpoints;
 
@@ -21,12 +22,7 @@ public class CapacityTests
         });
         using var client = TestServer.ClientFor(server);
 
-        var started = Stopwatch.GetTimestamp();
-        var statuses = await Task.WhenAll(Enumerable.Range(0, Requests).Select(id => TestServer.GetItemStatusAsync(client, id)));
-        var elapsed = Stopwatch.GetElapsedTime(started);
-
-        Assert.All(statuses, status => Assert.Equal(HttpStatusCode.OK, status));
-        var stats = await TestServer.GetStatsAsync(client);
+        var (stats, elapsed) = await BurstAllOkAsync(client, Requests);
         Assert.Equal(Capacity, stats.PeakConcurrentServed);    // reached, and never above
         Assert.Equal(Requests, stats.RequestsServed);
         Assert.Equal(0, stats.Rejected429);
@@ -49,12 +45,7 @@ public class CapacityTests
         });
         using var client = TestServer.ClientFor(server);
 
-        var started = Stopwatch.GetTimestamp();
-        var statuses = await Task.WhenAll(Enumerable.Range(0, Capacity + Queue).Select(id => TestServer.GetItemStatusAsync(client, id)));
-        var elapsed = Stopwatch.GetElapsedTime(started);
-
-        Assert.All(statuses, status => Assert.Equal(HttpStatusCode.OK, status));
-        var stats = await TestServer.GetStatsAsync(client);
+        var (stats, elapsed) = await BurstAllOkAsync(client, Capacity + Queue);
         Assert.Equal(0, stats.Rejected429);
         Assert.Equal(Capacity + Queue, stats.RequestsServed);
         Assert.Equal(Capacity, stats.PeakConcurrentServed);
@@ -126,5 +117,16 @@ public class CapacityTests
 
         await holder.CancelAsync();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => held);
+    }
+
+    /// <summary>Sends <paramref name="requests"/> requests at once, asserts every one is answered 200, and returns the server's stats after and how long the burst took.</summary>
+    private static async Task<(DownstreamStats Stats, TimeSpan Elapsed)> BurstAllOkAsync(HttpClient client, int requests)
+    {
+        var started = Stopwatch.GetTimestamp();
+        var statuses = await Task.WhenAll(Enumerable.Range(0, requests).Select(id => TestServer.GetItemStatusAsync(client, id)));
+        var elapsed = Stopwatch.GetElapsedTime(started);
+
+        Assert.All(statuses, status => Assert.Equal(HttpStatusCode.OK, status));
+        return (await TestServer.GetStatsAsync(client), elapsed);
     }
 }
