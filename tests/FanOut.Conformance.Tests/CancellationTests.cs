@@ -65,19 +65,7 @@ public sealed class CancellationTests
     {
         using var cts = new CancellationTokenSource();
         var tracker = new Tracker();
-        var call = FanOutCall.Start(api, ProbeSource.Long(kind), async (item, ct) =>
-        {
-            tracker.Enter(item, ct);
-            try
-            {
-                await Task.Delay(Timeout.Infinite, ct); // throws OperationCanceledException(ct) on cancellation
-                return item;
-            }
-            finally
-            {
-                tracker.Exit();
-            }
-        }, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(3) }, cts.Token);
+        var call = FanOutCall.Start(api, ProbeSource.Long(kind), tracker.BlockedUntilCanceledAsync, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(3) }, cts.Token);
 
         await tracker.WhenStarted(3).Within();
         await cts.CancelAsync();
@@ -221,13 +209,7 @@ public sealed class CancellationTests
     {
         using var cts = new CancellationTokenSource();
         var tracker = new Tracker();
-        var call = FanOutCall.Start(api, new ProbeSource(kind, 100), async (item, ct) =>
-        {
-            tracker.Enter(item, ct);
-            await Task.Yield();
-            tracker.Exit();
-            return item;
-        }, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(4) }, cts.Token);
+        var call = FanOutCall.Start(api, new ProbeSource(kind, 100), tracker.YieldOnceAsync, new FanOutOptions { Limit = ConcurrencyLimit.Fixed(4) }, cts.Token);
 
         await call.Completion.Within();
         var token = Assert.Single(tracker.Tokens.Distinct());
@@ -241,13 +223,7 @@ public sealed class CancellationTests
     public async Task Call_NoCallerToken_BodiesGetOneCancelableToken(Api api, SourceKind kind)
     {
         var tracker = new Tracker();
-        var call = FanOutCall.Start(api, new ProbeSource(kind, 50), async (item, ct) =>
-        {
-            tracker.Enter(item, ct);
-            await Task.Yield();
-            tracker.Exit();
-            return item;
-        });
+        var call = FanOutCall.Start(api, new ProbeSource(kind, 50), tracker.YieldOnceAsync);
 
         await call.Completion.Within();
         var token = Assert.Single(tracker.Tokens.Distinct());

@@ -157,19 +157,7 @@ public sealed class ConcurrencyLimitTests
     {
         using var cts = new CancellationTokenSource();
         var tracker = new Tracker();
-        var call = FanOutCall.Start(api, ProbeSource.Long(kind), async (item, ct) =>
-        {
-            tracker.Enter(item, ct);
-            try
-            {
-                await Task.Delay(Timeout.Infinite, ct);
-                return item;
-            }
-            finally
-            {
-                tracker.Exit();
-            }
-        }, cancellationToken: cts.Token);
+        var call = FanOutCall.Start(api, ProbeSource.Long(kind), tracker.BlockedUntilCanceledAsync, cancellationToken: cts.Token);
 
         await tracker.WhenStarted(1).Within();
         await Wait.QuietPeriod();

@@ -78,6 +78,30 @@ public sealed class Tracker
         }
     }
 
+    /// <summary>A tracked body that waits on its token: it ends with that token's <see cref="OperationCanceledException"/> once the token is canceled.</summary>
+    public async ValueTask<int> BlockedUntilCanceledAsync(int item, CancellationToken token)
+    {
+        Enter(item, token);
+        try
+        {
+            await Task.Delay(Timeout.Infinite, token); // throws OperationCanceledException(token) on cancellation
+            return item;
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    /// <summary>A tracked body that yields once and returns its item.</summary>
+    public async ValueTask<int> YieldOnceAsync(int item, CancellationToken token)
+    {
+        Enter(item, token);
+        await Task.Yield();
+        Exit();
+        return item;
+    }
+
     /// <summary>Completes once <paramref name="count"/> bodies have started.</summary>
     public Task WhenStarted(int count)
     {
