@@ -135,16 +135,7 @@ public sealed class RedisRateLimiterTests(RedisServer redis, ITestOutputHelper o
     {
         await using var server = await FleetWorker.LocalRedisServer.StartAsync();
         var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
-        var options = new RedisRateLimiterOptions
-        {
-            Key = $"rate-{Guid.NewGuid():N}",
-            PermitLimit = 100,
-            Burst = 10,
-            WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
-            FallbackPermitLimit = 100,
-            FallbackAtLastShare = atLastShare,
-            TimeProvider = time,
-        };
+        var options = FallbackRate(time) with { FallbackAtLastShare = atLastShare };
         await using var mine = await Connect(server.Endpoint);
         await using var theirs = await Connect(server.Endpoint);
         using var limiter = RedisRateLimiter.Create(mine, options);
@@ -182,15 +173,7 @@ public sealed class RedisRateLimiterTests(RedisServer redis, ITestOutputHelper o
         // process's fallback the whole rate while the others have not asked again yet.
         await using var server = await FleetWorker.LocalRedisServer.StartAsync();
         var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
-        var options = new RedisRateLimiterOptions
-        {
-            Key = $"rate-{Guid.NewGuid():N}",
-            PermitLimit = 100,
-            Burst = 10,
-            WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
-            FallbackPermitLimit = 100,
-            TimeProvider = time,
-        };
+        var options = FallbackRate(time);
         await using var mine = await Connect(server.Endpoint, reconnectMs: 100);
         await using var theirs = await Connect(server.Endpoint, reconnectMs: 100);
         using var limiter = RedisRateLimiter.Create(mine, options);
@@ -211,6 +194,17 @@ public sealed class RedisRateLimiterTests(RedisServer redis, ITestOutputHelper o
 
         Assert.Equal(50, limiter.FallbackPermitLimit); // the restarted server said 1
     }
+
+    /// <summary>A rate of 100/s (a burst of 10) on a fresh key that falls back to 100/s locally while Redis is unreachable (at the last share, by default), on <paramref name="time"/>.</summary>
+    private static RedisRateLimiterOptions FallbackRate(TimeProvider time) => new()
+    {
+        Key = $"rate-{Guid.NewGuid():N}",
+        PermitLimit = 100,
+        Burst = 10,
+        WhenUnavailable = RedisUnavailablePolicy.FallBackToLocal,
+        FallbackPermitLimit = 100,
+        TimeProvider = time,
+    };
 
     private static Task<ConnectionMultiplexer> Connect(string endpoint, int reconnectMs = 60_000) => ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
     {
