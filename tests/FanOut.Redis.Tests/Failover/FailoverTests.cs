@@ -1,5 +1,6 @@
 using FanOut.Redis.FleetWorker;
 using FanOut.Redis.FleetWorker.Soak;
+using FanOut.Redis.Tests.Infrastructure;
 
 using StackExchange.Redis;
 
@@ -35,7 +36,7 @@ public sealed class FailoverTests(ITestOutputHelper output)
         foreach (var key in new[] { acknowledged.Key, unacknowledged.Key })
         {
             // Fresh servers: say no lease of an earlier life exists, so the first client waits out no restart grace.
-            await database.StringSetAsync($"fanout:{{{key}}}:epoch", "fresh");
+            await KeyEpoch.SetAsync(database, key);
         }
 
         await using var waiting = RedisConcurrencyLimit.Create(redis, acknowledged);
@@ -91,13 +92,10 @@ public sealed class FailoverTests(ITestOutputHelper output)
             LeaseTime = TimeSpan.FromSeconds(2),
             Gap = (TimeSpan.FromMilliseconds(200), TimeSpan.FromMilliseconds(400)),
         };
-        using var progress = new StringWriter();
 
-        var result = await FleetSoak.RunAsync(options, progress).WaitAsync(s_guard);
+        var result = await SoakRuns.RunAsync(options, output, s_guard);
 
-        output.WriteLine($"seed {options.Seed}{Environment.NewLine}{progress}{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
-        Assert.All(options.FaultKinds, kind => Assert.True(result.Faults[kind] >= 1, $"{kind} was not injected"));
-        Assert.True(result.Items > 100, $"only {result.Items} items ran");
-        Assert.True(result.Violations == 0, $"{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
+        SoakRuns.AssertEveryKindInjected(options, result);
+        SoakRuns.AssertNoViolations(result);
     }
 }

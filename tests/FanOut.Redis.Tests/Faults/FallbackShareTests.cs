@@ -30,7 +30,7 @@ public sealed class FallbackShareTests(RedisServer redis) : IClassFixture<RedisS
             FallbackAtLastShare = atLastShare,
         };
         await Eventually.TrueAsync(() => Task.FromResult(redis.Connection.IsConnected), "the shared connection is back after the other case's outage", s_guard);
-        await redis.Connection.GetDatabase().StringSetAsync($"fanout:{{{options.Key}}}:epoch", "earlier"); // no restart grace: the key was used before
+        await KeyEpoch.SetAsync(redis.Connection.GetDatabase(), options.Key, "earlier"); // no restart grace: the key was used before
         var connections = new List<StackExchange.Redis.ConnectionMultiplexer>();
         var limits = new List<RedisConcurrencyLimit>();
         var waits = new List<Task<bool>>();

@@ -1,6 +1,7 @@
 using System.Net.Sockets;
 
 using FanOut.Redis.FleetWorker.Soak;
+using FanOut.Redis.Tests.Infrastructure;
 
 using Xunit.Abstractions;
 
@@ -25,15 +26,12 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
             LeaseTime = TimeSpan.FromSeconds(1),
             Gap = (TimeSpan.FromMilliseconds(200), TimeSpan.FromMilliseconds(400)),
         };
-        using var progress = new StringWriter();
 
-        var result = await FleetSoak.RunAsync(options, progress).WaitAsync(s_guard);
+        var result = await SoakRuns.RunAsync(options, output, s_guard);
 
-        output.WriteLine($"seed {options.Seed}{Environment.NewLine}{progress}{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
-        Assert.All(options.FaultKinds, kind => Assert.True(result.Faults[kind] >= 1, $"{kind} was not injected"));
-        Assert.True(result.Items > 100, $"only {result.Items} items ran");
+        SoakRuns.AssertEveryKindInjected(options, result);
         Assert.Equal(options.Budget, result.Peak); // the budget was in use, and never exceeded
-        Assert.True(result.Violations == 0, $"{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
+        SoakRuns.AssertNoViolations(result);
     }
 
     [Fact]
@@ -49,13 +47,11 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
             LeaseTime = TimeSpan.FromSeconds(1),
             Gap = (TimeSpan.FromMilliseconds(500), TimeSpan.FromMilliseconds(800)),
         };
-        using var progress = new StringWriter();
 
-        var result = await FleetSoak.RunAsync(options, progress).WaitAsync(s_guard);
+        var result = await SoakRuns.RunAsync(options, output, s_guard);
 
-        output.WriteLine($"seed {options.Seed}{Environment.NewLine}{progress}{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
         Assert.True(result.Rated.Starts > 20, $"only {result.Rated.Starts} starts"); // restarts and their grace take most of a brief run
-        Assert.True(result.Violations == 0, $"{result}{Environment.NewLine}{string.Join(Environment.NewLine, result.Findings)}");
+        SoakRuns.AssertNoViolations(result);
     }
 
     [Fact]
@@ -65,13 +61,11 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         counter.Start();
         using var first = await Worker.ConnectAsync(counter.Port, pid: 101);
         using var second = await Worker.ConnectAsync(counter.Port, pid: 102);
-        var mine = (await first.AskAsync("n"))[2..].Split(',');
-        var theirs = (await second.AskAsync("n"))[2..].Split(',');
+        var mine = await first.NextAsync();
+        var theirs = await second.NextAsync();
 
-        await first.AskAsync("s " + mine[0]);
-        await first.AskAsync("e " + mine[0]);
-        await first.AskAsync("s " + mine[0]); // the same item again
-        await first.AskAsync("e " + mine[0]);
+        await first.RunAsync(mine[0]);
+        await first.RunAsync(mine[0]); // the same item again
         await second.AskAsync("s " + theirs[0]);
         await first.AskAsync("s " + mine[1]); // two at once under a bound of 1
         second.Dispose(); // exits by itself with items handed to it, one started
@@ -90,19 +84,16 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         using var waiting = await Worker.ConnectAsync(counter.Port, pid: 301);
         using var running = await Worker.ConnectAsync(counter.Port, pid: 302);
         using var failing = await Worker.ConnectAsync(counter.Port, pid: 303);
-        var starved = (await waiting.AskAsync("n"))[2..].Split(',');
-        var ids = (await running.AskAsync("n"))[2..].Split(',');
-        await failing.AskAsync("n");
+        var starved = await waiting.NextAsync();
+        var ids = await running.NextAsync();
+        await failing.NextAsync();
         await failing.AskAsync("f RedisLimitUnavailableException"); // a failed run is not a wait
         await Task.Delay(300);
 
-        await running.AskAsync("s " + ids[0]); // the others run while it waits: not yet two starts
-        await running.AskAsync("e " + ids[0]);
+        await running.RunAsync(ids[0]); // the others run while it waits: not yet two starts
         Assert.Equal(0, counter.Starved);
-        await running.AskAsync("s " + ids[1]);
-        await running.AskAsync("e " + ids[1]);
-        await running.AskAsync("s " + ids[2]); // counted once per wait
-        await running.AskAsync("e " + ids[2]);
+        await running.RunAsync(ids[1]);
+        await running.RunAsync(ids[2]); // counted once per wait
         await waiting.AskAsync("s " + starved[0]);
 
         Assert.Equal(1, counter.Starved);
@@ -116,15 +107,14 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         counter.Start();
         using var waiting = await Worker.ConnectAsync(counter.Port, pid: 311);
         using var running = await Worker.ConnectAsync(counter.Port, pid: 312);
-        var unstarted = (await waiting.AskAsync("n"))[2..].Split(',');
-        var ids = (await running.AskAsync("n"))[2..].Split(',');
+        var unstarted = await waiting.NextAsync();
+        var ids = await running.NextAsync();
 
         counter.FaultBegins(); // a failover of several seconds: clients learn the new primary one by one
         await Task.Delay(300);
         for (var i = 0; i < 3; i++)
         {
-            await running.AskAsync("s " + ids[i]);
-            await running.AskAsync("e " + ids[i]);
+            await running.RunAsync(ids[i]);
         }
 
         Assert.Equal(0, counter.Starved);
@@ -133,13 +123,11 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         await Task.Delay(300); // still stuck after the fleet recovered: starved, counted from the fault's end
         for (var i = 3; i < 6; i++)
         {
-            await running.AskAsync("s " + ids[i]);
-            await running.AskAsync("e " + ids[i]);
+            await running.RunAsync(ids[i]);
         }
 
         Assert.Equal(1, counter.Starved);
-        await waiting.AskAsync("s " + unstarted[0]);
-        await waiting.AskAsync("e " + unstarted[0]);
+        await waiting.RunAsync(unstarted[0]);
     }
 
     [Fact]
@@ -148,14 +136,14 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         await using var counter = new SoakCounter(bound: 4);
         counter.Start();
         using var killed = await Worker.ConnectAsync(counter.Port, pid: 201);
-        var ids = (await killed.AskAsync("n"))[2..].Split(',');
+        var ids = await killed.NextAsync();
         await killed.AskAsync("s " + ids[0]);
         counter.Killing(201);
         killed.Dispose();
         await Eventually(() => counter.Interrupted == 1);
         using var next = await Worker.ConnectAsync(counter.Port, pid: 202);
 
-        var handed = (await next.AskAsync("n"))[2..].Split(',');
+        var handed = await next.NextAsync();
         await next.AskAsync("s " + ids[0]); // the interrupted item runs again: not twice
 
         Assert.Contains(ids[0], handed);
@@ -198,6 +186,16 @@ public sealed class FleetProcessSoakTests(ITestOutputHelper output)
         {
             await _writer.WriteLineAsync(line);
             return await _reader.ReadLineAsync().WaitAsync(s_guard) ?? throw new IOException("closed");
+        }
+
+        /// <summary>Asks for items (<c>n</c>): the ids handed to this worker.</summary>
+        public async Task<string[]> NextAsync() => (await AskAsync("n"))[2..].Split(',');
+
+        /// <summary>Starts and ends item <paramref name="id"/> (<c>s</c>, then <c>e</c>).</summary>
+        public async Task RunAsync(string id)
+        {
+            await AskAsync("s " + id);
+            await AskAsync("e " + id);
         }
 
         public void Dispose() => _client.Dispose();

@@ -67,7 +67,7 @@ public sealed class RedisServer : IAsyncLifetime
     public async Task<string> FreshKeyAsync(string prefix)
     {
         var key = $"{prefix}-{Guid.NewGuid():N}";
-        await Connection.GetDatabase().StringSetAsync($"fanout:{{{key}}}:epoch", "fresh");
+        await KeyEpoch.SetAsync(Connection.GetDatabase(), key);
         return key;
     }
 

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 
+using FanOut.Redis.Tests.Infrastructure;
 using FanOut.Redis.Tests.Infrastructure.FakeClock;
 using FanOut.Tests.Limits.Simulation;
 
@@ -131,7 +132,7 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
         // The key's epoch set first: the fleet pays no restart grace on a young server (docs/redis-limit.md).
         await using (var admin = await ConnectionMultiplexer.ConnectAsync(server.Endpoint))
         {
-            await admin.GetDatabase().StringSetAsync($"fanout:{{{key}}}:epoch", "simulation");
+            await KeyEpoch.SetAsync(admin.GetDatabase(), key, "simulation");
         }
 
         var options = fixedBudget is { } budget

@@ -34,7 +34,7 @@ public sealed class FakeClockRedisServerTests
         await using var server = await FakeClockRedisServer.StartAsync(s_start);
         await using var connection = await ConnectionMultiplexer.ConnectAsync(server.Endpoint);
         var key = $"fake-clock-{Guid.NewGuid():N}";
-        await connection.GetDatabase().StringSetAsync($"fanout:{{{key}}}:epoch", "fresh");
+        await KeyEpoch.SetAsync(connection.GetDatabase(), key);
         await using var limit = RedisConcurrencyLimit.Create(connection, new RedisLimitOptions { Key = key, Budget = 2 });
 
         Assert.True(await limit.WaitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(30)));
