@@ -22,14 +22,7 @@ public sealed class AsyncLambdaInParallelLoopAnalyzer : DiagnosticAnalyzer
     {
         context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
         context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(static start =>
-        {
-            var symbols = KnownSymbols.From(start.Compilation);
-            if (symbols.Parallel is not null)
-            {
-                start.RegisterOperationAction(operation => Analyze(operation, symbols), OperationKind.Invocation);
-            }
-        });
+        context.RegisterInvocationAnalysis(static symbols => symbols.Parallel is not null, Analyze);
     }
 
     private static void Analyze(OperationAnalysisContext context, KnownSymbols symbols)

@@ -27,14 +27,7 @@ public sealed class OuterTokenInLoopBodyAnalyzer : DiagnosticAnalyzer
     {
         context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
         context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(static start =>
-        {
-            var symbols = KnownSymbols.From(start.Compilation);
-            if (symbols.CancellationToken is not null)
-            {
-                start.RegisterOperationAction(operation => Analyze(operation, symbols), OperationKind.Invocation);
-            }
-        });
+        context.RegisterInvocationAnalysis(static symbols => symbols.CancellationToken is not null, Analyze);
     }
 
     private static void Analyze(OperationAnalysisContext context, KnownSymbols symbols)

@@ -32,14 +32,7 @@ public sealed class UnboundedWhenAllAnalyzer : DiagnosticAnalyzer
     {
         context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
         context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(static start =>
-        {
-            var symbols = KnownSymbols.From(start.Compilation);
-            if (symbols.Task is not null && symbols.Enumerable is not null)
-            {
-                start.RegisterOperationAction(operation => Analyze(operation, symbols), OperationKind.Invocation);
-            }
-        });
+        context.RegisterInvocationAnalysis(static symbols => symbols.Task is not null && symbols.Enumerable is not null, Analyze);
     }
 
     private static void Analyze(OperationAnalysisContext context, KnownSymbols symbols)
