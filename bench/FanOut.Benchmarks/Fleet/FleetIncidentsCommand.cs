@@ -29,33 +29,32 @@ public static class FleetIncidentsCommand
     {
         int processes = 3, rounds = 3, initial = new AdaptiveBudgetOptions().InitialBudget;
         var scenarios = s_scenarios;
-        for (var i = 1; i < args.Length; i++)
+        var option = new OptionReader(args);
+        try
         {
-            int Number(int min) => i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= min
-                ? n : throw new FormatException($"{args[i - 1]} needs a whole number >= {min}");
-            try
+            while (option.MoveNext())
             {
-                switch (args[i])
+                switch (option.Current)
                 {
-                    case "--processes": processes = Number(1); break;
-                    case "--rounds": rounds = Number(1); break;
-                    case "--initial": initial = Number(1); break;
-                    case "--scenarios" when i + 1 < args.Length:
-                        scenarios = args[++i].Split(',');
+                    case "--processes": processes = option.Number(1); break;
+                    case "--rounds": rounds = option.Number(1); break;
+                    case "--initial": initial = option.Number(1); break;
+                    case "--scenarios" when option.HasValue:
+                        scenarios = option.Value().Split(',');
                         if (scenarios.FirstOrDefault(s => !s_scenarios.Contains(s)) is { } unknown)
                         {
                             throw new FormatException($"unknown scenario '{unknown}': choose from {string.Join(", ", s_scenarios)}");
                         }
 
                         break;
-                    default: throw new FormatException($"unknown option '{args[i]}': choose from --processes, --rounds, --initial, --scenarios");
+                    default: throw new FormatException($"unknown option '{option.Current}': choose from --processes, --rounds, --initial, --scenarios");
                 }
             }
-            catch (FormatException e)
-            {
-                await output.WriteLineAsync("fleet-incidents: " + e.Message);
-                return 2;
-            }
+        }
+        catch (FormatException e)
+        {
+            await output.WriteLineAsync("fleet-incidents: " + e.Message);
+            return 2;
         }
 
         if (!LocalRedisServer.IsInstalled)

@@ -21,36 +21,35 @@ public static class FleetRateCommand
     {
         int workers = 4, rate = 200, burst = 10, seconds = 60, acquirers = 64, fallback = 0;
         var faults = Array.Empty<string>();
-        for (var i = 1; i < args.Length; i++)
+        var option = new OptionReader(args);
+        try
         {
-            int Number(int min) => i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= min
-                ? n : throw new FormatException($"{args[i - 1]} needs a whole number >= {min}");
-            try
+            while (option.MoveNext())
             {
-                switch (args[i])
+                switch (option.Current)
                 {
-                    case "--workers": workers = Number(1); break;
-                    case "--rate": rate = Number(1); break;
-                    case "--burst": burst = Number(1); break;
-                    case "--seconds": seconds = Number(1); break;
-                    case "--acquirers": acquirers = Number(1); break;
-                    case "--fallback": fallback = Number(0); break;
-                    case "--faults" when i + 1 < args.Length:
-                        faults = args[++i].Split(',');
+                    case "--workers": workers = option.Number(1); break;
+                    case "--rate": rate = option.Number(1); break;
+                    case "--burst": burst = option.Number(1); break;
+                    case "--seconds": seconds = option.Number(1); break;
+                    case "--acquirers": acquirers = option.Number(1); break;
+                    case "--fallback": fallback = option.Number(0); break;
+                    case "--faults" when option.HasValue:
+                        faults = option.Value().Split(',');
                         if (faults.Except(["restart", "pause"]).FirstOrDefault() is { } bad)
                         {
                             throw new FormatException($"--faults '{bad}': choose from restart, pause (comma-separated)");
                         }
 
                         break;
-                    default: throw new FormatException($"unknown option '{args[i]}': choose from --workers, --rate, --burst, --seconds, --acquirers, --faults, --fallback");
+                    default: throw new FormatException($"unknown option '{option.Current}': choose from --workers, --rate, --burst, --seconds, --acquirers, --faults, --fallback");
                 }
             }
-            catch (FormatException e)
-            {
-                await output.WriteLineAsync("fleet-rate: " + e.Message);
-                return 2;
-            }
+        }
+        catch (FormatException e)
+        {
+            await output.WriteLineAsync("fleet-rate: " + e.Message);
+            return 2;
         }
 
         if (burst > rate)

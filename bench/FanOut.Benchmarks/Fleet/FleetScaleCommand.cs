@@ -19,29 +19,28 @@ public static class FleetScaleCommand
         int workers = 16, budget = 48, items = 500, holdMs = 20, rounds = 1;
         var adaptive = false;
         string? url = null;
-        for (var i = 1; i < args.Length; i++)
+        var option = new OptionReader(args);
+        try
         {
-            int Number(int min) => i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= min
-                ? n : throw new FormatException($"{args[i - 1]} needs a whole number >= {min}");
-            try
+            while (option.MoveNext())
             {
-                switch (args[i])
+                switch (option.Current)
                 {
-                    case "--workers": workers = Number(1); break;
-                    case "--budget": budget = Number(1); break;
-                    case "--items": items = Number(1); break;
-                    case "--hold-ms": holdMs = Number(0); break;
-                    case "--rounds": rounds = Number(1); break;
+                    case "--workers": workers = option.Number(1); break;
+                    case "--budget": budget = option.Number(1); break;
+                    case "--items": items = option.Number(1); break;
+                    case "--hold-ms": holdMs = option.Number(0); break;
+                    case "--rounds": rounds = option.Number(1); break;
                     case "--adaptive": adaptive = true; break;
-                    case "--url" when i + 1 < args.Length: url = args[++i]; break;
-                    default: throw new FormatException($"unknown option '{args[i]}': choose from --workers, --budget, --adaptive, --items, --hold-ms, --url, --rounds");
+                    case "--url" when option.HasValue: url = option.Value(); break;
+                    default: throw new FormatException($"unknown option '{option.Current}': choose from --workers, --budget, --adaptive, --items, --hold-ms, --url, --rounds");
                 }
             }
-            catch (FormatException e)
-            {
-                await output.WriteLineAsync("fleet-scale: " + e.Message);
-                return 2;
-            }
+        }
+        catch (FormatException e)
+        {
+            await output.WriteLineAsync("fleet-scale: " + e.Message);
+            return 2;
         }
 
         await using var redis = await LocalRedisServer.StartAsync();

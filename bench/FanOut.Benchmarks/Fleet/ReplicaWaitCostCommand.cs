@@ -19,24 +19,23 @@ public static class ReplicaWaitCostCommand
     public static async Task<int> RunAsync(string[] args, TextWriter output)
     {
         int rounds = 10, perRound = 200;
-        for (var i = 1; i < args.Length; i++)
+        var option = new OptionReader(args);
+        try
         {
-            int Number() => i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= 1
-                ? n : throw new FormatException($"{args[i - 1]} needs a whole number >= 1");
-            try
+            while (option.MoveNext())
             {
-                switch (args[i])
+                switch (option.Current)
                 {
-                    case "--rounds": rounds = Number(); break;
-                    case "--per-round": perRound = Number(); break;
-                    default: throw new FormatException($"unknown option '{args[i]}': choose from --rounds, --per-round");
+                    case "--rounds": rounds = option.Number(1); break;
+                    case "--per-round": perRound = option.Number(1); break;
+                    default: throw new FormatException($"unknown option '{option.Current}': choose from --rounds, --per-round");
                 }
             }
-            catch (FormatException e)
-            {
-                await output.WriteLineAsync("redis-wait-cost: " + e.Message);
-                return 2;
-            }
+        }
+        catch (FormatException e)
+        {
+            await output.WriteLineAsync("redis-wait-cost: " + e.Message);
+            return 2;
         }
 
         if (!LocalSentinelGroup.IsInstalled)
