@@ -1,5 +1,6 @@
 using FanOut.Lab.Reports.Recommendations;
 using FanOut.Lab.Results;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Reports;
 
@@ -102,8 +103,7 @@ public sealed class RecommendationBuilderTests
     public void For_EveryCaseFailedItems_GivesNothing() =>
         Assert.Null(RecommendationBuilder.For(s_shape, Scenario(Case("Task.WhenAll", 100, concurrency: 2000, failed429: 5))));
 
-    private static ScenarioResult Scenario(params CaseResult[] cases) =>
-        new() { Id = "capacity", Seed = "s", SeedClaim = "c", SeedMachine = "m", Scale = 1, Full = false, Cases = cases };
+    private static ScenarioResult Scenario(params CaseResult[] cases) => ScenarioResults.Of("capacity", cases);
 
     private static CaseResult Case(string strategy, double meanMs, int concurrency, double failed429 = 0, int? limitFinal = null) => new()
     {

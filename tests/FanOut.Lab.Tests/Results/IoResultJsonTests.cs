@@ -75,18 +75,17 @@ public sealed class IoResultJsonTests
     {
         var ioCase = new CaseResult { Strategy = "Task.WhenAll", Workload = "W", Parameters = new Dictionary<string, object> { ["itemCount"] = 2000 }, Runs = 2, MeanMs = 200, PeakInFlight = 1000, Io = IoResult.Of([Run(100, 900, 500)]) };
         var seedCase = ioCase with { Io = null };
-        static ScenarioResult Scenario(string id, CaseResult c) => new() { Id = id, Seed = "s", SeedClaim = "c", SeedMachine = "m", Scale = 1, Full = false, Cases = [c] };
 
-        var ioTable = ResultTable.For(Scenario("io", ioCase));
+        var ioTable = ResultTable.For(ScenarioResults.Of("io", ioCase));
         Assert.Contains("OK/s", ioTable.Headers);
         Assert.DoesNotContain("DB write wait", ioTable.Headers);
         var row = ioTable.Rows[0];
         Assert.Equal("1,000 / 64", row[ioTable.Headers.ToList().IndexOf("In flight / server peak")]);
         Assert.Equal("900 x 429, 1 socket", row[ioTable.Headers.ToList().IndexOf("Failed")]);
-        Assert.Contains("Eff.", ResultTable.For(Scenario("seed", seedCase)).Headers);
-        Assert.DoesNotContain("OK/s", ResultTable.For(Scenario("seed", seedCase)).Headers);
+        Assert.Contains("Eff.", ResultTable.For(ScenarioResults.Of("seed", seedCase)).Headers);
+        Assert.DoesNotContain("OK/s", ResultTable.For(ScenarioResults.Of("seed", seedCase)).Headers);
 
-        var csv = ResultsCsv.Write(new LabResults { Machine = MachineInfo.Current(), StartedAt = DateTimeOffset.UnixEpoch, Scenarios = [Scenario("io", ioCase), Scenario("seed", seedCase)] }).Split('\n');
+        var csv = ResultsCsv.Write(new LabResults { Machine = MachineInfo.Current(), StartedAt = DateTimeOffset.UnixEpoch, Scenarios = [ScenarioResults.Of("io", ioCase), ScenarioResults.Of("seed", seedCase)] }).Split('\n');
         var header = csv[0].TrimEnd('\r').Split(',');
         var successes = Array.IndexOf(header, "successes");
         Assert.True(successes > 0);

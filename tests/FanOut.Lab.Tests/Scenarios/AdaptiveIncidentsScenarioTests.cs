@@ -5,6 +5,7 @@ using FanOut.Lab.Results.Columns;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
 using FanOut.Lab.Strategies;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Scenarios;
 
@@ -89,16 +90,7 @@ public sealed class AdaptiveIncidentsScenarioTests
         Assert.Contains($"at most 3% 429 after): {judged}.", new AdaptiveIncidentsScenario().Verdict(measured), StringComparison.Ordinal);
     }
 
-    private static ScenarioResult Result(params CaseResult[] cases) => new()
-    {
-        Id = "adaptive-incidents",
-        Seed = "s",
-        SeedClaim = "c",
-        SeedMachine = "m",
-        Scale = 1,
-        Full = false,
-        Cases = cases,
-    };
+    private static ScenarioResult Result(params CaseResult[] cases) => ScenarioResults.Of("adaptive-incidents", cases);
 
     private static CaseResult Row(
         string strategy, string phase, int bestFixed, bool adaptive, double okPerSecond, double? settleMs, double? rejectedAfter, double? answeredAfter, double itemsFailed,

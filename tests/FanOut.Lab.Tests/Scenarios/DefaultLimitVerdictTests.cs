@@ -1,5 +1,6 @@
 using FanOut.Lab.Results;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Scenarios;
 
@@ -106,14 +107,5 @@ public sealed class DefaultLimitVerdictTests
         LimitPeak = limitPeak,
     };
 
-    private static ScenarioResult Result(params CaseResult[] cases) => new()
-    {
-        Id = "s",
-        Seed = "s",
-        SeedClaim = "c",
-        SeedMachine = "m",
-        Scale = 1,
-        Full = false,
-        Cases = cases,
-    };
+    private static ScenarioResult Result(params CaseResult[] cases) => ScenarioResults.Of("s", cases);
 }

@@ -1,5 +1,6 @@
 using FanOut.Lab.Results;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Scenarios;
 
@@ -21,16 +22,7 @@ public sealed class DownstreamRateLimitVerdictTests
         Assert.Contains("Of the strategies that completed every item, FanOut (Fixed 50, 500/s bucket) was fastest (600 ok/s).", verdict, StringComparison.Ordinal);
     }
 
-    private static ScenarioResult Result(params CaseResult[] cases) => new()
-    {
-        Id = "downstream-rate-limit",
-        Seed = "s",
-        SeedClaim = "c",
-        SeedMachine = "m",
-        Scale = 1,
-        Full = false,
-        Cases = cases,
-    };
+    private static ScenarioResult Result(params CaseResult[] cases) => ScenarioResults.Of("downstream-rate-limit", cases);
 
     private static CaseResult Row(string strategy, double ok, double failed, double okPerSecond) => new()
     {

@@ -1,6 +1,7 @@
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Scenarios;
 
@@ -45,20 +46,10 @@ public sealed class RuntimeVariantsScenarioTests
     {
         var scenario = new RuntimeVariantsScenario(new Seed002ChannelsScenario(), [RuntimeVariant.Jit, RuntimeVariant.NativeAot]);
         static CaseResult Row(string strategy, double meanMs) => new() { Strategy = strategy, Workload = "w", Parameters = new Dictionary<string, object>(), Runs = 3, MeanMs = meanMs, ErrorMs = 1 };
-        var measured = new ScenarioResult
-        {
-            Id = "seed002-channels",
-            Seed = "s",
-            SeedClaim = "c",
-            SeedMachine = "m",
-            Scale = 1,
-            Full = false,
-            Cases =
-            [
-                Row("Channel (all writers)", 50), Row("Parallel.ForEachAsync (DOP 4)", 800), Row("Parallel.ForEachAsync (DOP 40)", 100),
-                Row("Channel (all writers) [AOT]", 51), Row("Parallel.ForEachAsync (DOP 40) [AOT]", 99),
-            ],
-        };
+        var measured = ScenarioResults.Of(
+            "seed002-channels",
+            Row("Channel (all writers)", 50), Row("Parallel.ForEachAsync (DOP 4)", 800), Row("Parallel.ForEachAsync (DOP 40)", 100),
+            Row("Channel (all writers) [AOT]", 51), Row("Parallel.ForEachAsync (DOP 40) [AOT]", 99));
 
         var verdict = scenario.Verdict(measured);
 

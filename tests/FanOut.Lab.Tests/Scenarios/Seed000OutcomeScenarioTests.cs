@@ -4,6 +4,7 @@ using FanOut.Lab.Results.Columns;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
 using FanOut.Lab.Strategies;
+using FanOut.Lab.Tests.Results;
 using FanOut.Lab.Workloads;
 
 namespace FanOut.Lab.Tests.Scenarios;
@@ -71,14 +72,5 @@ public sealed class Seed000OutcomeScenarioTests
         Assert.StartsWith("Not enough cases", new Seed000ErrorsScenario().Verdict(Scenario()));
     }
 
-    private static ScenarioResult Scenario(params CaseResult[] cases) => new()
-    {
-        Id = "t",
-        Seed = "s",
-        SeedClaim = "c",
-        SeedMachine = "m",
-        Scale = 1,
-        Full = false,
-        Cases = cases,
-    };
+    private static ScenarioResult Scenario(params CaseResult[] cases) => ScenarioResults.Of("t", cases);
 }

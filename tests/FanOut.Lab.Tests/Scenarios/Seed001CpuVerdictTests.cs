@@ -1,5 +1,6 @@
 using FanOut.Lab.Results;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Scenarios;
 
@@ -26,16 +27,8 @@ public sealed class Seed001CpuVerdictTests
         Assert.Contains("a 0.87x speed-up", verdict, StringComparison.Ordinal);
     }
 
-    private static ScenarioResult Result(double whenAllMs, double forEachMs) => new()
-    {
-        Id = "seed001-cpu",
-        Seed = "s",
-        SeedClaim = "c",
-        SeedMachine = "m",
-        Scale = 1,
-        Full = false,
-        Cases = [Row("Task.WhenAll", whenAllMs, 1), Row("Parallel.ForEachAsync (default)", forEachMs, 2)],
-    };
+    private static ScenarioResult Result(double whenAllMs, double forEachMs) =>
+        ScenarioResults.Of("seed001-cpu", Row("Task.WhenAll", whenAllMs, 1), Row("Parallel.ForEachAsync (default)", forEachMs, 2));
 
     private static CaseResult Row(string strategy, double meanMs, double peakInFlight) => new()
     {

@@ -1,5 +1,6 @@
 using FanOut.Lab.Results;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Scenarios;
 
@@ -60,14 +61,5 @@ public sealed class ServerOverloadScenarioTests
         Io = new IoResult { LoadSteps = steps },
     };
 
-    private static ScenarioResult Result(params CaseResult[] cases) => new()
-    {
-        Id = "server-overload",
-        Seed = "issue 28",
-        SeedClaim = "c",
-        SeedMachine = "m",
-        Scale = 1,
-        Full = false,
-        Cases = cases,
-    };
+    private static ScenarioResult Result(params CaseResult[] cases) => ScenarioResults.Of("server-overload", cases) with { Seed = "issue 28" };
 }

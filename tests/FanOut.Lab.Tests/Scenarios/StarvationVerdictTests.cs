@@ -1,6 +1,7 @@
 using FanOut.Lab.Results;
 using FanOut.Lab.Running;
 using FanOut.Lab.Scenarios;
+using FanOut.Lab.Tests.Results;
 
 namespace FanOut.Lab.Tests.Scenarios;
 
@@ -26,15 +27,9 @@ public sealed class StarvationVerdictTests
     }
 
     /// <summary>Every case of <paramref name="scenario"/> as if measured, with a heartbeat of <paramref name="lateMs"/> at every percentile.</summary>
-    private static ScenarioResult Measured(Scenario scenario, Func<LabCase, double> lateMs) => new()
-    {
-        Id = scenario.Id,
-        Seed = "s",
-        SeedClaim = "c",
-        SeedMachine = "m",
-        Scale = 1,
-        Full = false,
-        Cases = scenario.Cases(ScenarioSize.Default).Select(c =>
+    private static ScenarioResult Measured(Scenario scenario, Func<LabCase, double> lateMs) => ScenarioResults.Of(
+        scenario.Id,
+        scenario.Cases(ScenarioSize.Default).Select(c =>
         {
             var workload = c.CreateWorkload();
             var late = lateMs(c);
@@ -49,6 +44,5 @@ public sealed class StarvationVerdictTests
                 PeakInFlight = 1,
                 Heartbeat = new HeartbeatResult { PoolP50Ms = late, PoolP99Ms = late, PoolMaxMs = late },
             };
-        }).ToArray(),
-    };
+        }).ToArray());
 }
