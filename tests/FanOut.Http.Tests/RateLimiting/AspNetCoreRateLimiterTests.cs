@@ -41,13 +41,11 @@ public sealed class AspNetCoreRateLimiterTests
         await app.StartAsync();
         var client = app.GetTestClient();
 
-        var loop = budget.RunLoopAsync(limit, LoopItems);
-        var requests = Enumerable.Range(0, Requests).Select(i => Task.Run(async () =>
+        await budget.RunBothSidesAsync(limit, LoopItems, Requests, async i =>
         {
             using var response = await client.GetAsync($"/item/{i}");
             response.EnsureSuccessStatusCode();
-        }));
-        await Task.WhenAll(requests.Append(loop)).WaitAsync(SharedBudget.Hang);
+        });
         await app.StopAsync();
 
         budget.AssertWithin(limit, LoopItems, Requests);

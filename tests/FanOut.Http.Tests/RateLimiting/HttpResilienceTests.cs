@@ -40,15 +40,13 @@ public sealed class HttpResilienceTests
         await using var provider = services.BuildServiceProvider();
         var client = provider.GetRequiredService<IHttpClientFactory>().CreateClient("downstream");
 
-        var loop = budget.RunLoopAsync(limit, LoopItems);
-        var requests = Enumerable.Range(0, Requests).Select(i => Task.Run(async () =>
+        await budget.RunBothSidesAsync(limit, LoopItems, Requests, async i =>
         {
             using var request = new HttpRequestMessage(HttpMethod.Get, $"item/{i}");
             request.Options.Set(WorkHandler.First, i == 0);
             using var response = await client.SendAsync(request);
             response.EnsureSuccessStatusCode();
-        }));
-        await Task.WhenAll(requests.Append(loop)).WaitAsync(SharedBudget.Hang);
+        });
 
         budget.AssertWithin(limit, LoopItems, Requests);
     }

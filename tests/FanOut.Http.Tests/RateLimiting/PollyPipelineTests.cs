@@ -1,3 +1,5 @@
+using System.Threading.RateLimiting;
+
 using Polly;
 
 namespace FanOut.Http.Tests.RateLimiting;
@@ -14,15 +16,9 @@ public sealed class PollyPipelineTests
     {
         var limit = ConcurrencyLimit.Fixed(Limit);
         using var limiter = limit.AsRateLimiter();
-        var pipeline = new ResiliencePipelineBuilder().AddRateLimiter(limiter).Build();
-        var budget = new SharedBudget();
 
-        var loop = budget.RunLoopAsync(limit, LoopItems);
-        var calls = Enumerable.Range(0, PipelineCalls).Select(i => Task.Run(async () =>
-            await pipeline.ExecuteAsync(ct => new ValueTask(budget.WorkAsync(SharedBudget.Pipeline, i == 0, ct)))));
-        await Task.WhenAll(calls.Append(loop)).WaitAsync(SharedBudget.Hang);
+        await RunBesideALoopAsync(limit, limiter);
 
-        budget.AssertWithin(limit, LoopItems, PipelineCalls);
         Assert.Equal(PipelineCalls, limiter.GetStatistics()!.TotalSuccessfulLeases);
     }
 
@@ -31,15 +27,24 @@ public sealed class PollyPipelineTests
     {
         var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MaxLimit = 8 });
         using var limiter = limit.AsRateLimiter();
+
+        var budget = await RunBesideALoopAsync(limit, limiter);
+
+        Assert.True(budget.Peak <= 8);
+    }
+
+    /// <summary>
+    /// Runs <see cref="PipelineCalls"/> calls through a pipeline whose rate limiter is <paramref name="limiter"/> (the bridge
+    /// of <paramref name="limit"/>) beside a FanOutAsync loop of <see cref="LoopItems"/> on <paramref name="limit"/>, and
+    /// checks that together they stayed within it.
+    /// </summary>
+    private static async Task<SharedBudget> RunBesideALoopAsync(ConcurrencyLimit limit, RateLimiter limiter)
+    {
         var pipeline = new ResiliencePipelineBuilder().AddRateLimiter(limiter).Build();
         var budget = new SharedBudget();
-
-        var loop = budget.RunLoopAsync(limit, LoopItems);
-        var calls = Enumerable.Range(0, PipelineCalls).Select(i => Task.Run(async () =>
-            await pipeline.ExecuteAsync(ct => new ValueTask(budget.WorkAsync(SharedBudget.Pipeline, i == 0, ct)))));
-        await Task.WhenAll(calls.Append(loop)).WaitAsync(SharedBudget.Hang);
-
+        await budget.RunBothSidesAsync(limit, LoopItems, PipelineCalls, async i =>
+            await pipeline.ExecuteAsync(ct => new ValueTask(budget.WorkAsync(SharedBudget.Pipeline, i == 0, ct))));
         budget.AssertWithin(limit, LoopItems, PipelineCalls);
-        Assert.True(budget.Peak <= 8);
+        return budget;
     }
 }

@@ -66,6 +66,18 @@ internal sealed class SharedBudget
             (i, ct) => new ValueTask(WorkAsync(Loop, i == 0, ct)),
             new FanOutOptions { Limit = limit });
 
+    /// <summary>
+    /// Both sides at once, until all have completed (within <see cref="Hang"/>): the loop (<paramref name="loopItems"/> units
+    /// under <paramref name="limit"/>) and <paramref name="calls"/> calls of the pipeline side, each on the pool
+    /// (<paramref name="call"/> given its index; its work is <see cref="WorkAsync"/> on <see cref="Pipeline"/>).
+    /// </summary>
+    public Task RunBothSidesAsync(ConcurrencyLimit limit, int loopItems, int calls, Func<int, Task> call)
+    {
+        var loop = RunLoopAsync(limit, loopItems);
+        var pipeline = Enumerable.Range(0, calls).Select(i => Task.Run(() => call(i)));
+        return Task.WhenAll(pipeline.Append(loop)).WaitAsync(Hang);
+    }
+
     public void AssertWithin(ConcurrencyLimit limit, int loopItems, int pipelineItems)
     {
         Assert.True(Completed(Loop) == loopItems && Completed(Pipeline) == pipelineItems, $"completed {Completed(Loop)} of {loopItems} in the loop, {Completed(Pipeline)} of {pipelineItems} in the pipeline");
