@@ -29,31 +29,25 @@ public static class FleetIncidentsCommand
     {
         int processes = 3, rounds = 3, initial = new AdaptiveBudgetOptions().InitialBudget;
         var scenarios = s_scenarios;
-        var option = new OptionReader(args);
-        try
+        if (!await OptionReader.TryReadAsync("fleet-incidents", args, output, option =>
         {
-            while (option.MoveNext())
+            switch (option.Current)
             {
-                switch (option.Current)
-                {
-                    case "--processes": processes = option.Number(1); break;
-                    case "--rounds": rounds = option.Number(1); break;
-                    case "--initial": initial = option.Number(1); break;
-                    case "--scenarios" when option.HasValue:
-                        scenarios = option.Value().Split(',');
-                        if (scenarios.FirstOrDefault(s => !s_scenarios.Contains(s)) is { } unknown)
-                        {
-                            throw new FormatException($"unknown scenario '{unknown}': choose from {string.Join(", ", s_scenarios)}");
-                        }
+                case "--processes": processes = option.Number(1); break;
+                case "--rounds": rounds = option.Number(1); break;
+                case "--initial": initial = option.Number(1); break;
+                case "--scenarios" when option.HasValue:
+                    scenarios = option.Value().Split(',');
+                    if (scenarios.FirstOrDefault(s => !s_scenarios.Contains(s)) is { } unknown)
+                    {
+                        throw new FormatException($"unknown scenario '{unknown}': choose from {string.Join(", ", s_scenarios)}");
+                    }
 
-                        break;
-                    default: throw new FormatException($"unknown option '{option.Current}': choose from --processes, --rounds, --initial, --scenarios");
-                }
+                    break;
+                default: throw new FormatException($"unknown option '{option.Current}': choose from --processes, --rounds, --initial, --scenarios");
             }
-        }
-        catch (FormatException e)
+        }))
         {
-            await output.WriteLineAsync("fleet-incidents: " + e.Message);
             return 2;
         }
 

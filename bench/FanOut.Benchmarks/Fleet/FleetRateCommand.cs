@@ -21,34 +21,28 @@ public static class FleetRateCommand
     {
         int workers = 4, rate = 200, burst = 10, seconds = 60, acquirers = 64, fallback = 0;
         var faults = Array.Empty<string>();
-        var option = new OptionReader(args);
-        try
+        if (!await OptionReader.TryReadAsync("fleet-rate", args, output, option =>
         {
-            while (option.MoveNext())
+            switch (option.Current)
             {
-                switch (option.Current)
-                {
-                    case "--workers": workers = option.Number(1); break;
-                    case "--rate": rate = option.Number(1); break;
-                    case "--burst": burst = option.Number(1); break;
-                    case "--seconds": seconds = option.Number(1); break;
-                    case "--acquirers": acquirers = option.Number(1); break;
-                    case "--fallback": fallback = option.Number(0); break;
-                    case "--faults" when option.HasValue:
-                        faults = option.Value().Split(',');
-                        if (faults.Except(["restart", "pause"]).FirstOrDefault() is { } bad)
-                        {
-                            throw new FormatException($"--faults '{bad}': choose from restart, pause (comma-separated)");
-                        }
+                case "--workers": workers = option.Number(1); break;
+                case "--rate": rate = option.Number(1); break;
+                case "--burst": burst = option.Number(1); break;
+                case "--seconds": seconds = option.Number(1); break;
+                case "--acquirers": acquirers = option.Number(1); break;
+                case "--fallback": fallback = option.Number(0); break;
+                case "--faults" when option.HasValue:
+                    faults = option.Value().Split(',');
+                    if (faults.Except(["restart", "pause"]).FirstOrDefault() is { } bad)
+                    {
+                        throw new FormatException($"--faults '{bad}': choose from restart, pause (comma-separated)");
+                    }
 
-                        break;
-                    default: throw new FormatException($"unknown option '{option.Current}': choose from --workers, --rate, --burst, --seconds, --acquirers, --faults, --fallback");
-                }
+                    break;
+                default: throw new FormatException($"unknown option '{option.Current}': choose from --workers, --rate, --burst, --seconds, --acquirers, --faults, --fallback");
             }
-        }
-        catch (FormatException e)
+        }))
         {
-            await output.WriteLineAsync("fleet-rate: " + e.Message);
             return 2;
         }
 

@@ -19,27 +19,21 @@ public static class FleetScaleCommand
         int workers = 16, budget = 48, items = 500, holdMs = 20, rounds = 1;
         var adaptive = false;
         string? url = null;
-        var option = new OptionReader(args);
-        try
+        if (!await OptionReader.TryReadAsync("fleet-scale", args, output, option =>
         {
-            while (option.MoveNext())
+            switch (option.Current)
             {
-                switch (option.Current)
-                {
-                    case "--workers": workers = option.Number(1); break;
-                    case "--budget": budget = option.Number(1); break;
-                    case "--items": items = option.Number(1); break;
-                    case "--hold-ms": holdMs = option.Number(0); break;
-                    case "--rounds": rounds = option.Number(1); break;
-                    case "--adaptive": adaptive = true; break;
-                    case "--url" when option.HasValue: url = option.Value(); break;
-                    default: throw new FormatException($"unknown option '{option.Current}': choose from --workers, --budget, --adaptive, --items, --hold-ms, --url, --rounds");
-                }
+                case "--workers": workers = option.Number(1); break;
+                case "--budget": budget = option.Number(1); break;
+                case "--items": items = option.Number(1); break;
+                case "--hold-ms": holdMs = option.Number(0); break;
+                case "--rounds": rounds = option.Number(1); break;
+                case "--adaptive": adaptive = true; break;
+                case "--url" when option.HasValue: url = option.Value(); break;
+                default: throw new FormatException($"unknown option '{option.Current}': choose from --workers, --budget, --adaptive, --items, --hold-ms, --url, --rounds");
             }
-        }
-        catch (FormatException e)
+        }))
         {
-            await output.WriteLineAsync("fleet-scale: " + e.Message);
             return 2;
         }
 

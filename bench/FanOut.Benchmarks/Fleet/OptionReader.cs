@@ -4,12 +4,36 @@ namespace FanOut.Benchmarks.Fleet;
 
 /// <summary>
 /// The fleet commands' options, read one at a time after the command's name (<c>args[0]</c>): the option at hand, its
-/// value, and the whole-number rule they share. A bad value is a <see cref="FormatException"/> naming it, which the
-/// command prints as a usage error.
+/// value, and the whole-number rule they share. A bad value is a <see cref="FormatException"/> naming it, which
+/// <see cref="TryReadAsync"/> prints as a usage error.
 /// </summary>
 internal sealed class OptionReader(string[] args)
 {
     private int _index;
+
+    /// <summary>
+    /// Reads every option of <paramref name="args"/> with <paramref name="read"/> (a switch on <see cref="Current"/> that
+    /// throws <see cref="FormatException"/> for a bad one); on the first bad one, writes <c>command: why</c> and returns false
+    /// (the command then exits 2, a usage error).
+    /// </summary>
+    public static async Task<bool> TryReadAsync(string command, string[] args, TextWriter output, Action<OptionReader> read)
+    {
+        var option = new OptionReader(args);
+        try
+        {
+            while (option.MoveNext())
+            {
+                read(option);
+            }
+
+            return true;
+        }
+        catch (FormatException e)
+        {
+            await output.WriteLineAsync($"{command}: {e.Message}");
+            return false;
+        }
+    }
 
     /// <summary>The option at hand.</summary>
     public string Current => args[_index];

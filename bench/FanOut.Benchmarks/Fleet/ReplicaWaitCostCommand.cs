@@ -19,22 +19,16 @@ public static class ReplicaWaitCostCommand
     public static async Task<int> RunAsync(string[] args, TextWriter output)
     {
         int rounds = 10, perRound = 200;
-        var option = new OptionReader(args);
-        try
+        if (!await OptionReader.TryReadAsync("redis-wait-cost", args, output, option =>
         {
-            while (option.MoveNext())
+            switch (option.Current)
             {
-                switch (option.Current)
-                {
-                    case "--rounds": rounds = option.Number(1); break;
-                    case "--per-round": perRound = option.Number(1); break;
-                    default: throw new FormatException($"unknown option '{option.Current}': choose from --rounds, --per-round");
-                }
+                case "--rounds": rounds = option.Number(1); break;
+                case "--per-round": perRound = option.Number(1); break;
+                default: throw new FormatException($"unknown option '{option.Current}': choose from --rounds, --per-round");
             }
-        }
-        catch (FormatException e)
+        }))
         {
-            await output.WriteLineAsync("redis-wait-cost: " + e.Message);
             return 2;
         }
 
