@@ -1,5 +1,7 @@
 using System.Net;
 
+using FanOut.Http.Tests.Handlers;
+
 using Microsoft.Extensions.Time.Testing;
 
 namespace FanOut.AspNetCore.Tests.Middleware;
@@ -70,14 +72,14 @@ public sealed class AdmissionTests
     [Fact]
     public async Task Queue_WaitLongerThanQueueTimeout_Refused()
     {
-        var time = new TimerCountingTimeProvider();
+        var time = new CountingTimeProvider(); // b's queue timeout is armed a moment after b counts as queued: wait for it
         var limit = ConcurrencyLimit.Fixed(1);
         await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.TimeProvider = time; o.QueueTimeout = TimeSpan.FromSeconds(2); });
 
         var a = await app.SendAdmittedAsync("/work?id=a");
         var timers = time.TimersCreated;
         var b = await app.SendQueuedAsync("/work?id=b", queued: 1);
-        await Wait.UntilAsync(() => time.TimersCreated > timers, "b's queue timeout armed");
+        await time.WaitForTimersAsync(timers + 1);
         time.Advance(TimeSpan.FromSeconds(1.9));
         Assert.False(b.IsCompleted);
         time.Advance(TimeSpan.FromSeconds(0.1));

@@ -4,31 +4,6 @@ using Microsoft.Extensions.Time.Testing;
 
 namespace FanOut.Http.Tests.Handlers;
 
-/// <summary>A fake clock that counts the timers created on it, so a test advances it only once the handler waits on it.</summary>
-internal sealed class CountingTimeProvider : FakeTimeProvider
-{
-    private int _timers;
-
-    public int TimersCreated => Volatile.Read(ref _timers);
-
-    public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
-    {
-        Interlocked.Increment(ref _timers);
-        return base.CreateTimer(callback, state, dueTime, period);
-    }
-
-    /// <summary>Waits (really, briefly) until at least <paramref name="count"/> timers exist; fails rather than hangs.</summary>
-    public async Task WaitForTimersAsync(int count)
-    {
-        for (var i = 0; i < 30_000 && TimersCreated < count; i++)
-        {
-            await Task.Delay(1);
-        }
-
-        Assert.True(TimersCreated >= count, $"{TimersCreated} timers, expected {count}");
-    }
-}
-
 /// <summary>A user's limit that records what it is told, on a fake clock.</summary>
 internal sealed class RecordingLimit(int limit, TimeProvider time) : ConcurrencyLimit
 {
