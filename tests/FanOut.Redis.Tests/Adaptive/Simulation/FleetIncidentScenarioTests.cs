@@ -25,10 +25,6 @@ namespace FanOut.Redis.Tests.Adaptive.Simulation;
 public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITestOutputHelper output) : IClassFixture<FakeClockRedisFixture>
 {
     private const int Processes = 3;
-    private static readonly TimeSpan s_latency = TimeSpan.FromMilliseconds(20);
-
-    private static DownstreamState HardCap(int capacity) => new() { Capacity = capacity, Queue = 0, Latency = s_latency };
-
     /// <summary>The first contact cases of the suite: capacity, items, the most of the calls that may be rejected.</summary>
     public static TheoryData<int, int, double> FirstContactCases() => new() { { 5, 100, 0.10 }, { 20, 300, 0.05 }, { 64, 1000, 0.05 } };
 
@@ -50,67 +46,32 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
     [FakeClockFact]
     public async Task FleetBudget_CapacityHalvesAndRecovers_SettlesWithinASecondAndRejectsLittleAfter()
     {
-        // 64 at once, then 32 from 3 s to 6 s, then 64 again; 429 beyond it, at once.
-        var halved = TimeSpan.FromSeconds(3);
-        var recovered = TimeSpan.FromSeconds(6);
-        var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (halved, HardCap(32)), (recovered, HardCap(64)));
-        var simulation = await RunAsync(script, TimeSpan.FromSeconds(9));
+        var simulation = await RunAsync(IncidentScenarios.Halving(), IncidentScenarios.HalvingRun);
 
-        var settled = simulation.Timeline.SettledFrom(halved, recovered, 0.75 * 32, 1.25 * 32);
-        var after = simulation.Calls.Where(c => c.At >= settled && c.At < recovered).ToArray();
-        var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 0.75 * 64).At;
-        var context = $"settled {(settled - halved)?.TotalSeconds:F2} s after the halving, {after.Count(c => c.Rejected)} of {after.Length} calls rejected after, back to 48 {(back - recovered).TotalSeconds:F2} s after the recovery; {Figures(simulation)}; {simulation.Timeline.Describe(halved - TimeSpan.FromSeconds(0.5), recovered + TimeSpan.FromSeconds(3))}";
-        output.WriteLine(context);
-        Assert.NotNull(settled);
-        Assert.True(settled - halved <= TimeSpan.FromSeconds(1), context);
-        Assert.True(after.Count(c => c.Rejected) <= 0.03 * after.Length, context);
-        Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
+        IncidentScenarios.AssertHalving(simulation.Timeline, simulation.Calls, output.WriteLine, $"{Figures(simulation)}; ");
     }
 
     [FakeClockFact]
     public async Task FleetBudget_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds()
     {
-        // 64, then 4 for 20 s (probes keep being rejected, so they are spaced out), then 64 again.
-        var low = TimeSpan.FromSeconds(2);
-        var recovered = TimeSpan.FromSeconds(22);
-        var script = DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (low, HardCap(4)), (recovered, HardCap(64)));
-        var simulation = await RunAsync(script, TimeSpan.FromSeconds(26));
+        var simulation = await RunAsync(IncidentScenarios.LongLow(), IncidentScenarios.LongLowRun);
 
-        var back = simulation.Timeline.FirstOrDefault(s => s.At >= recovered && s.Limit >= 32).At;
-        var lowCalls = simulation.Calls.Where(c => c.At >= low + TimeSpan.FromSeconds(1) && c.At < recovered).ToArray();
-        var context = $"back to 32 {(back - recovered).TotalSeconds:F2} s after the recovery; {lowCalls.Count(c => c.Rejected)} of {lowCalls.Length} calls rejected during the low; {Figures(simulation)}; {simulation.Timeline.Describe(recovered - TimeSpan.FromSeconds(1), recovered + TimeSpan.FromSeconds(4))}";
-        output.WriteLine(context);
-        Assert.True(back > recovered && back - recovered <= TimeSpan.FromSeconds(3), context);
+        IncidentScenarios.AssertLongLow(simulation.Timeline, simulation.Calls, output.WriteLine, $"{Figures(simulation)}; ");
     }
 
     [FakeClockFact]
     public async Task FleetBudget_RetryAfterStorm_FailsNoItemAndSendsAboutItsOwnSizeDuringThePause()
     {
-        // From 2 s to 3 s every call is answered 429 with Retry-After: 1 s; the items wait it out.
-        var storm = TimeSpan.FromSeconds(2);
-        var calm = TimeSpan.FromSeconds(3);
-        var script = DownstreamScript.Phases(
-            (TimeSpan.Zero, HardCap(64)),
-            (storm, HardCap(64) with { RetryAfter = TimeSpan.FromSeconds(1) }),
-            (calm, HardCap(64)));
-        var simulation = await RunAsync(script, TimeSpan.FromSeconds(6));
+        var simulation = await RunAsync(IncidentScenarios.RetryAfterStorm(), IncidentScenarios.StormRun);
 
-        var before = simulation.Timeline.Last(s => s.At < storm).Limit;
-        var during = simulation.Calls.Count(c => c.At >= storm && c.At < calm);
-        var resumed = simulation.Timeline.First(s => s.At >= calm && s.Limit > 0);
-        var context = $"budget {before} before the storm, {during} calls during it, {resumed.Limit} at {resumed.At.TotalSeconds:F3} s, {simulation.FailedItems} items failed; {Figures(simulation)}; {simulation.Timeline.Describe(storm - TimeSpan.FromSeconds(0.25), calm + TimeSpan.FromSeconds(1))}";
-        output.WriteLine(context);
-        Assert.True(simulation.FailedItems == 0, context);
-        Assert.True(during <= (1.25 * before) + 8, context);
-        Assert.True(resumed.At - calm <= TimeSpan.FromMilliseconds(50) && resumed.Limit >= 0.75 * before, context);
+        IncidentScenarios.AssertStorm(simulation.Timeline, simulation.Calls, simulation.FailedItems, output.WriteLine, $"{Figures(simulation)}; ");
     }
 
     [FakeClockFact]
     public async Task FleetBudget_HeavyTailedLatencyWithoutOverload_KeepsFourFifthsOfAFixedBudgetsThroughput()
     {
-        // p99 = 10x the median, a downstream with room for everything: the tail must not read as congestion.
         const int Items = 20_000;
-        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Queue = 0, Latency = s_latency, Shape = LatencyShape.HeavyTail });
+        var script = IncidentScenarios.HeavyTail();
         var adaptive = await RunAsync(script, items: Items);
         var best = await RunAsync(script, items: Items, fixedBudget: 256);
 
