@@ -25,6 +25,20 @@ public sealed class AdaptiveFirstContactTests
         }
     }
 
+    /// <summary>Answers every call in flight at one instant, each answer's worker taking the next item at once; returns how many.</summary>
+    private static int AnswerTheRoundAtOnce(ConcurrencyLimit limit, Queue<long> started)
+    {
+        var answers = started.Count;
+        for (var i = 0; i < answers; i++)
+        {
+            limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
+            limit.Release();
+            Fill(limit, started);
+        }
+
+        return answers;
+    }
+
     [Fact]
     public void Adaptive_NothingAnswered_SendsNoMoreThanTheInitialLimit()
     {
@@ -151,13 +165,7 @@ public sealed class AdaptiveFirstContactTests
             // the next item at once. The pace is given half a round trip (twice what it needs) to grant the growth.
             clock.AdvanceInSteps(round == 0 ? s_roundTrip : s_roundTrip / 2);
             var before = limit.Current;
-            var answers = started.Count;
-            for (var i = 0; i < answers; i++)
-            {
-                limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
-                limit.Release();
-                Fill(limit, started);
-            }
+            var answers = AnswerTheRoundAtOnce(limit, started);
 
             Assert.InRange(limit.Current, before, before + 1 + 1); // the rise's first permit and one more at once
             if (round == 1)
@@ -187,13 +195,7 @@ public sealed class AdaptiveFirstContactTests
         var started = new Queue<long>();
         Fill(limit, started);
         clock.AdvanceInSteps(s_roundTrip);
-        var answers = started.Count;
-        for (var i = 0; i < answers; i++)
-        {
-            limit.RecordCompletion(started.Dequeue(), ItemOutcome.Succeeded);
-            limit.Release();
-            Fill(limit, started);
-        }
+        var answers = AnswerTheRoundAtOnce(limit, started);
 
         var atOnce = limit.Current; // the rise's first permits
         clock.Advance(s_roundTrip / 4); // one step: the timer due in half a millisecond fires 4.5 ms late
