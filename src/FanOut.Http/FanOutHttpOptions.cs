@@ -12,7 +12,9 @@ public sealed record FanOutHttpOptions
     /// <see cref="AdaptiveLimitOptions.BackoffRatio"/> 0.9 instead of 0.8. The handler sees each 429/503 of a host as it
     /// comes, each a precise "one too many", so a gentler cut keeps the limit nearer the capacity: against the lab's
     /// 16-slot, no-queue server (<c>run downstream-http-client</c>) 0.95x-0.97x of a hand-picked Fixed(16) in three runs,
-    /// where 0.8 gave 0.87x-0.92x in five.
+    /// where 0.8 gave 0.87x-0.92x in five. And <see cref="AdaptiveLimitOptions.SlowStartPace"/> 1 instead of 4: each request
+    /// slow start adds opens a connection, a burst of which takes 10-15 ms over loopback on a busy machine, and the 429 to
+    /// the first one over a server's capacity comes back behind them; paced over a whole round trip, fewer are sent before it.
     /// </value>
     public Func<string, ConcurrencyLimit>? LimitFactory { get; init; }
 

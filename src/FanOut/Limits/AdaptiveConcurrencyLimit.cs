@@ -86,7 +86,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _isOverload = options.IsOverload ?? AdaptiveLimitOptions.IsOverloadByDefault;
         _statistics = new LatencyStatistics(options.MaxLimit, options.MinWindowSamples);
         _law = new AdaptiveControlLaw(options);
-        _pacer = new SlowStartPacer(options.InitialLimit, _time.TimestampFrequency);
+        _pacer = new SlowStartPacer(options.InitialLimit, options.SlowStartPace, _time.TimestampFrequency);
         _paceTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPaceTimer(), this);
         _pauseTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPauseTimer(), this);
         _limit = options.InitialLimit;

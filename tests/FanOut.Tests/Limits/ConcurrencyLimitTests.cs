@@ -31,6 +31,11 @@ public sealed class ConcurrencyLimitTests
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 300 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Tolerance = 1.0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { BackoffRatio = 1.0 }));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { SlowStartPace = double.NaN }));
+        var pace = Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { SlowStartPace = 0.5 }));
+        Assert.Equal("SlowStartPace", pace.ParamName);
+        Assert.Contains("1 or more", pace.Message, StringComparison.Ordinal);
+        Assert.NotNull(ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { SlowStartPace = double.PositiveInfinity }));
     }
 
     [Fact]

@@ -3,16 +3,16 @@ namespace FanOut.Limits.Adaptive;
 /// <summary>
 /// Spreads slow start's growth over the round trip, as Linux paces TCP's slow start (at twice the window per round trip):
 /// the law may grow the limit by one per answer at once, but the permits the pool grants follow it at no more than
-/// <see cref="PaceFactor"/> x the limit per baseline latency. Answers that arrive spread over their round trip are never
-/// held back (they come at half that rate); a round whose answers arrive together (a downstream with a fixed latency
+/// <see cref="AdaptiveLimitOptions.SlowStartPace"/> x the limit per baseline latency (by default 4: answers that arrive
+/// spread over their round trip are never held back, they come at half that rate); a round whose answers arrive together (a downstream with a fixed latency
 /// answers a round of 64 within a millisecond) no longer sends its whole growth before the first "no" can come back: over
 /// HTTP against a hard cap of 64 that burst was 64 calls answered 429 at once. Cuts are never paced. Reads no clock: the
 /// owning limit passes the time, under its lock, and arms a timer for <see cref="Follow"/>'s due time.
 /// </summary>
 internal sealed class SlowStartPacer
 {
-    /// <summary>The pace, in limits per baseline latency: twice the rate at which a round's own answers grow the limit.</summary>
-    internal const int PaceFactor = 4;
+    /// <summary>The pace, in limits per baseline latency (<see cref="AdaptiveLimitOptions.SlowStartPace"/>).</summary>
+    private readonly double _pace;
 
     /// <summary>Permits granted at once when growth outruns the grant afresh, beyond the first one.</summary>
     internal const int Burst = 1;
@@ -33,10 +33,11 @@ internal sealed class SlowStartPacer
     /// <summary>True while the grant is behind the law's limit: the schedule runs on, and a late timer grants what it owes.</summary>
     private bool _behind;
 
-    /// <summary>Creates the pace at <paramref name="initial"/> granted, on a clock of <paramref name="timestampFrequency"/> ticks a second.</summary>
-    public SlowStartPacer(int initial, long timestampFrequency)
+    /// <summary>Creates the pace at <paramref name="initial"/> granted, <paramref name="pace"/> limits per baseline latency, on a clock of <paramref name="timestampFrequency"/> ticks a second.</summary>
+    public SlowStartPacer(int initial, double pace, long timestampFrequency)
     {
         Granted = initial;
+        _pace = pace;
         _maxCatchUp = MaxCatchUp.TotalSeconds * timestampFrequency;
     }
 
@@ -46,7 +47,7 @@ internal sealed class SlowStartPacer
     /// <summary>
     /// Moves <see cref="Granted"/> toward the law's <paramref name="target"/> at <paramref name="now"/>: at once when it falls
     /// or pacing is off (after slow start, where growth is at most a quarter per window; or before a baseline exists),
-    /// else by the permits the pace has scheduled by now: one permit each round trip / (PaceFactor x the grant), starting
+    /// else by the permits the pace has scheduled by now: one permit each round trip / (the pace x the grant), starting
     /// with <see cref="Burst"/> + 1 at once when the grant was not behind, and owing no more than <see cref="MaxCatchUp"/>
     /// of lateness when it was.
     /// </summary>
@@ -84,5 +85,5 @@ internal sealed class SlowStartPacer
     }
 
     /// <summary>Ticks between two paced permits at the grant now.</summary>
-    private double Interval(double roundTrip) => roundTrip / (PaceFactor * Granted);
+    private double Interval(double roundTrip) => roundTrip / (_pace * Granted);
 }

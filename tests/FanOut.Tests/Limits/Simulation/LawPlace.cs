@@ -16,8 +16,9 @@ public sealed record LawPlace(string Name, AdaptiveLimitOptions Options, int Cal
         // FanOutAsync given no limit: a fresh ConcurrencyLimit.Adaptive() per call.
         new("loop", new AdaptiveLimitOptions(), int.MaxValue),
 
-        // AddFanOutLimit()'s per-host limit: HostConcurrencyLimits' default, BackoffRatio 0.9 (it sees every 429 of a host).
-        new("http", new AdaptiveLimitOptions { BackoffRatio = 0.9 }, int.MaxValue),
+        // AddFanOutLimit()'s per-host limit: HostConcurrencyLimits' default, BackoffRatio 0.9 (it sees every 429 of a host) and
+        // SlowStartPace 1 (its growth requests open connections, and the "no" to them comes a connect later).
+        new("http", new AdaptiveLimitOptions { BackoffRatio = 0.9, SlowStartPace = 1 }, int.MaxValue),
 
         // One ConcurrencyLimit.Adaptive() passed to many short fan-outs, one after the other (100 items each).
         new("shared", new AdaptiveLimitOptions(), 100),
