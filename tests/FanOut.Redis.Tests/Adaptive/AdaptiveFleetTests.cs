@@ -11,7 +11,7 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
     public async Task FanOutAsync_TwoLimitsAgainstACapacity_BudgetFindsItAndEveryItemSucceeds()
     {
         const int Capacity = 12;
-        var options = Options();
+        var options = await OptionsAsync();
         await using var first = RedisConcurrencyLimit.Create(redis.Connection, options);
         await using var second = RedisConcurrencyLimit.Create(redis.Connection, options);
         var running = 0;
@@ -68,7 +68,7 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
     [Fact]
     public async Task Overload_SeenByOneProcess_ShrinksTheOthersBudget()
     {
-        var options = Options() with { Adaptive = new AdaptiveBudgetOptions { InitialBudget = 20 } };
+        var options = await OptionsAsync() with { Adaptive = new AdaptiveBudgetOptions { InitialBudget = 20 } };
         await using var seer = RedisConcurrencyLimit.Create(redis.Connection, options);
         await using var other = RedisConcurrencyLimit.Create(redis.Connection, options);
         Assert.True(await seer.WaitAsync().WaitAsync(s_guard));
@@ -95,7 +95,7 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
     [InlineData("loop")]
     public async Task RetryAfter_SeenByOneProcessFromAnySource_PausesEveryProcessThenResumes(string source)
     {
-        var options = Options() with { Linger = TimeSpan.FromSeconds(1) };
+        var options = await OptionsAsync() with { Linger = TimeSpan.FromSeconds(1) };
         await using var seer = RedisConcurrencyLimit.Create(redis.Connection, options);
         await using var other = RedisConcurrencyLimit.Create(redis.Connection, options);
         Assert.True(await other.WaitAsync().WaitAsync(s_guard));
@@ -138,9 +138,10 @@ public sealed class AdaptiveFleetTests(RedisServer redis) : IClassFixture<RedisS
         await run.WaitAsync(s_guard);
     }
 
-    private static RedisLimitOptions Options() => new()
+    /// <summary>The options of both limits, on a key whose epoch exists (no restart grace: a 15 s lease cost the class's first test 14 s).</summary>
+    private async Task<RedisLimitOptions> OptionsAsync() => new()
     {
-        Key = $"test-{Guid.NewGuid():N}",
+        Key = await redis.FreshKeyAsync("test"),
         Adaptive = new AdaptiveBudgetOptions { InitialBudget = 2 },
         // Nothing here waits for a lease to expire; a long lease lets one round trip take up to RedisTimeout (5 s) on a
         // loaded CI host, where a 2 s lease capped it at 667 ms and a fresh connection's first script load missed that.
