@@ -7,7 +7,9 @@ namespace FanOut;
 /// <remarks>
 /// Raising it starts waiting work at once: waiters are granted the new room, and every call on the limit keeps one worker
 /// waiting for a rise. Lowering it stops nothing: running items finish, workers give back the permits above the new limit as
-/// they do, and no item starts until <see cref="ConcurrencyLimit.InFlight"/> is below it. Each change is recorded on the
+/// they do, and no permit is granted until <see cref="ConcurrencyLimit.InFlight"/> is below it (a worker that kept its
+/// permit for its next item just before the change starts that item on it: no more permits are out than before, and it
+/// gives the permit back after). Each change is recorded on the
 /// <c>fanout.limit.current</c> gauge. To follow configuration, set it from <c>IOptionsMonitor&lt;T&gt;.OnChange</c>:
 /// <code>
 /// var limit = ConcurrencyLimit.Settable(monitor.CurrentValue.MaxConcurrency);
