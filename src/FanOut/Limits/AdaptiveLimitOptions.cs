@@ -83,8 +83,9 @@ public sealed record AdaptiveLimitOptions
     /// standard errors of the two medians and the 2 ms noise floor) means the level it grew from already served all the
     /// downstream could, so the limit goes back to it and tries the step again after 2 windows, 4, then every 8 while it
     /// keeps buying nothing (the spacing of probes above an overload); a filled window that does not grow the limit steps
-    /// it down one, kept when latency fell by more than that half, else taken back and held. Windows that judge a step hold
-    /// <see cref="MinWindowSamples"/>. It reads a ratio of latencies between neighbouring windows, not a band around the
+    /// it down one, kept when latency fell by more than that half (beyond one standard error), else taken back and held
+    /// there for up to 8 windows. Windows that judge a step hold <see cref="MinWindowSamples"/>. On a spread downstream the
+    /// test can tell little (a lognormal pool of 4 whose p99 is 4x its median held at 4-6, as without it). It reads a ratio of latencies between neighbouring windows, not a band around the
     /// baseline, so a baseline that drifts with the machine's load does not move it.
     /// </value>
     public bool GrowthMustBuyThroughput { get; init; }

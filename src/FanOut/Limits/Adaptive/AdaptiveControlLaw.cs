@@ -205,9 +205,13 @@ internal sealed class AdaptiveControlLaw
 
     /// <summary>
     /// With <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>: a level a step down from cost throughput (the knee is at
-    /// it or above), so the hold band does not step below it (0: none); any other move of the limit clears it.
+    /// it or above), so windows do not step below it (0: none) until a probe above it, a back-off, or
+    /// <see cref="MaxProbeSpacing"/> windows held at it (a reading of noise would hold it there for good otherwise).
     /// </summary>
     private int _kneeFloor;
+
+    /// <summary>Windows held at <see cref="_kneeFloor"/>: it lapses after <see cref="MaxProbeSpacing"/> of them, as at a probe.</summary>
+    private int _windowsAtFloor;
 
     /// <summary>
     /// The limit at the last overload back-off, or (with <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) the last
@@ -579,7 +583,7 @@ internal sealed class AdaptiveControlLaw
         if (steppedFrom > limit && limit == _steppedTo)
         {
             // A step down taken because growth must buy throughput (below): the same test, read the other way.
-            if (GrowthBoughtNoThroughput(statistics, limit, latency, window.Length, steppedFrom, _latencyBeforeStep, _samplesBeforeStep, standardErrors: 0))
+            if (GrowthBoughtNoThroughput(statistics, limit, latency, window.Length, steppedFrom, _latencyBeforeStep, _samplesBeforeStep, standardErrors: 1))
             {
                 // Latency fell in proportion: the step cost no throughput, the level it left was above the knee. Stay, with
                 // that level as the ceiling the spaced probes approach.
@@ -592,6 +596,7 @@ internal sealed class AdaptiveControlLaw
                 // Latency did not fall in proportion: the step cost throughput, the level it left is the knee (or below it,
                 // when the test could not tell). Go back to it, and hold there.
                 _kneeFloor = steppedFrom;
+                _windowsAtFloor = 0;
                 knee = steppedFrom;
             }
         }
@@ -659,7 +664,8 @@ internal sealed class AdaptiveControlLaw
             }
         }
 
-        if (_options.GrowthMustBuyThroughput && filled && window.Length >= _options.MinWindowSamples && limit - 1 >= Math.Max(_options.MinLimit, _kneeFloor))
+        if (_options.GrowthMustBuyThroughput && filled && window.Length >= _options.MinWindowSamples && limit > _options.MinLimit
+            && (limit > _kneeFloor || ++_windowsAtFloor >= MaxProbeSpacing))
         {
             // Growth must buy throughput, so a filled window of MinWindowSamples that does not grow the limit (the hold band,
             // or a probe not due; a short window decided only because it read no queue at all) steps it down one, until a step
@@ -667,6 +673,7 @@ internal sealed class AdaptiveControlLaw
             // 1.5 times a baseline reads (a queue of one call over C reads 1 + 1/C), near 1.25 C, and a baseline measured a
             // little high holds it higher. The next window tells (the test above) whether the step cost throughput (latency
             // flat: back up, and hold there) or only shortened the queue (latency fell in proportion: stay, and step again).
+            _kneeFloor = _windowsAtFloor = 0;
             NoteStep(limit, limit - 1, latency, window.Length);
             return limit - 1;
         }
@@ -748,9 +755,11 @@ internal sealed class AdaptiveControlLaw
     /// above <paramref name="low"/> only queued. Read after a growth from low to high, with two standard errors (growth is
     /// taken back only when clearly in vain; its window is not delayed by the queue before it: its items start behind the
     /// calls the growth added, unlike a back-off's), and after a step down from high to low
-    /// (<see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) at the midpoint alone, where false means the step cost
-    /// throughput: a step below the knee wrongly kept is found by the next probe (the floor it would set lapses there), and a
-    /// bar of two standard errors would keep the limit above the knee about half the time at C = 8.
+    /// (<see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) with one, where false means the step cost throughput: at
+    /// the midpoint alone a step down is a coin's toss where the spread dwarfs 1/C (a lognormal pool of 16 whose p99 is 4x its
+    /// median walked down to 4, 3.1x the time of a fixed 32), and two would keep few of the right ones at a steady pool of 8
+    /// (from 11 to 10 a fall of 0.095 in logs against a bar of 0.10). A step below the knee kept by chance is undone by the
+    /// next probe.
     /// </summary>
     private bool GrowthBoughtNoThroughput(LatencyStatistics statistics, int low, double lowLatency, int lowSamples, int high, double highLatency, int highSamples, double standardErrors)
     {
