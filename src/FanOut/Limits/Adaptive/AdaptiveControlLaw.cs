@@ -205,8 +205,9 @@ internal sealed class AdaptiveControlLaw
 
     /// <summary>
     /// With <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>: a level a step down from cost throughput (the knee is at
-    /// it or above), so windows do not step below it (0: none) until a probe above it, a back-off, or
-    /// <see cref="MaxProbeSpacing"/> windows held at it (a reading of noise would hold it there for good otherwise).
+    /// it or above), so windows do not step below it (0: none) for <see cref="MaxProbeSpacing"/> windows held at it, or until a
+    /// back-off (a reading of noise would hold it there for good otherwise; lapsing at every probe, it put the limit below
+    /// the knee a third of the time on the real server at 2x, a step down after each probe).
     /// </summary>
     private int _kneeFloor;
 
@@ -709,7 +710,6 @@ internal sealed class AdaptiveControlLaw
         }
 
         _windowsAtCeiling = 0;
-        _kneeFloor = 0; // the level below is tried again too, once the probe has been judged
         if (limit >= _overloadCeiling)
         {
             // The last probe passed: the old level no longer holds the downstream back.
