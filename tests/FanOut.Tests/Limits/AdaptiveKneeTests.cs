@@ -83,7 +83,7 @@ public sealed class AdaptiveKneeTests(ITestOutputHelper output)
     public void GrowthMustBuyThroughput_PoolGrowsFromFourToEight_ProbesFindTheNewKnee()
     {
         // Held at 4 against a pool of 4; at 30 s the pool grows to 8. The spaced probes above 4 pass from then on and their
-        // steps double, so the limit reaches 7 within 30 windows (of 32 answers: 960 answers; 11-17 measured over five seeds),
+        // steps double, so the limit reaches 7 within 30 windows (of 32 answers: 960 answers; 8-21 measured over five seeds),
         // and holds at the new pool's size afterwards.
         var rise = TimeSpan.FromSeconds(30);
         for (var seed = 1; seed <= 5; seed++)
