@@ -3,11 +3,11 @@ using System.Text;
 
 using FanOut.Lab.ServerOverload;
 
-// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x] [measured seconds] [warm-up seconds] [rounds] [row filter]
+// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x|limit2x] [measured seconds] [warm-up seconds] [rounds] [row filter]
 var which = args.Length > 0 ? args[0] : "all";
-if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x"))
+if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x" or "limit2x"))
 {
-    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start or limit4x.");
+    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start, limit4x or limit2x.");
     return 2;
 }
 
@@ -82,7 +82,7 @@ if (which == "start" && PostgresServer.WhyNot() is null)
     }
 }
 
-if (which == "limit4x" && PostgresServer.WhyNot() is null)
+if (which is "limit4x" or "limit2x" && PostgresServer.WhyNot() is null)
 {
     // The priorities row's adaptive limit at 4x, as the sweep reaches it (0.5x, 1x, 2x first): how long it sat below the
     // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5,
@@ -106,7 +106,8 @@ if (which == "limit4x" && PostgresServer.WhyNot() is null)
         {
             await using var app = await OverloadApp.StartAsync(row, backend);
             OverloadCell? cell = null;
-            foreach (var load in new[] { 0.5, 1, 2, 4 })
+            // limit2x stops at 2x: the limit every 0.1 s there instead.
+            foreach (var load in which == "limit2x" ? new[] { 0.5, 1, 2 } : new[] { 0.5, 1, 2, 4 })
             {
                 cell = await ServerOverloadRun.RunLoadAsync(row, app, load * backend.CapacityPerSecond, load, warmup, measured, slo);
             }
@@ -136,7 +137,8 @@ if (which == "sweep")
         // A fifth argument keeps only the rows whose name contains it (e.g. "priorities"), for a quick look after a change;
         // it also reaches the alternatives to the package's choices ("priorities" adds the row without the reserve and one
         // per reserve a sixth argument lists, e.g. "0.1,fixed4"; "adaptive" also a start at 16), so they alternate in one process.
-        rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16];
+        // "before" is the adaptive row without GrowthMustBuyThroughput: DefaultLimit as it was (started at 4, Tolerance 1.5).
+        rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16, OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, 1.5) with { Name = "FanOut adaptive, growth need not buy throughput (before)" }];
         if (args.Length > 5)
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.

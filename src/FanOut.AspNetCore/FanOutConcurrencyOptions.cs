@@ -22,17 +22,19 @@ public sealed class FanOutConcurrencyOptions
     /// <summary>The limit a service gets when <see cref="Limit"/> is <see langword="null"/>: a new <see cref="ConcurrencyLimit.Adaptive"/> with the server-side options, measured on <paramref name="timeProvider"/>.</summary>
     /// <remarks>
     /// Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.
-    /// The server's one per-place parameter: it starts at 4, not the core's <see cref="AdaptiveLimitOptions.InitialLimit"/> of 10.
+    /// The server's per-place parameters: it starts at 4, not the core's <see cref="AdaptiveLimitOptions.InitialLimit"/> of 10.
     /// A client's start of 10 pays for pure waits (timers that answer together); a server's first requests go to its own
     /// constrained backend, where a start above the backend's capacity seeds the law's baseline with that backend's queue
-    /// (measured in docs/server.md, "The server's starting limit").
+    /// (measured in docs/server.md, "The server's starting limit"). And <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>:
+    /// a service holds at its backend's capacity (a pool of 4: 4), where the core's band settles near 1.25 times it and one or
+    /// two admitted requests always wait in the pool (docs/server.md, "The law's level").
     /// </remarks>
     /// <param name="timeProvider">The clock latency is measured with.</param>
     /// <returns>A new limit.</returns>
     public static ConcurrencyLimit DefaultLimit(TimeProvider timeProvider)
     {
         ArgumentNullException.ThrowIfNull(timeProvider);
-        return ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = ServerInitialLimit, TimeProvider = timeProvider });
+        return ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = ServerInitialLimit, GrowthMustBuyThroughput = true, TimeProvider = timeProvider });
     }
 
     /// <summary>The most requests that wait for a permit; beyond it a request is refused at once.</summary>

@@ -82,6 +82,28 @@ public sealed record AdaptiveLimitOptions
     /// </value>
     public int MinWindowSamples { get; init; } = 32;
 
+    /// <summary>
+    /// Holds the limit at the downstream's capacity instead of a little above it: a step of the limit that bought no
+    /// throughput (latency rose with it) is taken back, and a step down that cost none (latency fell with it) is kept.
+    /// </summary>
+    /// <value>
+    /// Default <see langword="false"/>: the latency band alone decides, and on a downstream that queues beyond C calls at once
+    /// the limit settles near 1.25 C (<see cref="Tolerance"/>): a little queue keeps every server busy, which is what a
+    /// fan-out wants, all of the throughput (a closed loop over a pool of 4 keeps about 97% of it held at C: the probes cost
+    /// a window at C - 1 now and then). Set it where the latency of each call matters more than the last few percent of
+    /// throughput: FanOut.AspNetCore's <c>DefaultLimit</c> does, so a service over a database pool of 4 admits 4 requests, not
+    /// 5-6 of which one or two wait in the pool. The test is Little's law's (throughput is calls in flight over latency):
+    /// after a growth, a window whose median latency rose by more than half the log of the limits' ratio (beyond two
+    /// standard errors of the two medians and the 2 ms noise floor) means the level it grew from already served all the
+    /// downstream could, so the limit goes back to it and tries the step again after 2 windows, 4, then every 8 while it
+    /// keeps buying nothing (the spacing of probes above an overload); a filled window that does not grow the limit steps
+    /// it down one, kept when latency fell by more than that half (beyond one standard error), else taken back and held
+    /// there for up to 8 windows. Windows that judge a step hold <see cref="MinWindowSamples"/>. On a spread downstream the
+    /// test can tell little (a lognormal pool of 4 whose p99 is 4x its median held at 4-6, as without it). It reads a ratio of latencies between neighbouring windows, not a band around the
+    /// baseline, so a baseline that drifts with the machine's load does not move it.
+    /// </value>
+    public bool GrowthMustBuyThroughput { get; init; }
+
     /// <summary>The factor the limit is multiplied by when a window saw an overload failure (see <see cref="IsOverload"/>).</summary>
     /// <value>
     /// Default 0.8, range above 0 and below 1. TCP halves, but a downstream that rejects beyond C would then idle

@@ -6,7 +6,8 @@ namespace FanOut.Limits.Adaptive;
 /// The adaptive limit's decisions: slow start (one more permit per uncontended answer while the limit is in use, so a
 /// doubling per round trip, as TCP grows per acknowledgement; nothing grows it but answers), then a latency band around
 /// the baseline (grow below it, hold inside it, back off in proportion above it), and a multiplicative back-off on
-/// overload failures, above whose level probing is spaced out. Reads the <see cref="LatencyStatistics"/>; never touches a
+/// overload failures, above whose level probing is spaced out (as above a growth that bought no throughput, when the options
+/// ask growth to buy it). Reads the <see cref="LatencyStatistics"/>; never touches a
 /// clock or a lock (the owning limit calls it under its lock). The law, its parameters and its anchors: docs/adaptive.md.
 /// </summary>
 internal sealed class AdaptiveControlLaw
@@ -187,17 +188,40 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private int _exitLevel;
 
-    /// <summary>The limit a growth step after slow start was taken from (0: the last window did not grow it).</summary>
-    private int _grownFrom;
+    /// <summary>
+    /// The limit a step after slow start was taken from (0: the last window did not move it that way): a growth, or (with
+    /// <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) a step down from the hold band.
+    /// </summary>
+    private int _steppedFrom;
 
-    /// <summary>The median latency of the window that decided that growth, in timestamp ticks.</summary>
-    private double _latencyBeforeGrowth;
+    /// <summary>The limit that step went to: a step down is judged only by a window that ran there.</summary>
+    private int _steppedTo;
+
+    /// <summary>The median latency of the window that decided that step, in timestamp ticks.</summary>
+    private double _latencyBeforeStep;
 
     /// <summary>The samples that window held.</summary>
-    private int _samplesBeforeGrowth;
+    private int _samplesBeforeStep;
 
-    /// <summary>The limit at the last overload back-off (0: none yet); growth near it is one step per window (AIMD).</summary>
+    /// <summary>
+    /// With <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>: a level a step down from cost throughput (the knee is at
+    /// it or above), so windows do not step below it (0: none) for <see cref="MaxProbeSpacing"/> windows held at it, or until a
+    /// back-off (a reading of noise would hold it there for good otherwise; lapsing at every probe, it put the limit below
+    /// the knee a third of the time on the real server at 2x, a step down after each probe).
+    /// </summary>
+    private int _kneeFloor;
+
+    /// <summary>Windows held at <see cref="_kneeFloor"/>: it lapses after <see cref="MaxProbeSpacing"/> of them, as at a probe.</summary>
+    private int _windowsAtFloor;
+
+    /// <summary>
+    /// The limit at the last overload back-off, or (with <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) the last
+    /// level a growth to bought no throughput (0: none yet); growth near it is one step per window (AIMD), onto it a spaced probe.
+    /// </summary>
     private int _overloadCeiling;
+
+    /// <summary>True when <see cref="_overloadCeiling"/> is a level a step showed to buy no throughput, not one that rejected.</summary>
+    private bool _ceilingAtKnee;
 
     /// <summary>Windows decided at or above <see cref="_overloadCeiling"/> since the limit last grew there or backed off.</summary>
     private int _windowsAtCeiling;
@@ -542,18 +566,44 @@ internal sealed class AdaptiveControlLaw
         }
 
         if (window.Length < _options.MinWindowSamples && statistics.WindowItems + limit <= statistics.WindowCapacity
-            && !(filled && (latency < statistics.Baseline * ClearlyUncontended || ClearlyBelowGrowthThreshold(statistics, window.Length, latency))))
+            && ((_options.GrowthMustBuyThroughput && (_steppedFrom > 0 || (_ceilingAtKnee && limit + 1 >= _overloadCeiling)))
+                || !(filled && (latency < statistics.Baseline * ClearlyUncontended || ClearlyBelowGrowthThreshold(statistics, window.Length, latency)))))
         {
             // A round of a few items may grow the limit when it reads no queue at all (or, at a downstream with little
             // spread, reads below the growth threshold by two standard errors of its median), but back-offs and holds need
-            // the samples MinWindowSamples buys, so anything else extends the window to it.
+            // the samples MinWindowSamples buys, so anything else extends the window to it. So, when growth must buy
+            // throughput, does a window that judges the step before it, or that may step down or probe at the knee: a rise or
+            // fall of 1/C (12-25% at C = 4 to 8) needs them.
             Holding = true;
             return limit;
         }
 
-        var grownFrom = _grownFrom;
-        _grownFrom = 0;
-        if (grownFrom > 0 && grownFrom < limit && GrowthBoughtNoThroughput(statistics, grownFrom, limit, window.Length, latency))
+        var steppedFrom = _steppedFrom;
+        _steppedFrom = 0;
+        var knee = 0;
+        if (steppedFrom > limit && limit == _steppedTo)
+        {
+            // A step down taken because growth must buy throughput (below): the same test, read the other way.
+            if (GrowthBoughtNoThroughput(statistics, limit, latency, window.Length, steppedFrom, _latencyBeforeStep, _samplesBeforeStep, standardErrors: 1))
+            {
+                // Latency fell in proportion: the step cost no throughput, the level it left was above the knee. Stay, with
+                // that level as the ceiling the spaced probes approach.
+                NoteCeiling(steppedFrom);
+                _ceilingAtKnee = true;
+                knee = limit;
+            }
+            else
+            {
+                // Latency did not fall in proportion: the step cost throughput, the level it left is the knee (or below it,
+                // when the test could not tell). Go back to it, and hold there.
+                _kneeFloor = steppedFrom;
+                _windowsAtFloor = 0;
+                knee = steppedFrom;
+            }
+        }
+
+        var grownFrom = steppedFrom;
+        if (grownFrom > 0 && grownFrom < limit && GrowthBoughtNoThroughput(statistics, grownFrom, _latencyBeforeStep, _samplesBeforeStep, limit, latency, window.Length, QueueTestStandardErrors))
         {
             // Little's law: below the knee more calls in flight means more throughput at the same latency; above it, the
             // same throughput at a latency that rises with them. The last step raised latency with the limit, so the level
@@ -561,6 +611,17 @@ internal sealed class AdaptiveControlLaw
             // downstream that degrades slowly, capacity falling while latency rises, drifts the baseline up that way:
             // failsafe-go#127). Re-measure only below half of that level from now on.
             _cleanLimit = Math.Min(_cleanLimit, grownFrom);
+            if (_options.GrowthMustBuyThroughput)
+            {
+                // The step bought only a queue: take it back, and try it again spaced out as a probe above an overload is
+                // (ProbeStep), its spacing doubling while it keeps buying nothing. The band alone would hold here (a queue
+                // of one call over C reads 1 + 1/C, inside it) and settle near 1.25 C.
+                // The queue is confirmed, so no later window refutes the reading that ended slow start.
+                NoteCeiling(limit);
+                _ceilingAtKnee = true;
+                _exitLevel = 0;
+                knee = grownFrom;
+            }
         }
 
         if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0 || (limit <= FirstWindowSamples && IsThin(statistics)))
@@ -575,7 +636,13 @@ internal sealed class AdaptiveControlLaw
         {
             // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the growth threshold.
             var target = (int)(limit * _growBelow / ratio);
+            _kneeFloor = 0;
             return Math.Clamp(Math.Max(target, limit / MaxBackoffCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+        }
+
+        if (knee > 0)
+        {
+            return knee;
         }
 
         if (ratio < _growBelow && filled)
@@ -591,17 +658,37 @@ internal sealed class AdaptiveControlLaw
             var grown = (int)Math.Min((long)limit + step, _options.MaxLimit);
             if (grown > limit)
             {
-                _grownFrom = limit;
                 // A window that grew the limit read low, some by luck: the latency expected without a queue is the baseline
                 // at least, so a lucky window's successor does not read as a rise.
-                _latencyBeforeGrowth = Math.Max(latency, statistics.Baseline);
-                _samplesBeforeGrowth = window.Length;
+                NoteStep(limit, grown, Math.Max(latency, statistics.Baseline), window.Length);
+                return grown;
             }
+        }
 
-            return grown;
+        if (_options.GrowthMustBuyThroughput && filled && window.Length >= _options.MinWindowSamples && limit > _options.MinLimit
+            && (limit > _kneeFloor || ++_windowsAtFloor >= MaxProbeSpacing))
+        {
+            // Growth must buy throughput, so a filled window of MinWindowSamples that does not grow the limit (the hold band,
+            // or a probe not due; a short window decided only because it read no queue at all) steps it down one, until a step
+            // down costs throughput: the band alone holds anywhere a latency between 1.25 and
+            // 1.5 times a baseline reads (a queue of one call over C reads 1 + 1/C), near 1.25 C, and a baseline measured a
+            // little high holds it higher. The next window tells (the test above) whether the step cost throughput (latency
+            // flat: back up, and hold there) or only shortened the queue (latency fell in proportion: stay, and step again).
+            _kneeFloor = _windowsAtFloor = 0;
+            NoteStep(limit, limit - 1, latency, window.Length);
+            return limit - 1;
         }
 
         return limit;
+    }
+
+    /// <summary>Notes a step from <paramref name="from"/> to <paramref name="to"/>, decided by a window of <paramref name="samples"/> at <paramref name="latency"/>, for the next window's test.</summary>
+    private void NoteStep(int from, int to, double latency, int samples)
+    {
+        _steppedFrom = from;
+        _steppedTo = to;
+        _latencyBeforeStep = latency;
+        _samplesBeforeStep = samples;
     }
 
     /// <summary>
@@ -661,21 +748,28 @@ internal sealed class AdaptiveControlLaw
         MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / samples) + (1.0 / statistics.PoolCount));
 
     /// <summary>
-    /// failsafe-go's second signal, from latency (Little's law: throughput is in flight over latency): true when the window
-    /// after a growth from <paramref name="grownFrom"/> to <paramref name="limit"/> read a latency that rose with the limit,
-    /// by more than half the growth (the midpoint between a flat latency, below the knee, and one in proportion, above it)
-    /// by two standard errors of the two medians, and by more than the noise floor. A growth's window is not delayed by the
-    /// queue before it (its items start behind the calls the growth added), unlike a back-off's.
+    /// failsafe-go's second signal, from latency (Little's law: throughput is in flight over latency): true when the window at
+    /// <paramref name="high"/> read a latency risen from the one at <paramref name="low"/> with the level, by more than half
+    /// the ratio of the levels, in logs (the midpoint between a flat latency, below the knee, and one in proportion, above
+    /// it), by <paramref name="standardErrors"/> standard errors of the two medians, and by more than the noise floor: the calls
+    /// above <paramref name="low"/> only queued. Read after a growth from low to high, with two standard errors (growth is
+    /// taken back only when clearly in vain; its window is not delayed by the queue before it: its items start behind the
+    /// calls the growth added, unlike a back-off's), and after a step down from high to low
+    /// (<see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) with one, where false means the step cost throughput: at
+    /// the midpoint alone a step down is a coin's toss where the spread dwarfs 1/C (a lognormal pool of 16 whose p99 is 4x its
+    /// median walked down to 4, 3.1x the time of a fixed 32), and two would keep few of the right ones at a steady pool of 8
+    /// (from 11 to 10 a fall of 0.095 in logs against a bar of 0.10). A step below the knee kept by chance is undone by the
+    /// next probe.
     /// </summary>
-    private bool GrowthBoughtNoThroughput(LatencyStatistics statistics, int grownFrom, int limit, int samples, double latency)
+    private bool GrowthBoughtNoThroughput(LatencyStatistics statistics, int low, double lowLatency, int lowSamples, int high, double highLatency, int highSamples, double standardErrors)
     {
-        if (!Significant(latency, _latencyBeforeGrowth))
+        if (!Significant(highLatency, lowLatency))
         {
             return false;
         }
 
-        var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / samples) + (1.0 / _samplesBeforeGrowth));
-        return Math.Log(latency / _latencyBeforeGrowth) > (Math.Log((double)limit / grownFrom) / 2) + (QueueTestStandardErrors * standardError);
+        var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / lowSamples) + (1.0 / highSamples));
+        return Math.Log(highLatency / lowLatency) > (Math.Log((double)high / low) / 2) + (standardErrors * standardError);
     }
 
     /// <summary>
@@ -827,18 +921,29 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private void Rejected(int limit, int rejectedAt)
     {
+        _kneeFloor = 0;
         ExitSlowStart(limit);
         _exitLevel = 0;
         _pinnedFrom = 0;
         _pinnedOnce = true;
         _measuringBelowKnee = false;
-        if (_overloadCeiling > 0 && rejectedAt >= _overloadCeiling)
+        _ceilingAtKnee = false;
+        NoteCeiling(rejectedAt);
+    }
+
+    /// <summary>
+    /// <paramref name="level"/> is more than the downstream takes (it rejected there, or a growth to it bought no throughput):
+    /// growth approaches it one step per window and steps onto it only as a spaced probe (<see cref="ProbeStep"/>).
+    /// </summary>
+    private void NoteCeiling(int level)
+    {
+        if (_overloadCeiling > 0 && level >= _overloadCeiling)
         {
-            // A probe of the last overload's level was rejected again: wait longer before the next one.
+            // A probe of the last ceiling failed again: wait longer before the next one.
             _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing);
         }
 
-        _overloadCeiling = rejectedAt;
+        _overloadCeiling = level;
         _windowsAtCeiling = 0;
         _probeStep = 1;
     }

@@ -23,8 +23,9 @@ public sealed record LawPlace(string Name, AdaptiveLimitOptions Options, int Cal
         // One ConcurrencyLimit.Adaptive() passed to many short fan-outs, one after the other (100 items each).
         new("shared", new AdaptiveLimitOptions(), 100),
 
-        // FanOut.AspNetCore's RequestAdmission: FanOutConcurrencyOptions.DefaultLimit, the core law started at 4, one permit per request.
-        new("server", new AdaptiveLimitOptions { InitialLimit = 4 }, int.MaxValue),
+        // FanOut.AspNetCore's RequestAdmission: FanOutConcurrencyOptions.DefaultLimit, the core law started at 4, growth that
+        // must buy throughput (held at the knee, not 1.25 C), one permit per request.
+        new("server", new AdaptiveLimitOptions { InitialLimit = 4, GrowthMustBuyThroughput = true }, int.MaxValue),
     ];
 
     /// <summary>The place named <paramref name="name"/>.</summary>
