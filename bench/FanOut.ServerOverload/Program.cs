@@ -138,7 +138,7 @@ if (which == "sweep")
         // it also reaches the alternatives to the package's choices ("priorities" adds the row without the reserve and one
         // per reserve a sixth argument lists, e.g. "0.1,fixed4"; "adaptive" also a start at 16), so they alternate in one process.
         // "before" is the adaptive row without GrowthMustBuyThroughput: DefaultLimit as it was (started at 4, Tolerance 1.5).
-        rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16, OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, 1.5) with { Name = "FanOut adaptive, growth need not buy throughput (before)" }];
+        rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16, OverloadRow.FanOutAdaptive with { Name = "FanOut adaptive, growth need not buy throughput (before)", GrowthMustBuyThroughput = false }];
         if (args.Length > 5)
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.

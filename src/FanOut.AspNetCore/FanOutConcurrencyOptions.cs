@@ -9,32 +9,34 @@ public sealed class FanOutConcurrencyOptions
 {
     /// <summary>The limit on requests in flight.</summary>
     /// <value>
-    /// Default <see langword="null"/>: one <see cref="ConcurrencyLimit.Adaptive"/> with its documented defaults, measured on
-    /// <see cref="TimeProvider"/>, learning from each admitted request's latency and outcome. Pass any limit to choose the
+    /// Default <see langword="null"/>: <see cref="DefaultLimit"/>, one <see cref="ConcurrencyLimit.Adaptive"/> with the server's
+    /// options (<see cref="DefaultLimitOptions"/>), measured on <see cref="TimeProvider"/>, learning from each admitted
+    /// request's latency and outcome. Pass any limit to choose the
     /// bounds, or to share one budget: the same instance given to a <c>FanOutAsync</c> loop or an <c>HttpClient</c> handler
     /// that calls the same database counts those calls against the same permits.
     /// </value>
     public ConcurrencyLimit? Limit { get; set; }
 
-    /// <summary>Where <see cref="DefaultLimit"/> starts.</summary>
-    private const int ServerInitialLimit = 4;
+    /// <summary>The adaptive law's options at the server: the core's, started at 4 and holding at the knee.</summary>
+    /// <value>
+    /// <see cref="AdaptiveLimitOptions.InitialLimit"/> 4, not the core's 10: a client's start of 10 pays for pure waits (timers
+    /// that answer together); a server's first requests go to its own constrained backend, where a start above the backend's
+    /// capacity seeds the law's baseline with that backend's queue (docs/server.md, "The server's starting limit").
+    /// <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/> on: a service holds at its backend's capacity (a pool of 4:
+    /// 4), where the core's band settles near 1.25 times it and one or two admitted requests always wait in the pool
+    /// (docs/server.md, "The law's level"). Start from it to change one knob and keep the others:
+    /// <c>ConcurrencyLimit.Adaptive(FanOutConcurrencyOptions.DefaultLimitOptions with { MaxLimit = 64 })</c>.
+    /// </value>
+    public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { InitialLimit = 4, GrowthMustBuyThroughput = true };
 
-    /// <summary>The limit a service gets when <see cref="Limit"/> is <see langword="null"/>: a new <see cref="ConcurrencyLimit.Adaptive"/> with the server-side options, measured on <paramref name="timeProvider"/>.</summary>
-    /// <remarks>
-    /// Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.
-    /// The server's per-place parameters: it starts at 4, not the core's <see cref="AdaptiveLimitOptions.InitialLimit"/> of 10.
-    /// A client's start of 10 pays for pure waits (timers that answer together); a server's first requests go to its own
-    /// constrained backend, where a start above the backend's capacity seeds the law's baseline with that backend's queue
-    /// (measured in docs/server.md, "The server's starting limit"). And <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>:
-    /// a service holds at its backend's capacity (a pool of 4: 4), where the core's band settles near 1.25 times it and one or
-    /// two admitted requests always wait in the pool (docs/server.md, "The law's level").
-    /// </remarks>
+    /// <summary>The limit a service gets when <see cref="Limit"/> is <see langword="null"/>: a new <see cref="ConcurrencyLimit.Adaptive"/> with <see cref="DefaultLimitOptions"/>, measured on <paramref name="timeProvider"/>.</summary>
+    /// <remarks>Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.</remarks>
     /// <param name="timeProvider">The clock latency is measured with.</param>
     /// <returns>A new limit.</returns>
     public static ConcurrencyLimit DefaultLimit(TimeProvider timeProvider)
     {
         ArgumentNullException.ThrowIfNull(timeProvider);
-        return ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = ServerInitialLimit, GrowthMustBuyThroughput = true, TimeProvider = timeProvider });
+        return ConcurrencyLimit.Adaptive(DefaultLimitOptions with { TimeProvider = timeProvider });
     }
 
     /// <summary>The most requests that wait for a permit; beyond it a request is refused at once.</summary>

@@ -48,9 +48,14 @@ public sealed class OverloadApp : IAsyncDisposable
         // The FanOut rows get the package's default limit (what Limit = null gives), held here to draw it over time.
         var limit = row.Kind is not (OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities) ? null
             : row.FixedLimit is { } fixedLimit ? ConcurrencyLimit.Fixed(fixedLimit)
-            : row.InitialLimit is { } initial ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = initial })
-            : row.Tolerance is { } tolerance ? ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 4, Tolerance = tolerance }) // DefaultLimit's start
-            : FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System);
+            : row.InitialLimit is null && row.Tolerance is null && row.GrowthMustBuyThroughput is null ? FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System)
+            : ConcurrencyLimit.Adaptive(FanOutConcurrencyOptions.DefaultLimitOptions with
+            {
+                // DefaultLimit with the row's alternative knobs, the others the package's.
+                InitialLimit = row.InitialLimit ?? FanOutConcurrencyOptions.DefaultLimitOptions.InitialLimit,
+                Tolerance = row.Tolerance ?? FanOutConcurrencyOptions.DefaultLimitOptions.Tolerance,
+                GrowthMustBuyThroughput = row.GrowthMustBuyThroughput ?? FanOutConcurrencyOptions.DefaultLimitOptions.GrowthMustBuyThroughput,
+            });
         var overload = new OverloadApp(backend, limit);
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();

@@ -6,11 +6,12 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="Permits">ASP.NET Core ConcurrencyLimiter's permit count (and queue) for the fixed rows.</param>
 /// <param name="QueuePerPermit">FanOut's <c>QueuePerPermit</c> for the FanOut rows; null for the package's default.</param>
 /// <param name="PriorityReserve">FanOut's <c>PriorityReserve</c> for the FanOut rows; null for the package's default.</param>
-/// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
+/// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
 /// <param name="FixedLimit">A fixed limit instead of the adaptive one for the FanOut rows (the admission alone, at a known limit); null for none.</param>
-/// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for the package's <c>DefaultLimit</c>.</param>
+/// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
 /// <param name="SheddableWaitPerServiceTime">FanOut's <c>SheddableWaitPerServiceTime</c> for the FanOut rows; null for the package's default.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null, double? SheddableWaitPerServiceTime = null)
+/// <param name="GrowthMustBuyThroughput">The adaptive limit's <c>GrowthMustBuyThroughput</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null, double? SheddableWaitPerServiceTime = null, bool? GrowthMustBuyThroughput = null)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 
@@ -21,7 +22,7 @@ public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits 
     /// <summary>The priorities row without the reserve (<c>PriorityReserve</c> 0): the baseline the reserve is measured against.</summary>
     public static OverloadRow FanOutPrioritiesNoReserve { get; } = FanOutPriorities with { Name = "FanOut adaptive + priorities, no reserve", PriorityReserve = 0 };
 
-    /// <summary>The adaptive row starting at 16 instead of the core's 4: the server start <c>DefaultLimit</c> was measured with and did not take (docs/server.md).</summary>
+    /// <summary>The adaptive row starting at 16 instead of the server's 4: a start <c>DefaultLimit</c> was measured with and did not take (docs/server.md).</summary>
     public static OverloadRow FanOutAdaptiveStart16 { get; } = FanOutAdaptive with { Name = "FanOut adaptive, InitialLimit 16", InitialLimit = 16 };
 
     /// <summary>The priorities row with another <c>PriorityReserve</c>, to measure the reserve's size.</summary>

@@ -79,6 +79,16 @@ public sealed class StartupTests
         Assert.Equal(4, admission.Limit.Current); // the server's start, not the core's 10 (docs/server.md, "The server's starting limit")
     }
 
+    [Fact]
+    public void DefaultLimitOptions_AreTheCoresButTheServersTwoParameters()
+    {
+        // The server's per-place parameters (docs/adaptive.md, "one law"): a start of 4 and growth that must buy throughput;
+        // everything else the core's, so a user who starts from them changes one knob and keeps the rest.
+        var server = FanOutConcurrencyOptions.DefaultLimitOptions;
+        Assert.Equal(new AdaptiveLimitOptions() with { InitialLimit = 4, GrowthMustBuyThroughput = true }, server);
+        Assert.Equal(4, FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System).Current);
+    }
+
     private sealed class OddPriority : IRequestPriorityMetadata
     {
         public RequestPriority Priority => (RequestPriority)9;
