@@ -55,16 +55,9 @@ public sealed class HostConcurrencyLimits
         return _limits.Count >= Options.MaxHosts ? _overflow.Value : _limits.GetOrAdd(key, Create);
     }
 
-    /// <summary>
-    /// The default limit of a host: adaptive, cut by 10 % (not 20 %) per overload window, and slow start paced at one limit per
-    /// round trip (not 4): each growth request opens a connection, and the "no" to it comes back a connect later (see
-    /// <see cref="FanOutHttpOptions.LimitFactory"/>).
-    /// </summary>
-    private static readonly AdaptiveLimitOptions s_defaultLimit = new() { BackoffRatio = 0.9, SlowStartPace = 1 };
-
     private Entry Create(string key)
     {
-        var limit = Options.LimitFactory?.Invoke(key) ?? ConcurrencyLimit.Adaptive(s_defaultLimit);
+        var limit = Options.LimitFactory?.Invoke(key) ?? ConcurrencyLimit.Adaptive(FanOutHttpOptions.DefaultLimitOptions);
         if (limit is null)
         {
             throw new InvalidOperationException($"FanOutHttpOptions.LimitFactory returned null for '{key}'.");

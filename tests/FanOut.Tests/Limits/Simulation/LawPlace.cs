@@ -16,16 +16,16 @@ public sealed record LawPlace(string Name, AdaptiveLimitOptions Options, int Cal
         // FanOutAsync given no limit: a fresh ConcurrencyLimit.Adaptive() per call.
         new("loop", new AdaptiveLimitOptions(), int.MaxValue),
 
-        // AddFanOutLimit()'s per-host limit: HostConcurrencyLimits' default, BackoffRatio 0.9 (it sees every 429 of a host) and
-        // SlowStartPace 1 (its growth requests open connections, and the "no" to them comes a connect later).
-        new("http", new AdaptiveLimitOptions { BackoffRatio = 0.9, SlowStartPace = 1 }, int.MaxValue),
+        // AddFanOutLimit()'s per-host limit: FanOutHttpOptions.DefaultLimitOptions (BackoffRatio 0.9: it sees every 429 of a
+        // host; SlowStartPace 1: its growth requests open connections, and the "no" to them comes a connect later).
+        new("http", FanOut.Http.FanOutHttpOptions.DefaultLimitOptions, int.MaxValue),
 
         // One ConcurrencyLimit.Adaptive() passed to many short fan-outs, one after the other (100 items each).
         new("shared", new AdaptiveLimitOptions(), 100),
 
-        // FanOut.AspNetCore's RequestAdmission: FanOutConcurrencyOptions.DefaultLimit, the core law started at 4, growth that
-        // must buy throughput (held at the knee, not 1.25 C), one permit per request.
-        new("server", new AdaptiveLimitOptions { InitialLimit = 4, GrowthMustBuyThroughput = true }, int.MaxValue),
+        // FanOut.AspNetCore's RequestAdmission: FanOutConcurrencyOptions.DefaultLimitOptions (the core law started at 4, growth
+        // must buy throughput), one permit per request.
+        new("server", FanOut.AspNetCore.FanOutConcurrencyOptions.DefaultLimitOptions, int.MaxValue),
     ];
 
     /// <summary>The place named <paramref name="name"/>.</summary>
