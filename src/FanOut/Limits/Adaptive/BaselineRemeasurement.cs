@@ -35,7 +35,10 @@ internal sealed class BaselineRemeasurement
     /// <summary>The limit before a re-measurement (of a thin pool, or below the knee) pinned it (0: not pinned).</summary>
     private int _pinnedFrom;
 
-    /// <summary>True once a thin pool has been re-measured (or the pin ended by an overload): it happens once per limit.</summary>
+    /// <summary>
+    /// True once a pin has begun (a thin pool's re-measurement, or a shared seed's), or an overload has ended or ruled one out:
+    /// it happens once per limit.
+    /// </summary>
     private bool _pinnedOnce;
 
     /// <summary>
