@@ -7,8 +7,10 @@ namespace FanOut.Limits.Adaptive;
 /// doubling per round trip, as TCP grows per acknowledgement; nothing grows it but answers), then a latency band around
 /// the baseline (grow below it, hold inside it, back off in proportion above it), and a multiplicative back-off on
 /// overload failures, above whose level probing is spaced out (as above a growth that bought no throughput, when the options
-/// ask growth to buy it). Reads the <see cref="LatencyStatistics"/>; never touches a
-/// clock or a lock (the owning limit calls it under its lock). The law, its parameters and its anchors: docs/adaptive.md.
+/// ask growth to buy it). Reads the <see cref="LatencyStatistics"/>; asks a <see cref="BaselineRemeasurement"/> to re-measure
+/// a baseline that slow start left thin or measured shared, and decides when to pin the limit for it and where the limit
+/// goes after; never touches a clock or a lock (the owning limit calls it under its lock). The law, its parameters and its
+/// anchors: docs/adaptive.md.
 /// </summary>
 internal sealed class AdaptiveControlLaw
 {
@@ -34,56 +36,7 @@ internal sealed class AdaptiveControlLaw
     /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
     /// which, after slow start, windows re-measure the baseline starts here, not at an initial limit nobody verified.
     /// </summary>
-    private const int AssumedUncontendedLimit = 2;
-
-    /// <summary>
-    /// A pool of fewer latencies than this is thin unless its latencies agree (its middle half within an eighth of the
-    /// baseline or the noise floor: a steady downstream's four are as good as more): a lognormal median needs about this many
-    /// to be within ~13%. A thin pool is re-measured at the first window's size.
-    /// </summary>
-    private const int ThinPool = 32;
-
-    /// <summary>A pool whose middle half spans less than the baseline over this (or the noise floor) reads steady, not thin.</summary>
-    private const int ThinPoolSteadyDivisor = 8;
-
-    /// <summary>The limit before a re-measurement (of a thin pool, or below the knee) pinned it (0: not pinned).</summary>
-    private int _pinnedFrom;
-
-    /// <summary>True once a thin pool has been re-measured (or the pin ended by an overload): it happens once per limit.</summary>
-    private bool _pinnedOnce;
-
-    /// <summary>
-    /// True while the pin measures below the knee (at <see cref="AssumedUncontendedLimit"/>) because the baseline may have been
-    /// measured above it (<see cref="ExitRoundReadsSharedSeed"/>, <see cref="PinWasAboveKnee"/>): its windows gather in
-    /// <see cref="_pinSamples"/> and replace the pool only if they read the baseline as shared (<see cref="MeasureBelowKnee"/>).
-    /// </summary>
-    private bool _measuringBelowKnee;
-
-    /// <summary>The latencies of the pin's windows that ran at the pin (allocated by the first pin), in timestamp ticks.</summary>
-    private long[]? _pinSamples;
-
-    private int _pinSampleCount;
-
-    /// <summary>True when the round that ended slow start read the first window's latencies as shared (<see cref="ExitRoundReadsSharedSeed"/>).</summary>
-    private bool _seedShared;
-
-    /// <summary>
-    /// The level the baseline was measured at: the most bodies running while the first window's items completed, then the
-    /// level of a thin pool's pin once it has measured.
-    /// </summary>
-    private int _measuredLevel;
-
-    /// <summary>The median latency measured at <see cref="_measuredLevel"/>, in timestamp ticks.</summary>
-    private double _measuredLatency;
-
-    /// <summary>The limit the round that ended slow start by reading a queue began at.</summary>
-    private int _exitRoundStart;
-
-    /// <summary>The most bodies running during that round (answers grew the limit while it ran).</summary>
-    private int _exitRoundPeak;
-
-    /// <summary>That round's median latency, in timestamp ticks.</summary>
-    private double _exitRoundLatency;
+    internal const int AssumedUncontendedLimit = 2;
 
     /// <summary>Limit levels slow start remembers, to know the limit an item started under.</summary>
     private const int HistoryCapacity = 64;
@@ -143,6 +96,9 @@ internal sealed class AdaptiveControlLaw
     internal static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
 
     private readonly AdaptiveLimitOptions _options;
+
+    /// <summary>The re-measurement of the baseline after slow start: what the pin measured (the law decides when to pin and where the limit goes).</summary>
+    private readonly BaselineRemeasurement _remeasurement;
 
     /// <summary><see cref="NoiseFloor"/> in timestamp ticks.</summary>
     private readonly double _noiseFloor;
@@ -238,6 +194,7 @@ internal sealed class AdaptiveControlLaw
         _options = options;
         _growBelow = 1 + ((options.Tolerance - 1) / 2);
         _noiseFloor = NoiseFloor.TotalSeconds * options.TimeProvider.TimestampFrequency;
+        _remeasurement = new BaselineRemeasurement(options.MinLimit, _growBelow, _noiseFloor);
         Limit = options.InitialLimit;
         _roundLimit = options.InitialLimit;
         _cleanLimit = Math.Max(options.MinLimit, Math.Min(options.InitialLimit, AssumedUncontendedLimit));
@@ -371,26 +328,22 @@ internal sealed class AdaptiveControlLaw
         Limit = DecideCore(statistics, Limit, inFlight);
 
         // A seed that read shared is measured below the knee at once when its latencies agree to an eighth (a steady
-        // downstream's); a spread one is thin, and the thin pool's pin decides (DecideAfterSlowStart).
-        var thin = IsThin(statistics);
-        var belowKnee = _seedShared && !thin && statistics.UpperQuartile - statistics.LowerQuartile <= statistics.Baseline / ThinPoolSteadyDivisor;
-        _seedShared = false;
+        // downstream's); a spread one is thin, and the thin pool's pin decides (DecideWhilePinned).
+        var thin = _remeasurement.IsThin(statistics);
+        var belowKnee = _remeasurement.TakeSharedSeed(statistics, thin);
         var pinned = belowKnee ? Math.Min(Limit, Math.Max(AssumedUncontendedLimit, _options.MinLimit)) : Math.Max(FirstWindowSamples, _options.MinLimit);
-        if (!InSlowStart && !_pinnedOnce && (belowKnee || (thin && Limit > pinned)))
+        if (!InSlowStart && !_remeasurement.Spent && (belowKnee || (thin && Limit > pinned)))
         {
             // Slow start is over and no round after the first window read uncontended (a start above the downstream's
             // capacity queues from its first round on): the baseline is the first window's few latencies, and after slow
             // start it is re-measured only at half a level found clean, where there is none. Pin the limit at the first
-            // window's size until the pool holds ThinPool latencies, as Envoy pins its concurrency while it measures minRTT,
-            // then go back toward the limit before the pin (at most a doubling). Once per limit: a pool never thins again.
-            // A shared seed is measured at the level taken as uncontended instead (MeasureBelowKnee), or where the limit is
-            // if the exit cut it lower: a window there would otherwise add its shared latencies to the thin pool.
-            _pinnedOnce = true;
-            _pinnedFrom = Limit;
+            // window's size until the pool holds ThinPool latencies (BaselineRemeasurement measures), as Envoy pins its
+            // concurrency while it measures minRTT, then go back toward the limit before the pin (at most a doubling). Once
+            // per limit: a pool never thins again. A shared seed is measured at the level taken as uncontended instead
+            // (MeasureBelowKnee), or where the limit is if the exit cut it lower: a window there would otherwise add its
+            // shared latencies to the thin pool.
+            _remeasurement.Pin(Limit, belowKnee);
             Limit = pinned;
-            _measuringBelowKnee = belowKnee;
-            _pinSampleCount = 0;
-            _pinSamples ??= new long[ThinPool];
         }
 
         AssertInvariants();
@@ -460,7 +413,7 @@ internal sealed class AdaptiveControlLaw
                 ExitSlowStart(limit);
                 var level = Math.Min(limit, _roundLimit);
                 _exitLevel = level;
-                NoteExitRound(statistics, latency);
+                _remeasurement.NoteExitRound(_roundLimit, statistics, latency);
                 return Math.Clamp(Math.Max((int)(level * _growBelow / ratio), level / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
             }
 
@@ -471,13 +424,13 @@ internal sealed class AdaptiveControlLaw
                 return limit;
             }
 
-            if (ratio > _growBelow && IsThin(statistics))
+            if (ratio > _growBelow && _remeasurement.IsThin(statistics))
             {
                 // Extended and still not conclusive, against a baseline of a few spread latencies: the queue test cannot
                 // decide on such a baseline, and this round would repeat at the same limit. End slow start where it is; the
                 // thin pool is re-measured at the first window's size (Decide), which settles what this round could not.
                 ExitSlowStart(limit);
-                NoteExitRound(statistics, latency);
+                _remeasurement.NoteExitRound(_roundLimit, statistics, latency);
                 return limit;
             }
         }
@@ -489,8 +442,7 @@ internal sealed class AdaptiveControlLaw
         // sample when the round's answers are the fastest of more items (LatencyStatistics.CloseRound).
         if (firstWindow)
         {
-            _measuredLevel = statistics.WindowPeakInFlight;
-            _measuredLatency = latency;
+            _remeasurement.NoteFirstWindow(statistics.WindowPeakInFlight, latency);
         }
 
         if (statistics.PoolCount == 0 || latency <= statistics.Baseline * _growBelow)
@@ -510,49 +462,9 @@ internal sealed class AdaptiveControlLaw
 
     private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
     {
-        if (_pinnedFrom > 0)
+        if (_remeasurement.Pinned)
         {
-            if (_measuringBelowKnee)
-            {
-                return MeasureBelowKnee(statistics, limit, window);
-            }
-
-            // Re-measuring a thin pool at the first window's size: every window feeds it, until it holds ThinPool latencies.
-            statistics.AddToPool(window, LatencyStatistics.PoolCapacity);
-            if (statistics.WindowPeakInFlight <= limit)
-            {
-                GatherPinSamples(window);
-            }
-
-            if (IsThin(statistics))
-            {
-                return limit;
-            }
-
-            var pinned = Math.Max(AssumedUncontendedLimit, _options.MinLimit);
-            if (_pinSampleCount >= FirstWindowSamples && limit > pinned)
-            {
-                // The level measured here against the round that ended slow start: when latency rose between them more like
-                // the level than flat, this level was at or above the knee as well (a processor-shared downstream whose
-                // first window spread too much to tell), so measure below it, from this level's latency (its return capped
-                // at the doubling this pin would have allowed).
-                var measured = _pinSamples.AsSpan(0, _pinSampleCount);
-                measured.Sort();
-                _measuredLevel = limit;
-                _measuredLatency = measured[measured.Length / 2];
-                if (PinWasAboveKnee())
-                {
-                    _measuringBelowKnee = true;
-                    _pinSampleCount = 0;
-                    _pinnedFrom = Math.Max(limit, Math.Min(_pinnedFrom, InFlightFactor * limit));
-                    return pinned;
-                }
-            }
-
-            // Back toward the limit before the pin, which a baseline of a few latencies decided: no further than a doubling.
-            var before = _pinnedFrom;
-            _pinnedFrom = 0;
-            return Math.Max(limit, Math.Min(before, InFlightFactor * limit));
+            return DecideWhilePinned(statistics, limit, window);
         }
 
         if (filled && RefutesExit(statistics, limit, window.Length, latency))
@@ -624,7 +536,7 @@ internal sealed class AdaptiveControlLaw
             }
         }
 
-        if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0 || (limit <= FirstWindowSamples && IsThin(statistics)))
+        if (limit * 2 <= _cleanLimit || statistics.PoolCount == 0 || (limit <= FirstWindowSamples && _remeasurement.IsThin(statistics)))
         {
             // Half of a level slow start found uncontended: this window measured the baseline again, which keeps a baseline
             // that came out too low (or a downstream that got slower) from pushing the limit to its minimum.
@@ -773,109 +685,60 @@ internal sealed class AdaptiveControlLaw
     }
 
     /// <summary>
-    /// Notes the round that ended slow start by reading a queue: the level it ran at (between the limit it began at and the
-    /// most bodies running during it: answers grew the limit while it ran) and its median latency (its censored sample's when
-    /// it has one: a round's answers are the fastest of the items started in it, so the window's median reads low); and
-    /// whether it reads the first window's latencies as shared (<see cref="ExitRoundReadsSharedSeed"/>).
+    /// A window while the limit is pinned for a re-measurement of the baseline (<see cref="BaselineRemeasurement"/>): the
+    /// limit stays at the pin until the measurement is done, then goes back toward the limit before the pin, or lower still
+    /// when the thin pool's pin itself read at or above the knee.
     /// </summary>
-    private void NoteExitRound(LatencyStatistics statistics, double windowMedian)
+    private int DecideWhilePinned(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
     {
-        _exitRoundStart = _roundLimit;
-        _exitRoundPeak = statistics.WindowPeakInFlight;
-        _exitRoundLatency = statistics.RoundRanks > 0 ? statistics.RoundSample[statistics.RoundRanks / 2] : windowMedian;
-        _seedShared = ExitRoundReadsSharedSeed(windowMedian);
-    }
-
-    /// <summary>
-    /// True when the round that ended slow start read a median (<paramref name="windowMedian"/>: its answers', which run at
-    /// its peak level when a steady downstream's round ends together) risen from the first window's in proportion to the
-    /// most bodies running (within the growth threshold either way) since the first window's: by Little's law (throughput is in
-    /// flight over latency) the throughput was the same at both levels, so the first window already ran at or above the knee
-    /// and its latencies may be shared (a processor-shared downstream slows every call by the calls in flight over its cores,
-    /// the first window's included). A queue served in order leaves the first items started unqueued, so its round reads a
-    /// rise above the level's; a downstream with room at the first window's level reads less (throughput grew with the level).
-    /// </summary>
-    private bool ExitRoundReadsSharedSeed(double windowMedian)
-    {
-        if (_measuredLevel <= Math.Max(AssumedUncontendedLimit, _options.MinLimit) || _measuredLatency <= 0)
+        if (_remeasurement.BelowKnee)
         {
-            return false;
+            return MeasureBelowKnee(statistics, limit, window);
         }
 
-        var levelRatio = (double)_exitRoundPeak / _measuredLevel;
-        var latencyRatio = windowMedian / _measuredLatency;
-        return levelRatio > _growBelow && latencyRatio * _growBelow >= levelRatio && latencyRatio <= levelRatio * _growBelow;
+        // Re-measuring a thin pool at the first window's size: every window feeds it, until it holds ThinPool latencies.
+        if (!_remeasurement.RefillThinPool(statistics, limit, window))
+        {
+            return limit;
+        }
+
+        var pinned = Math.Max(AssumedUncontendedLimit, _options.MinLimit);
+        if (limit > pinned && _remeasurement.MeasuredAboveKnee(limit))
+        {
+            // The level measured here against the round that ended slow start: when latency rose between them more like
+            // the level than flat, this level was at or above the knee as well (a processor-shared downstream whose
+            // first window spread too much to tell), so measure below it, from this level's latency (its return capped
+            // at the doubling this pin would have allowed).
+            _remeasurement.Pin(Math.Max(limit, Math.Min(_remeasurement.PinnedFrom, InFlightFactor * limit)), belowKnee: true);
+            return pinned;
+        }
+
+        // Back toward the limit before the pin, which a baseline of a few latencies decided: no further than a doubling.
+        return Math.Max(limit, Math.Min(_remeasurement.End(), InFlightFactor * limit));
     }
 
     /// <summary>
-    /// True when the round that ended slow start read a latency risen from the one a thin pool's pin measured by more than
-    /// half the rise of the level, in logs (the midpoint between a flat latency, below the knee, and one in proportion, above
-    /// it, as <see cref="GrowthBoughtNoThroughput"/> reads a growth step), that round's level taken halfway between the limit
-    /// it began at and its peak: the pin's level was at or above the knee too. Its pinned latencies are many (a thin pool's
-    /// pin measures until the pool holds <see cref="ThinPool"/>), unlike the first window's four, so the midpoint is not lost
-    /// in their spread; a queue served in order whose capacity is at least twice the pin reads below it.
-    /// </summary>
-    private bool PinWasAboveKnee()
-    {
-        var levelRatio = (_exitRoundStart + _exitRoundPeak) / 2.0 / _measuredLevel;
-        return levelRatio > 1 && _exitRoundLatency > _measuredLatency * Math.Sqrt(levelRatio);
-    }
-
-    /// <summary>
-    /// A window of the pin that measures below the knee: only windows that ran at the pin count (the first ones run beside the
-    /// items started before it, which share the downstream with them). Once it has measured at least the first window's size
-    /// of latencies that agree (or <see cref="ThinPool"/> that spread), it ends. If they read faster than the latency
-    /// measured at <see cref="_measuredLevel"/> by more than the growth threshold (and the noise floor), that level was shared:
-    /// they replace the pool, the baseline is re-measured only at this level or below from then on, and the limit goes to the
-    /// growth threshold's level by Little's law (the throughput measured there, its level over its latency, times the
-    /// latency measured here is the knee), no higher than before the pin. If not, the baseline stands: they join the pool
-    /// (measurements at a level with no queue), and the limit goes back to where it was: a refuted measurement costs its
+    /// A window of the pin that measures below the knee (<see cref="BaselineRemeasurement.MeasureBelowKnee"/>): the limit
+    /// stays at the pin until it has measured. If the level the baseline was measured at read shared, the baseline is
+    /// re-measured only at this level or below from then on, and the limit goes to the growth threshold's level of the knee
+    /// measured, no higher than before the pin. If not, the limit goes back to where it was: a refuted measurement costs its
     /// round trips.
     /// </summary>
     private int MeasureBelowKnee(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
     {
-        if (statistics.WindowPeakInFlight > limit)
+        var before = _remeasurement.PinnedFrom;
+        if (!_remeasurement.MeasureBelowKnee(statistics, limit, window, out var knee))
         {
             return limit;
         }
 
-        GatherPinSamples(window);
-        var measured = _pinSamples.AsSpan(0, _pinSampleCount);
-        measured.Sort();
-        var median = (double)measured[measured.Length / 2];
-        var middleHalf = measured[3 * measured.Length / 4] - measured[measured.Length / 4];
-        if (measured.Length < FirstWindowSamples
-            || (measured.Length < ThinPool && middleHalf > (measured.Length < 2 * FirstWindowSamples ? _noiseFloor : Math.Max(_noiseFloor, median / ThinPoolSteadyDivisor))))
+        if (knee is not { } level)
         {
-            return limit;
-        }
-
-        var before = _pinnedFrom;
-        _pinnedFrom = 0;
-        _measuringBelowKnee = false;
-        if (median * _growBelow >= _measuredLatency || !Significant(_measuredLatency, median))
-        {
-            statistics.AddToPool(measured, LatencyStatistics.PoolCapacity);
             return Math.Max(limit, before);
         }
 
-        statistics.ClearPool();
-        statistics.AddToPool(measured, LatencyStatistics.PoolCapacity);
         _cleanLimit = Math.Min(_cleanLimit, limit);
-        var knee = _measuredLevel * median / _measuredLatency;
-        return Math.Clamp((int)(knee * _growBelow), limit, Math.Max(limit, before));
-    }
-
-    /// <summary>Keeps a pinned window's latencies, up to <see cref="ThinPool"/> of them.</summary>
-    private void GatherPinSamples(ReadOnlySpan<long> window)
-    {
-        foreach (var latency in window)
-        {
-            if (_pinSampleCount < ThinPool)
-            {
-                _pinSamples![_pinSampleCount++] = latency;
-            }
-        }
+        return Math.Clamp((int)(level * _growBelow), limit, Math.Max(limit, before));
     }
 
     /// <summary>Slow start again after an exit a later window refuted; its history starts over at the limit now.</summary>
@@ -887,15 +750,6 @@ internal sealed class AdaptiveControlLaw
         _historyCount = 0;
         RecordChange(long.MinValue, Limit); // every item running now started under this level or a lower one
     }
-
-    /// <summary>
-    /// True when the baseline is the median of fewer than <see cref="ThinPool"/> latencies that spread (a pool of fewer than
-    /// eight reads steady only within the noise floor: four lognormal latencies can agree by chance): typically the first
-    /// window's four, when no round after it read uncontended.
-    /// </summary>
-    private bool IsThin(LatencyStatistics statistics) =>
-        statistics.PoolCount is > 0 and < ThinPool
-        && statistics.UpperQuartile - statistics.LowerQuartile > (statistics.PoolCount < 2 * FirstWindowSamples ? _noiseFloor : Math.Max(_noiseFloor, statistics.Baseline / ThinPoolSteadyDivisor));
 
     /// <summary>True when <paramref name="latency"/> is above <paramref name="baseline"/> by more than the <see cref="NoiseFloor"/>.</summary>
     private bool Significant(double latency, double baseline) => latency - baseline > _noiseFloor;
@@ -924,9 +778,7 @@ internal sealed class AdaptiveControlLaw
         _kneeFloor = 0;
         ExitSlowStart(limit);
         _exitLevel = 0;
-        _pinnedFrom = 0;
-        _pinnedOnce = true;
-        _measuringBelowKnee = false;
+        _remeasurement.Abandon();
         _ceilingAtKnee = false;
         NoteCeiling(rejectedAt);
     }
@@ -961,5 +813,9 @@ internal sealed class AdaptiveControlLaw
     }
 
     [Conditional("DEBUG")]
-    private void AssertInvariants() => Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
+    private void AssertInvariants()
+    {
+        Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
+        _remeasurement.AssertInvariants();
+    }
 }
