@@ -74,9 +74,10 @@ public sealed class FanOutConcurrencyOptions
     /// Default 0.2, range 0 (no reserve) to 0.5. While a higher priority than its own arrived in the last second, a request
     /// may take a permit only if the requests this service admitted leave <c>floor(PriorityReserve × limit)</c> permits free:
     /// under an adaptive limit of 10 with critical requests about, normal and sheddable requests stop at 8 in flight and a
-    /// critical request finds a permit free instead of queueing behind the next completion. Rounded down so that it fits in
-    /// the fifth of an adaptive limit that is queue anyway (the law settles near 1.25 times what the bottleneck serves at
-    /// once), where it costs the lower priorities their place, not throughput; a larger share idled the bottleneck at 1x load
+    /// critical request finds a permit free instead of queueing behind the next completion. Rounded down so that it stays
+    /// within the part of an adaptive limit that is queue anyway (the core's band settles near 1.25 times what the bottleneck
+    /// serves at once; the server's <see cref="DefaultLimitOptions"/> held the priorities row at 4.9-5.2 over a pool of 4),
+    /// where it costs the lower priorities their place, not throughput; a larger share idled the bottleneck at 1x load
     /// (docs/server.md). A priority nobody sent for a second reserves nothing, so a service whose traffic is all one priority
     /// runs the whole limit. Under a fixed limit set at the bottleneck's capacity the reserve idles whenever the higher
     /// priority does not use it: set 0 there. The counts are this service's requests: its outgoing calls on a shared limit
