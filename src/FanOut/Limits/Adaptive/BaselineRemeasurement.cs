@@ -42,7 +42,8 @@ internal sealed class BaselineRemeasurement
     private bool _pinnedOnce;
 
     /// <summary>
-    /// True while the pin measures below the knee (at <see cref="AdaptiveControlLaw.AssumedUncontendedLimit"/>) because the
+    /// True while the pin measures below the knee (at <see cref="AdaptiveControlLaw.AssumedUncontendedLimit"/>, or where the
+    /// limit already was if lower: <c>min(limit, max(2, MinLimit))</c>) because the
     /// baseline may have been measured above it (<see cref="ExitRoundReadsSharedSeed"/>, <see cref="PinWasAboveKnee"/>): its
     /// windows gather in <see cref="_pinSamples"/> and replace the pool only if they read the baseline as shared
     /// (<see cref="MeasureBelowKnee"/>).
