@@ -66,7 +66,7 @@ public sealed class FleetFaultTests(RedisServer redis) : IClassFixture<RedisServ
         await using var connectionB = await redis.Connect(BacklogPolicy.FailFast, timeoutMs: 300);
         await using var a = RedisConcurrencyLimit.Create(connectionA, options);
         await using var b = RedisConcurrencyLimit.Create(connectionB, options);
-        Assert.True(await a.WaitAsync(CancellationToken.None).WaitAsync(s_guard));
+        await FirstPermit.TakeAsync(a);
         Assert.True(await a.WaitAsync(CancellationToken.None).WaitAsync(s_guard));
         var itemsEnd = DateTime.UtcNow + TimeSpan.FromSeconds(4);
 
