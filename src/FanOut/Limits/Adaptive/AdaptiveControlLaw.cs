@@ -500,8 +500,7 @@ internal sealed class AdaptiveControlLaw
             {
                 // Latency fell in proportion: the step cost no throughput, the level it left was above the knee. Stay, with
                 // that level as the ceiling the spaced probes approach.
-                NoteCeiling(steppedFrom);
-                _ceilingAtKnee = true;
+                NoteCeiling(steppedFrom, atKnee: true);
                 knee = limit;
             }
             else
@@ -529,8 +528,7 @@ internal sealed class AdaptiveControlLaw
                 // (ProbeStep), its spacing doubling while it keeps buying nothing. The band alone would hold here (a queue
                 // of one call over C reads 1 + 1/C, inside it) and settle near 1.25 C.
                 // The queue is confirmed, so no later window refutes the reading that ended slow start.
-                NoteCeiling(limit);
-                _ceilingAtKnee = true;
+                NoteCeiling(limit, atKnee: true);
                 _exitLevel = 0;
                 knee = grownFrom;
             }
@@ -779,16 +777,17 @@ internal sealed class AdaptiveControlLaw
         ExitSlowStart(limit);
         _exitLevel = 0;
         _remeasurement.Abandon();
-        _ceilingAtKnee = false;
-        NoteCeiling(rejectedAt);
+        NoteCeiling(rejectedAt, atKnee: false);
     }
 
     /// <summary>
     /// <paramref name="level"/> is more than the downstream takes (it rejected there, or a growth to it bought no throughput):
     /// growth approaches it one step per window and steps onto it only as a spaced probe (<see cref="ProbeStep"/>).
+    /// <paramref name="atKnee"/> says which (<see cref="_ceilingAtKnee"/>).
     /// </summary>
-    private void NoteCeiling(int level)
+    private void NoteCeiling(int level, bool atKnee)
     {
+        _ceilingAtKnee = atKnee;
         if (_overloadCeiling > 0 && level >= _overloadCeiling)
         {
             // A probe of the last ceiling failed again: wait longer before the next one.
