@@ -46,6 +46,18 @@ public sealed class FanOutLimitHandlerTests
     }
 
     [Fact]
+    public void DefaultLimitOptions_AreTheCoresButTheHttpPlacesTwoParameters()
+    {
+        // FanOut.Http's per-place parameters (docs/adaptive.md, "one law"): a gentler cut (it sees each 429 of a host) and slow
+        // start paced at one limit per round trip (its growth opens connections); the rest the core's. The simulation suite's
+        // http place runs on these very options (LawPlace), so what they do is tested there.
+        Assert.Equal(new AdaptiveLimitOptions() with { BackoffRatio = 0.9, SlowStartPace = 1 }, FanOutHttpOptions.DefaultLimitOptions);
+        var limit = new HostConcurrencyLimits().GetLimit(new Uri("http://downstream.test/"));
+        Assert.Equal("adaptive", limit.Kind);
+        Assert.Equal(FanOutHttpOptions.DefaultLimitOptions.InitialLimit, limit.Current);
+    }
+
+    [Fact]
     public async Task Get_429WithRetryAfter_PausesTheHostsAdaptiveLimitUntilItHasPassed()
     {
         var time = new CountingTimeProvider();
