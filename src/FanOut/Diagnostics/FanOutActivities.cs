@@ -58,4 +58,32 @@ public static class FanOutActivities
 
     /// <summary>Tag on <see cref="RetryEvent"/>: how long the item waits before it runs again, in seconds.</summary>
     public const string RetryDelayTag = "fanout.item.retry_delay";
+
+    /// <summary>
+    /// Event on the activity current where an adaptive limit changed (the item attempt whose completion decided it, or the
+    /// call's): tags <see cref="LimitFromTag"/>, <see cref="LimitToTag"/>, <see cref="LimitReasonTag"/>,
+    /// <see cref="WindowMedianTag"/>, <see cref="BaselineTag"/>, <see cref="InFlightTag"/>, <see cref="LimitNameTag"/> and <see cref="LimitKindTag"/>.
+    /// </summary>
+    public const string LimitChangeEvent = "fanout.limit.change";
+
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: the limit's <see cref="AdaptiveLimitOptions.Name"/>, or its kind.</summary>
+    public const string LimitNameTag = FanOutInstruments.LimitNameTag;
+
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: the limit before the change.</summary>
+    public const string LimitFromTag = "fanout.limit.from";
+
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: the limit after the change.</summary>
+    public const string LimitToTag = "fanout.limit.to";
+
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: why it changed, a <see cref="LimitChangeReason"/> name.</summary>
+    public const string LimitReasonTag = FanOutInstruments.LimitReasonTag;
+
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: the median latency of the window decided on, in milliseconds (0: none read).</summary>
+    public const string WindowMedianTag = "fanout.limit.window_median_ms";
+
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: the uncontended latency the window was compared with, in milliseconds (0: not measured yet).</summary>
+    public const string BaselineTag = "fanout.limit.baseline_ms";
+
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: items in flight on the limit when it changed.</summary>
+    public const string InFlightTag = "fanout.limit.in_flight";
 }

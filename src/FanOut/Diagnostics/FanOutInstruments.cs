@@ -28,6 +28,15 @@ public static class FanOutInstruments
     /// <summary>Histogram of item durations in seconds.</summary>
     public const string ItemDuration = "fanout.item.duration";
 
+    /// <summary>Counter of changes of an adaptive limit, tagged <see cref="LimitKindTag"/>, <see cref="LimitReasonTag"/> and (for a named limit) <see cref="LimitNameTag"/>.</summary>
+    public const string LimitChanges = "fanout.limit.changes";
+
+    /// <summary>Tag on <see cref="LimitChanges"/>: why the limit changed, a <see cref="LimitChangeReason"/> name.</summary>
+    public const string LimitReasonTag = "fanout.limit.reason";
+
+    /// <summary>Tag on <see cref="LimitChanges"/>: the limit's <see cref="AdaptiveLimitOptions.Name"/>, when it has one (names are the user's: keep them few).</summary>
+    public const string LimitNameTag = "fanout.limit.name";
+
     /// <summary>Tag naming the kind of limit: <c>fixed</c>, <c>unbounded</c>, <c>adaptive</c>, <c>settable</c>, <c>partitioned</c> (or a custom limit's <see cref="ConcurrencyLimit.Kind"/>).</summary>
     public const string LimitKindTag = "fanout.limit.kind";
 

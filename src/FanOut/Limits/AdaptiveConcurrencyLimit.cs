@@ -35,6 +35,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>The limit the pool grants: the law's, or below it while slow start's growth is paced.</summary>
     private volatile int _limit;
 
+    /// <summary>Why the law's limit is what it is: the reason of its last change (under the lock).</summary>
+    private LimitChangeReason _reason;
+
+    /// <summary>The window median the law's last change was decided on, in timestamp ticks (under the lock; 0: none read).</summary>
+    private double _reasonMedian;
+
     /// <summary>True while <see cref="_limit"/> is below the law's and the pace timer will raise it.</summary>
     private volatile bool _pacing;
     private int _peak;
@@ -238,6 +244,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         if (starts)
         {
             FanOutMetrics.RecordLimit(0, Kind);
+            Tell(new(_limit, 0, LimitChangeReason.RetryAfterPause, 0, 0, InFlight));
         }
 
         if (due > 0)
@@ -263,7 +270,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         var overload = outcome == ItemOutcome.Overloaded;
         var now = _time.GetTimestamp();
         var inFlight = InFlight;
-        int before, after;
+        LimitChange change;
         long paceDue;
         lock (_lock)
         {
@@ -272,7 +279,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             if (succeeded)
             {
                 _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
-                _law.OnAnswer(now - startTimestamp, inFlight, _statistics);
+                Answer(now - startTimestamp, inFlight);
             }
 
             if (startTimestamp >= _statistics.WindowEnd && !overload)
@@ -286,7 +293,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 _statistics.CountStarts(now, _statistics.WindowItems + Math.Max(0, inFlight - 1 - _olderRunning));
                 if (overload)
                 {
+                    var lawBefore = _law.Limit;
                     _law.OnStaleOverload(inFlight);
+                    NoteReason(lawBefore, LimitChangeReason.Overload, 0);
                 }
             }
             else
@@ -308,8 +317,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 }
             }
 
-            before = _limit;
-            after = Publish(now, out paceDue);
+            change = Publish(now, inFlight, out paceDue);
         }
 
         if (paceDue > 0)
@@ -317,7 +325,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _paceTimer.Arm(paceDue);
         }
 
-        Announce(before, after);
+        Announce(change);
     }
 
     /// <summary>The pause's timer fired: ends the pause if its end has passed (else waits for the rest), and wakes the waiters.</summary>
@@ -345,18 +353,18 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         OnCurrentChanged(); // the gauge shows the law's limit again, and the waiters it admits are granted
+        Tell(new(0, _limit, LimitChangeReason.PauseEnded, 0, 0, InFlight));
     }
 
     /// <summary>Slow start's paced growth is due: grants what the pace allows now (re-arming for the rest), and wakes the waiters.</summary>
     private void OnPaceTimer()
     {
-        int before, after;
+        LimitChange change;
         long due;
         lock (_lock)
         {
             AssertInvariants();
-            before = _limit;
-            after = Publish(_time.GetTimestamp(), out due);
+            change = Publish(_time.GetTimestamp(), InFlight, out due);
         }
 
         if (due > 0)
@@ -364,14 +372,15 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _paceTimer.Arm(due);
         }
 
-        Announce(before, after);
+        Announce(change);
     }
 
     /// <summary>Closes the window: the law decides, and the window is extended or a new one begins (under the lock).</summary>
     private void Decide(int inFlight, long now)
     {
         var before = _law.Limit;
-        _law.Decide(_statistics, inFlight);
+        var decision = _law.Decide(_statistics, inFlight);
+        NoteReason(before, decision.Reason, _law.WindowMedian);
         if (_law.Holding)
         {
             _law.Holding = false;
@@ -390,7 +399,27 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 _olderRunning = Math.Max(0, inFlight - 1);
             }
             _law.OnWindowReset();
+            var counted = _law.Limit;
             CountHeldBack(inFlight);
+            NoteReason(counted, LimitChangeReason.SlowStartGrowth, 0);
+        }
+    }
+
+    /// <summary>Slow start's growth on an answer (under the lock).</summary>
+    private void Answer(long latency, int inFlight)
+    {
+        var before = _law.Limit;
+        _law.OnAnswer(latency, inFlight, _statistics);
+        NoteReason(before, LimitChangeReason.SlowStartGrowth, 0);
+    }
+
+    /// <summary>Records why the law's limit changed from <paramref name="before"/>, if it did (under the lock).</summary>
+    private void NoteReason(int before, LimitChangeReason reason, double windowMedian)
+    {
+        if (_law.Limit != before)
+        {
+            _reason = reason;
+            _reasonMedian = windowMedian;
         }
     }
 
@@ -451,7 +480,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 _law.OnSuccess(held.StartTimestamp, held.Latency, _statistics);
                 if (held.StartTimestamp < _firstAnswerAt)
                 {
-                    _law.OnAnswer(held.Latency, held.InFlight, _statistics);
+                    Answer(held.Latency, held.InFlight);
                 }
             }
 
@@ -468,10 +497,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>
     /// Makes the law's limit the limit everyone reads, at the pace slow start's growth is granted (under the lock). Returns
-    /// it, with the ticks until the pace grants more (0: the law's limit is granted).
+    /// the change, with the ticks until the pace grants more (0: the law's limit is granted).
     /// </summary>
-    private int Publish(long now, out long paceDue)
+    private LimitChange Publish(long now, int inFlight, out long paceDue)
     {
+        var before = _limit;
         var limit = _pacer.Follow(_law.Limit, _law.InSlowStart, _statistics.PoolCount > 0 ? _statistics.Baseline : 0, now, out paceDue);
         if (limit != _limit)
         {
@@ -485,19 +515,28 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             Volatile.Write(ref _peak, limit);
         }
 
-        return limit;
+        // A paced grant of growth decided earlier is slow start's, whatever the law decided since.
+        var reason = limit > before && _law.InSlowStart && limit < _law.Limit ? LimitChangeReason.SlowStartGrowth : _reason;
+        return new(before, limit, reason, _reasonMedian, _statistics.Baseline, inFlight);
     }
 
-    /// <summary>Records a change and wakes the waiters a rise admits (outside the lock).</summary>
-    private void Announce(int before, int after)
+    /// <summary>Wakes the waiters a rise admits, records the change on the gauge and publishes its reason (outside the lock).</summary>
+    private void Announce(LimitChange change)
     {
-        if (after == before)
+        if (change.To == change.From)
         {
             return;
         }
 
         OnCurrentChanged();
+        Tell(change);
     }
+
+    /// <summary>Publishes a change with its reason to the event source, the meter and the current activity (outside the lock).</summary>
+    private void Tell(LimitChange change) =>
+        LimitChangeTelemetry.Publish(Kind, _options.Name, change.From, change.To, change.Reason, Milliseconds(change.WindowMedian), Milliseconds(change.Baseline), change.InFlight);
+
+    private double Milliseconds(double ticks) => ticks * 1000 / _time.TimestampFrequency;
 
     [Conditional("DEBUG")]
     private void AssertInvariants()
@@ -507,6 +546,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         Debug.Assert(_limit >= _options.MinLimit && _limit <= _options.MaxLimit);
         Debug.Assert(_peak >= _limit);
     }
+
+    /// <summary>A change of the limit granted, and why (published outside the lock).</summary>
+    private readonly record struct LimitChange(int From, int To, LimitChangeReason Reason, double WindowMedian, double Baseline, int InFlight);
 
     /// <summary>A completion kept until the first window has set the baseline.</summary>
     private readonly record struct HeldBackCompletion(long StartTimestamp, long Latency, bool Succeeded, int InFlight);

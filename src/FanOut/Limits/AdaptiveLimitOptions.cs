@@ -121,6 +121,10 @@ public sealed record AdaptiveLimitOptions
     /// </value>
     public Func<Exception, bool>? IsOverload { get; init; }
 
+    /// <summary>The name the limit's telemetry carries (its <see cref="Diagnostics.FanOutEvents.LimitChanged"/> events), so that a trace tells limits apart.</summary>
+    /// <value>Default <see langword="null"/>: the limit's kind, <c>adaptive</c>. FanOut.Http names each host's limit after the host.</value>
+    public string? Name { get; init; }
+
     /// <summary>The clock latency is measured with.</summary>
     /// <value>Default <see cref="TimeProvider.System"/>; tests pass a manual one to drive time themselves.</value>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;

@@ -188,6 +188,9 @@ internal sealed class AdaptiveControlLaw
     /// <summary>Growth above the ceiling per window: 1 for a probe, doubling while probes pass (the downstream got bigger).</summary>
     private int _probeStep = 1;
 
+    /// <summary>The median latency of the window the last <see cref="Decide"/> read, in timestamp ticks (0: it read none).</summary>
+    private double _windowMedian;
+
     /// <summary>Creates the law at <see cref="AdaptiveLimitOptions.InitialLimit"/>, in slow start.</summary>
     public AdaptiveControlLaw(AdaptiveLimitOptions options)
     {
@@ -203,6 +206,9 @@ internal sealed class AdaptiveControlLaw
 
     /// <summary>The limit.</summary>
     public int Limit { get; private set; }
+
+    /// <summary>The median latency of the window the last decision read, in timestamp ticks (0: it read none, as an overload decides at once).</summary>
+    public double WindowMedian => _windowMedian;
 
     /// <summary>
     /// True until the first back-off, like TCP's slow start; true again when a later window refutes the queue a latency exit
@@ -323,9 +329,11 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The next limit, at the end of a window (or at once on an overload failure: one back-off per window).</summary>
     /// <param name="statistics">The window and the baseline pool.</param>
     /// <param name="inFlight">Bodies running when the deciding item completed, itself included.</param>
-    public int Decide(LatencyStatistics statistics, int inFlight)
+    public LimitDecision Decide(LatencyStatistics statistics, int inFlight)
     {
-        Limit = DecideCore(statistics, Limit, inFlight);
+        _windowMedian = 0;
+        var decision = DecideCore(statistics, Limit, inFlight);
+        Limit = decision.Limit;
 
         // A seed that read shared is measured below the knee at once when its latencies agree to an eighth (a steady
         // downstream's); a spread one is thin, and the thin pool's pin decides (DecideWhilePinned).
@@ -344,13 +352,14 @@ internal sealed class AdaptiveControlLaw
             // shared latencies to the thin pool.
             _remeasurement.Pin(Limit, belowKnee);
             Limit = pinned;
+            decision = new(pinned, LimitChangeReason.Remeasure);
         }
 
         AssertInvariants();
-        return Limit;
+        return decision;
     }
 
-    private int DecideCore(LatencyStatistics statistics, int limit, int inFlight)
+    private LimitDecision DecideCore(LatencyStatistics statistics, int limit, int inFlight)
     {
         if (statistics.WindowOverloads > 0)
         {
@@ -361,23 +370,24 @@ internal sealed class AdaptiveControlLaw
             // The multiplicative back-off, and no more than the other bodies still running: the downstream rejected this
             // one with them in flight.
             var backedOff = Math.Min((int)(limit * _options.BackoffRatio), inFlight - 1);
-            return Math.Clamp(backedOff, _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+            return new(Math.Clamp(backedOff, _options.MinLimit, Math.Max(_options.MinLimit, limit - 1)), LimitChangeReason.Overload);
         }
 
         if (statistics.WindowSuccesses == 0)
         {
-            return limit;
+            return LimitDecision.Hold(limit);
         }
 
         var window = statistics.SortWindow();
         var latency = (double)window[window.Length / 2];
+        _windowMedian = latency;
         var filled = statistics.WindowPeakInFlight >= limit;
         return InSlowStart
             ? DecideInSlowStart(statistics, limit, window, latency)
             : DecideAfterSlowStart(statistics, limit, window, latency, filled);
     }
 
-    private int DecideInSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency)
+    private LimitDecision DecideInSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency)
     {
         var firstWindow = statistics.PoolCount == 0;
         if (statistics.PoolCount >= MinPoolForQueueTest)
@@ -403,7 +413,7 @@ internal sealed class AdaptiveControlLaw
                     // bar by its median's noise as well (a lognormal round at twice a small capacity can read 2.5x by chance;
                     // timers have no spread, so a stalled early round of Task.Delay is confirmed, not cut to a quarter).
                     _confirming = true;
-                    return Math.Clamp(Math.Min(limit, _roundLimit), _options.MinLimit, _options.MaxLimit);
+                    return new(Math.Clamp(Math.Min(limit, _roundLimit), _options.MinLimit, _options.MaxLimit), LimitChangeReason.QueueSuspected);
                 }
 
                 // Gradient: by Little's law the round's queue drains when the limit is limit / ratio; aim at the growth
@@ -414,14 +424,14 @@ internal sealed class AdaptiveControlLaw
                 var level = Math.Min(limit, _roundLimit);
                 _exitLevel = level;
                 _remeasurement.NoteExitRound(_roundLimit, statistics, latency);
-                return Math.Clamp(Math.Max((int)(level * _growBelow / ratio), level / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+                return new(Math.Clamp(Math.Max((int)(level * _growBelow / ratio), level / MaxSlowStartExitCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1)), LimitChangeReason.QueueSeen);
             }
 
             if (ratio > _growBelow && window.Length < Math.Max(2 * limit, HoldSamples) && statistics.WindowItems + limit <= statistics.WindowCapacity)
             {
                 // Suspicious but not conclusive: hold the limit and extend the round, so the test above sees more samples.
                 Holding = true;
-                return limit;
+                return LimitDecision.Hold(limit);
             }
 
             if (ratio > _growBelow && _remeasurement.IsThin(statistics))
@@ -431,7 +441,7 @@ internal sealed class AdaptiveControlLaw
                 // thin pool is re-measured at the first window's size (Decide), which settles what this round could not.
                 ExitSlowStart(limit);
                 _remeasurement.NoteExitRound(_roundLimit, statistics, latency);
-                return limit;
+                return LimitDecision.Hold(limit);
             }
         }
 
@@ -457,10 +467,10 @@ internal sealed class AdaptiveControlLaw
         }
 
         // The round passed. Growth is per answer (OnAnswer), not per round.
-        return limit;
+        return LimitDecision.Hold(limit);
     }
 
-    private int DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
+    private LimitDecision DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
     {
         if (_remeasurement.Pinned)
         {
@@ -474,7 +484,7 @@ internal sealed class AdaptiveControlLaw
             // the evidence says its window was cut for nothing, instead of climbing 25% per window from a level that was
             // cut for nothing (at 3, a window of MinWindowSamples is 11 round trips).
             ReenterSlowStart();
-            return limit;
+            return LimitDecision.Hold(limit);
         }
 
         if (window.Length < _options.MinWindowSamples && statistics.WindowItems + limit <= statistics.WindowCapacity
@@ -487,7 +497,7 @@ internal sealed class AdaptiveControlLaw
             // throughput, does a window that judges the step before it, or that may step down or probe at the knee: a rise or
             // fall of 1/C (12-25% at C = 4 to 8) needs them.
             Holding = true;
-            return limit;
+            return LimitDecision.Hold(limit);
         }
 
         var steppedFrom = _steppedFrom;
@@ -547,12 +557,12 @@ internal sealed class AdaptiveControlLaw
             // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the growth threshold.
             var target = (int)(limit * _growBelow / ratio);
             _kneeFloor = 0;
-            return Math.Clamp(Math.Max(target, limit / MaxBackoffCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1));
+            return new(Math.Clamp(Math.Max(target, limit / MaxBackoffCut), _options.MinLimit, Math.Max(_options.MinLimit, limit - 1)), LimitChangeReason.QueueSeen);
         }
 
         if (knee > 0)
         {
-            return knee;
+            return new(knee, LimitChangeReason.KneeFound);
         }
 
         if (ratio < _growBelow && filled)
@@ -560,9 +570,11 @@ internal sealed class AdaptiveControlLaw
             // Grow toward the limit at which, by the same law, latency would reach the growth threshold; near the level an
             // overload was last seen at, by one step per window (AIMD's additive increase), so probing costs few rejections.
             var step = Math.Max(1, (int)(limit * Math.Min(MaxGrowthFraction, (_growBelow / ratio) - 1)));
-            if (_overloadCeiling > 0 && limit + step >= _overloadCeiling)
+            var probe = _overloadCeiling > 0 && limit + step >= _overloadCeiling;
+            if (probe)
             {
                 step = ProbeStep(limit);
+                probe = limit + step >= _overloadCeiling;
             }
 
             var grown = (int)Math.Min((long)limit + step, _options.MaxLimit);
@@ -571,7 +583,7 @@ internal sealed class AdaptiveControlLaw
                 // A window that grew the limit read low, some by luck: the latency expected without a queue is the baseline
                 // at least, so a lucky window's successor does not read as a rise.
                 NoteStep(limit, grown, Math.Max(latency, statistics.Baseline), window.Length);
-                return grown;
+                return new(grown, probe ? LimitChangeReason.Probe : LimitChangeReason.Growth);
             }
         }
 
@@ -586,10 +598,10 @@ internal sealed class AdaptiveControlLaw
             // flat: back up, and hold there) or only shortened the queue (latency fell in proportion: stay, and step again).
             _kneeFloor = _windowsAtFloor = 0;
             NoteStep(limit, limit - 1, latency, window.Length);
-            return limit - 1;
+            return new(limit - 1, LimitChangeReason.KneeTest);
         }
 
-        return limit;
+        return LimitDecision.Hold(limit);
     }
 
     /// <summary>Notes a step from <paramref name="from"/> to <paramref name="to"/>, decided by a window of <paramref name="samples"/> at <paramref name="latency"/>, for the next window's test.</summary>
@@ -687,7 +699,7 @@ internal sealed class AdaptiveControlLaw
     /// limit stays at the pin until the measurement is done, then goes back toward the limit before the pin, or lower still
     /// when the thin pool's pin itself read at or above the knee.
     /// </summary>
-    private int DecideWhilePinned(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
+    private LimitDecision DecideWhilePinned(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
     {
         if (_remeasurement.BelowKnee)
         {
@@ -697,7 +709,7 @@ internal sealed class AdaptiveControlLaw
         // Re-measuring a thin pool at the first window's size: every window feeds it, until it holds ThinPool latencies.
         if (!_remeasurement.RefillThinPool(statistics, limit, window))
         {
-            return limit;
+            return LimitDecision.Hold(limit);
         }
 
         var pinned = Math.Max(AssumedUncontendedLimit, _options.MinLimit);
@@ -708,11 +720,11 @@ internal sealed class AdaptiveControlLaw
             // first window spread too much to tell), so measure below it, from this level's latency (its return capped
             // at the doubling this pin would have allowed).
             _remeasurement.Pin(Math.Max(limit, Math.Min(_remeasurement.PinnedFrom, InFlightFactor * limit)), belowKnee: true);
-            return pinned;
+            return new(pinned, LimitChangeReason.Remeasure);
         }
 
         // Back toward the limit before the pin, which a baseline of a few latencies decided: no further than a doubling.
-        return Math.Max(limit, Math.Min(_remeasurement.End(), InFlightFactor * limit));
+        return new(Math.Max(limit, Math.Min(_remeasurement.End(), InFlightFactor * limit)), LimitChangeReason.RemeasureDone);
     }
 
     /// <summary>
@@ -722,21 +734,21 @@ internal sealed class AdaptiveControlLaw
     /// measured, no higher than before the pin. If not, the limit goes back to where it was: a refuted measurement costs its
     /// round trips.
     /// </summary>
-    private int MeasureBelowKnee(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
+    private LimitDecision MeasureBelowKnee(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
     {
         var before = _remeasurement.PinnedFrom;
         if (!_remeasurement.MeasureBelowKnee(statistics, limit, window, out var knee))
         {
-            return limit;
+            return LimitDecision.Hold(limit);
         }
 
         if (knee is not { } level)
         {
-            return Math.Max(limit, before);
+            return new(Math.Max(limit, before), LimitChangeReason.RemeasureDone);
         }
 
         _cleanLimit = Math.Min(_cleanLimit, limit);
-        return Math.Clamp((int)(level * _growBelow), limit, Math.Max(limit, before));
+        return new(Math.Clamp((int)(level * _growBelow), limit, Math.Max(limit, before)), LimitChangeReason.RemeasureDone);
     }
 
     /// <summary>Slow start again after an exit a later window refuted; its history starts over at the limit now.</summary>
