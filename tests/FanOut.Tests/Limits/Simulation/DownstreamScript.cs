@@ -11,6 +11,9 @@ public enum LatencyShape
 
     /// <summary>Exactly the median: <c>fanout serve --latency fixed:20</c>, whose answers to one round come back together.</summary>
     Fixed,
+
+    /// <summary>Cache hits and misses: 90% of requests at the median +-10%, 10% sixteen times slower.</summary>
+    Bimodal,
 }
 
 /// <summary>What a scripted downstream is like at one moment.</summary>
@@ -30,6 +33,12 @@ public sealed record DownstreamState
 
     /// <summary>While set, every request is answered 429 at once with this Retry-After (a storm); the client waits it out.</summary>
     public TimeSpan? RetryAfter { get; init; }
+
+    /// <summary>
+    /// Latency that rises smoothly with load: a request that starts being served with n requests in service (itself included)
+    /// takes <see cref="Latency"/> x (1 + (n / k)^2), so throughput peaks at k in service, at twice the latency. 0: none.
+    /// </summary>
+    public int SmoothKnee { get; init; }
 }
 
 /// <summary>A downstream's state over time, from the start of a simulation: capacity, queue, latency and storms, scripted.</summary>

@@ -90,8 +90,14 @@ public sealed class ScriptedDownstream<TCall>
         {
             LatencyShape.HeavyTail => Math.Exp(HeavyTailSigma * StandardNormal()),
             LatencyShape.Fixed => 1,
+            LatencyShape.Bimodal => (_random.NextDouble() < 0.1 ? 16 : 1) * (0.9 + (0.2 * _random.NextDouble())),
             _ => 0.9 + (0.2 * _random.NextDouble()),
         };
+        if (state.SmoothKnee > 0)
+        {
+            factor *= 1 + Math.Pow((double)_served / state.SmoothKnee, 2);
+        }
+
         _serve(call, TimeSpan.FromTicks(Math.Max(1, (long)(state.Latency.Ticks * factor))));
     }
 
