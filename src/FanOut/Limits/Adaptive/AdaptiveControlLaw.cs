@@ -717,14 +717,13 @@ internal sealed class AdaptiveControlLaw
         {
             // The level measured here against the round that ended slow start: when latency rose between them more like
             // the level than flat, this level was at or above the knee as well (a processor-shared downstream whose
-            // first window spread too much to tell), so measure below it, from this level's latency (its return capped
-            // at the doubling this pin would have allowed).
-            _remeasurement.Pin(Math.Max(limit, Math.Min(_remeasurement.PinnedFrom, InFlightFactor * limit)), belowKnee: true);
+            // first window spread too much to tell), so measure below it, from this level's latency.
+            _remeasurement.Pin(Math.Max(limit, _remeasurement.PinnedFrom), belowKnee: true);
             return new(pinned, LimitChangeReason.Remeasure);
         }
 
-        // Back toward the limit before the pin, which a baseline of a few latencies decided: no further than a doubling.
-        return new(Math.Max(limit, Math.Min(_remeasurement.End(), InFlightFactor * limit)), LimitChangeReason.RemeasureDone);
+        // The pool holds enough latencies again: back to the limit before the pin (the band judges it from the next window).
+        return new(Math.Max(limit, _remeasurement.End()), LimitChangeReason.RemeasureDone);
     }
 
     /// <summary>
