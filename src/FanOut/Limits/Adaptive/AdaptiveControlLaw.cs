@@ -63,9 +63,6 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private const int HoldSamples = 32;
 
-    /// <summary>Rounds shorter than this must have every item above the pool's upper quartile to count as queued.</summary>
-    private const int SmallRound = 8;
-
     /// <summary>Standard errors the median must rise above the growth threshold by to end slow start.</summary>
     private const double QueueTestStandardErrors = 2;
 
@@ -346,7 +343,7 @@ internal sealed class AdaptiveControlLaw
             // capacity queues from its first round on): the baseline is the first window's few latencies, and after slow
             // start it is re-measured only at half a level found clean, where there is none. Pin the limit at the first
             // window's size until the pool holds ThinPool latencies (BaselineRemeasurement measures), as Envoy pins its
-            // concurrency while it measures minRTT, then go back toward the limit before the pin (at most a doubling). Once
+            // concurrency while it measures minRTT, then go back to the limit before the pin. Once
             // per limit: a pool never thins again. A shared seed is measured at the level taken as uncontended instead
             // (MeasureBelowKnee), or where the limit is if the exit cut it lower: a window there would otherwise add its
             // shared latencies to the thin pool.
@@ -397,7 +394,7 @@ internal sealed class AdaptiveControlLaw
             // The median must also have risen past the growth threshold by more than twice its standard error, so a steady
             // downstream's small drift (a busy CPU, timer jitter) is not read as a queue.
             var above = window.Length - LatencyStatistics.UpperBound(window, statistics.UpperQuartile);
-            var needed = window.Length < SmallRound ? window.Length : (2 * window.Length / 3) + 1;
+            var needed = (2 * window.Length / 3) + 1;
             var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : 1;
             var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / window.Length) + (1.0 / statistics.PoolCount));
             if (window.Length >= 2 && above >= needed && ratio > _growBelow * Math.Exp(QueueTestStandardErrors * standardError))
