@@ -381,14 +381,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         var before = _law.Limit;
         var decision = _law.Decide(_statistics, inFlight);
         NoteReason(before, decision.Reason, _law.WindowMedian);
-        if (_law.Holding)
+        if (!_law.Holding)
         {
-            _law.Holding = false;
-            _law.HoldUntil = _statistics.WindowItems + before;
-        }
-        else
-        {
-            _law.HoldUntil = 0;
             // A new round in slow start (answers have grown the limit meanwhile), or a window after a change, counts only the
             // items that start from now on; an unchanged limit after slow start keeps gathering them.
             var keep = _law.Limit == before && !_law.InSlowStart;

@@ -129,9 +129,11 @@ public sealed class FanOutTracingTests : IDisposable
             .OrderBy(a => (int)a.GetTagItem(FanOutActivities.ItemAttemptTag)!).ToList();
         Assert.Equal(2, items.Count);
         var rejected = items[0];
+        // The attempt's overload backed the adaptive limit off, and its activity says so first (issue 36: the reason in a trace).
         Assert.Equal(
-            [FanOutActivities.OverloadEvent, FanOutActivities.RetryEvent, "exception"],
+            [FanOutActivities.LimitChangeEvent, FanOutActivities.OverloadEvent, FanOutActivities.RetryEvent, "exception"],
             rejected.Events.Select(e => e.Name));
+        Assert.Equal(nameof(LimitChangeReason.Overload), rejected.Events.First().Tags.Single(t => t.Key == FanOutActivities.LimitReasonTag).Value);
         var retry = rejected.Events.Single(e => e.Name == FanOutActivities.RetryEvent);
         Assert.Equal(1, retry.Tags.Single(t => t.Key == FanOutActivities.ItemAttemptTag).Value);
         Assert.Equal(ActivityStatusCode.Error, rejected.Status);
@@ -181,7 +183,8 @@ public sealed class FanOutTracingTests : IDisposable
         Assert.Equal(typeof(InvalidOperationException).FullName, exception.Tags.Single(t => t.Key == "exception.type").Value);
 
         Assert.Equal(ActivityStatusCode.Error, items[1].Status);
-        Assert.Equal([FanOutActivities.OverloadEvent, "exception"], items[1].Events.Select(e => e.Name)); // a timeout backs off, no retry
+        Assert.Equal([FanOutActivities.LimitChangeEvent, FanOutActivities.OverloadEvent, "exception"], items[1].Events.Select(e => e.Name)); // a timeout backs off, no retry
+        Assert.Equal(nameof(LimitChangeReason.Overload), items[1].Events.First().Tags.Single(t => t.Key == FanOutActivities.LimitReasonTag).Value);
         Assert.Contains("Item 1 timed out", items[1].StatusDescription);
 
         var run = Assert.Single(Ours(parent), a => a.OperationName == FanOutActivities.Run);

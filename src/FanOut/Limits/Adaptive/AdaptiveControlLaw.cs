@@ -130,12 +130,6 @@ internal sealed class AdaptiveControlLaw
     private int _roundLimit;
 
     /// <summary>
-    /// True while slow start holds the limit for the round that must confirm a queue the last round read (answers do not grow
-    /// it meanwhile).
-    /// </summary>
-    private bool _confirming;
-
-    /// <summary>
     /// The level of the round that ended slow start by reading a queue (0: slow start did not end that way, or the reading
     /// has been refuted or overtaken by an overload): a window at this level that reads no queue refutes it.
     /// </summary>
@@ -207,17 +201,20 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The median latency of the window the last decision read, in timestamp ticks (0: it read none, as an overload decides at once).</summary>
     public double WindowMedian => _windowMedian;
 
+    /// <summary>Which rules decide the next window (the one owner of the law's phase).</summary>
+    public LawPhase Phase { get; private set; }
+
     /// <summary>
     /// True until the first back-off, like TCP's slow start; true again when a later window refutes the queue a latency exit
     /// read (see <see cref="RefutesExit"/>).
     /// </summary>
-    public bool InSlowStart { get; private set; } = true;
+    public bool InSlowStart => Phase is LawPhase.SlowStart or LawPhase.ConfirmingQueue;
 
-    /// <summary>Set by a decision that extends the current window instead of closing it; cleared by the caller.</summary>
-    public bool Holding { get; set; }
+    /// <summary>True when the last decision extends the current window instead of closing it (to <see cref="HoldUntil"/> items).</summary>
+    public bool Holding { get; private set; }
 
     /// <summary>Items the current (extended) window runs to; 0 for an ordinary window.</summary>
-    public int HoldUntil { get; set; }
+    public int HoldUntil { get; private set; }
 
     /// <summary>Items the current window needs before a decision: one round, or the first window's seed.</summary>
     public int WindowSize(LatencyStatistics statistics)
@@ -244,7 +241,7 @@ internal sealed class AdaptiveControlLaw
     /// <param name="statistics">The baseline.</param>
     public void OnAnswer(long latency, int inFlight, LatencyStatistics statistics)
     {
-        if (!InSlowStart || HoldUntil != 0 || _confirming || Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit
+        if (Phase != LawPhase.SlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit
             || statistics.PoolCount == 0 || (latency > Math.Max(statistics.Baseline * _growBelow, statistics.UpperQuartile) && Significant(latency, statistics.Baseline)))
         {
             return;
@@ -329,8 +326,13 @@ internal sealed class AdaptiveControlLaw
     public LimitDecision Decide(LatencyStatistics statistics, int inFlight)
     {
         _windowMedian = 0;
+        Holding = false;
+        var before = Limit;
         var decision = DecideCore(statistics, Limit, inFlight);
         Limit = decision.Limit;
+
+        // A decision that extends the window runs it one more limit's worth of items (the limit is unchanged then).
+        HoldUntil = Holding ? statistics.WindowItems + before : 0;
 
         // A seed that read shared is measured below the knee at once when its latencies agree to an eighth (a steady
         // downstream's); a spread one is thin, and the thin pool's pin decides (DecideWhilePinned).
@@ -347,7 +349,8 @@ internal sealed class AdaptiveControlLaw
             // per limit: a pool never thins again. A shared seed is measured at the level taken as uncontended instead
             // (MeasureBelowKnee), or where the limit is if the exit cut it lower: a window there would otherwise add its
             // shared latencies to the thin pool.
-            _remeasurement.Pin(Limit, belowKnee);
+            _remeasurement.Pin(Limit);
+            Phase = belowKnee ? LawPhase.RemeasuringBelowKnee : LawPhase.Remeasuring;
             Limit = pinned;
             decision = new(pinned, LimitChangeReason.Remeasure);
         }
@@ -399,7 +402,7 @@ internal sealed class AdaptiveControlLaw
             var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / window.Length) + (1.0 / statistics.PoolCount));
             if (window.Length >= 2 && above >= needed && ratio > _growBelow * Math.Exp(QueueTestStandardErrors * standardError))
             {
-                if (!_confirming && ratio > InFlightFactor * _growBelow * (window.Length >= HoldSamples ? 1 : Math.Exp(QueueTestStandardErrors * standardError)))
+                if (Phase != LawPhase.ConfirmingQueue && ratio > InFlightFactor * _growBelow * (window.Length >= HoldSamples ? 1 : Math.Exp(QueueTestStandardErrors * standardError)))
                 {
                     // More than a queue could add in one round: the round before passed (at most 1.25 x baseline) at half
                     // this round's level at least, so by Little's law a queue reads at most twice that. A stall of the
@@ -409,7 +412,7 @@ internal sealed class AdaptiveControlLaw
                     // a real queue is not deepened while it is confirmed). A round shorter than HoldSamples must clear that
                     // bar by its median's noise as well (a lognormal round at twice a small capacity can read 2.5x by chance;
                     // timers have no spread, so a stalled early round of Task.Delay is confirmed, not cut to a quarter).
-                    _confirming = true;
+                    Phase = LawPhase.ConfirmingQueue;
                     return new(Math.Clamp(Math.Min(limit, _roundLimit), _options.MinLimit, _options.MaxLimit), LimitChangeReason.QueueSuspected);
                 }
 
@@ -443,7 +446,7 @@ internal sealed class AdaptiveControlLaw
         }
 
         // A suspect round not confirmed: a stall, not a queue. Growth resumes.
-        _confirming = false;
+        Phase = LawPhase.SlowStart;
 
         // The first window seeds the baseline; after it, only rounds that read as uncontended feed it, read as a censored
         // sample when the round's answers are the fastest of more items (LatencyStatistics.CloseRound).
@@ -469,7 +472,7 @@ internal sealed class AdaptiveControlLaw
 
     private LimitDecision DecideAfterSlowStart(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window, double latency, bool filled)
     {
-        if (_remeasurement.Pinned)
+        if (Phase is LawPhase.Remeasuring or LawPhase.RemeasuringBelowKnee)
         {
             return DecideWhilePinned(statistics, limit, window);
         }
@@ -698,7 +701,7 @@ internal sealed class AdaptiveControlLaw
     /// </summary>
     private LimitDecision DecideWhilePinned(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
     {
-        if (_remeasurement.BelowKnee)
+        if (Phase == LawPhase.RemeasuringBelowKnee)
         {
             return MeasureBelowKnee(statistics, limit, window);
         }
@@ -715,11 +718,13 @@ internal sealed class AdaptiveControlLaw
             // The level measured here against the round that ended slow start: when latency rose between them more like
             // the level than flat, this level was at or above the knee as well (a processor-shared downstream whose
             // first window spread too much to tell), so measure below it, from this level's latency.
-            _remeasurement.Pin(Math.Max(limit, _remeasurement.PinnedFrom), belowKnee: true);
+            _remeasurement.Pin(Math.Max(limit, _remeasurement.PinnedFrom));
+            Phase = LawPhase.RemeasuringBelowKnee;
             return new(pinned, LimitChangeReason.Remeasure);
         }
 
         // The pool holds enough latencies again: back to the limit before the pin (the band judges it from the next window).
+        Phase = LawPhase.Steady;
         return new(Math.Max(limit, _remeasurement.End()), LimitChangeReason.RemeasureDone);
     }
 
@@ -738,6 +743,7 @@ internal sealed class AdaptiveControlLaw
             return LimitDecision.Hold(limit);
         }
 
+        Phase = LawPhase.Steady;
         if (knee is not { } level)
         {
             return new(Math.Max(limit, before), LimitChangeReason.RemeasureDone);
@@ -750,8 +756,7 @@ internal sealed class AdaptiveControlLaw
     /// <summary>Slow start again after an exit a later window refuted; its history starts over at the limit now.</summary>
     private void ReenterSlowStart()
     {
-        InSlowStart = true;
-        _confirming = false;
+        Phase = LawPhase.SlowStart;
         _exitLevel = 0;
         _historyCount = 0;
         RecordChange(long.MinValue, Limit); // every item running now started under this level or a lower one
@@ -785,6 +790,7 @@ internal sealed class AdaptiveControlLaw
         ExitSlowStart(limit);
         _exitLevel = 0;
         _remeasurement.Abandon();
+        Phase = LawPhase.Steady;
         NoteCeiling(rejectedAt, atKnee: false);
     }
 
@@ -811,7 +817,7 @@ internal sealed class AdaptiveControlLaw
     {
         if (InSlowStart)
         {
-            InSlowStart = false;
+            Phase = LawPhase.Steady;
 
             // Re-measure the baseline at half of the highest level known clean: a round that passed, or a level whose items
             // came back without queueing (rounds that answers outgrew rarely pass whole).
@@ -823,6 +829,8 @@ internal sealed class AdaptiveControlLaw
     private void AssertInvariants()
     {
         Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
+        Debug.Assert(_remeasurement.Pinned == Phase is LawPhase.Remeasuring or LawPhase.RemeasuringBelowKnee);
+        Debug.Assert(HoldUntil == 0 || Holding);
         _remeasurement.AssertInvariants();
     }
 }

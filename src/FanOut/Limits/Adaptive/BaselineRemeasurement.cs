@@ -41,15 +41,6 @@ internal sealed class BaselineRemeasurement
     /// </summary>
     private bool _pinnedOnce;
 
-    /// <summary>
-    /// True while the pin measures below the knee (at <see cref="AdaptiveControlLaw.AssumedUncontendedLimit"/>, or where the
-    /// limit already was if lower: <c>min(limit, max(2, MinLimit))</c>) because the
-    /// baseline may have been measured above it (<see cref="ExitRoundReadsSharedSeed"/>, <see cref="PinWasAboveKnee"/>): its
-    /// windows gather in <see cref="_pinSamples"/> and replace the pool only if they read the baseline as shared
-    /// (<see cref="MeasureBelowKnee"/>).
-    /// </summary>
-    private bool _measuringBelowKnee;
-
     /// <summary>The latencies of the pin's windows that ran at the pin (allocated by the first pin), in timestamp ticks.</summary>
     private long[]? _pinSamples;
 
@@ -89,9 +80,6 @@ internal sealed class BaselineRemeasurement
 
     /// <summary>The limit before the pin (0: not pinned).</summary>
     public int PinnedFrom => _pinnedFrom;
-
-    /// <summary>True while the pin measures below the knee (<see cref="MeasureBelowKnee"/>), not a thin pool (<see cref="RefillThinPool"/>).</summary>
-    public bool BelowKnee => _measuringBelowKnee;
 
     /// <summary>True once a pin has begun (or an overload has ruled one out): it happens once per limit.</summary>
     public bool Spent => _pinnedOnce;
@@ -143,15 +131,14 @@ internal sealed class BaselineRemeasurement
     }
 
     /// <summary>
-    /// Pins: <paramref name="from"/> is the limit to go back toward; <paramref name="belowKnee"/> measures below the knee
-    /// (<see cref="MeasureBelowKnee"/>), else the thin pool is refilled (<see cref="RefillThinPool"/>). The pin's latencies
-    /// start over (their array is allocated by the first pin).
+    /// Pins: <paramref name="from"/> is the limit to go back to. The law's phase says what the pin measures: below the knee
+    /// (<see cref="MeasureBelowKnee"/>), or a thin pool refilled (<see cref="RefillThinPool"/>). The pin's latencies start over
+    /// (their array is allocated by the first pin).
     /// </summary>
-    public void Pin(int from, bool belowKnee)
+    public void Pin(int from)
     {
         _pinnedOnce = true;
         _pinnedFrom = from;
-        _measuringBelowKnee = belowKnee;
         _pinSampleCount = 0;
         _pinSamples ??= new long[ThinPool];
     }
@@ -197,7 +184,6 @@ internal sealed class BaselineRemeasurement
     {
         var before = _pinnedFrom;
         _pinnedFrom = 0;
-        _measuringBelowKnee = false;
         return before;
     }
 
@@ -248,7 +234,6 @@ internal sealed class BaselineRemeasurement
     {
         _pinnedFrom = 0;
         _pinnedOnce = true;
-        _measuringBelowKnee = false;
     }
 
     /// <summary>Checks, in Debug builds, what a pin's state must satisfy whatever the law decided.</summary>
@@ -257,7 +242,6 @@ internal sealed class BaselineRemeasurement
     {
         Debug.Assert(_pinSampleCount >= 0 && _pinSampleCount <= ThinPool);
         Debug.Assert(_pinnedFrom == 0 || (_pinnedOnce && _pinSamples != null));
-        Debug.Assert(!_measuringBelowKnee || _pinnedFrom > 0);
     }
 
     /// <summary>
