@@ -34,7 +34,7 @@ internal sealed class FanOutConcurrencyMiddleware
         RateLimitLease lease;
         try
         {
-            lease = await _limiter.AcquireAsync(context, 1, context.RequestAborted).ConfigureAwait(false);
+            lease = await _limiter.AcquireMarkingExceptionsAsync(context, context.RequestAborted).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (context.RequestAborted.IsCancellationRequested)
         {

@@ -273,6 +273,9 @@ internal sealed class RequestAdmission : IDisposable
         }
     }
 
+    /// <summary>Teaches the service time what a served request took, when its permit went back before its outcome was known (<see cref="Release"/> with no time).</summary>
+    public void AddServiceTime(TimeSpan served) => _serviceTime.Add(served);
+
     /// <summary>After a place in <see cref="_held"/> was given back: starts the pump if it parked for want of room.</summary>
     /// <remarks>
     /// Called after the decrement. A pump that read the old count (under the lock) parked before this thread takes the lock,

@@ -14,12 +14,14 @@ internal sealed class FanOutConcurrencyLease : RateLimitLease
     private readonly HttpContext? _context;
     private readonly long _admitted;
     private readonly long? _start;
+    private readonly bool _marksExceptions;
 
     /// <summary>The limiter the permit goes back to; null once it went back.</summary>
     private FanOutConcurrencyLimiter? _owner;
 
-    public FanOutConcurrencyLease(FanOutConcurrencyLimiter owner, HttpContext? context, long admitted, long? start)
+    public FanOutConcurrencyLease(FanOutConcurrencyLimiter owner, HttpContext? context, long admitted, long? start, bool marksExceptions)
     {
+        _marksExceptions = marksExceptions;
         _owner = owner;
         _context = context;
         _admitted = admitted;
@@ -40,7 +42,7 @@ internal sealed class FanOutConcurrencyLease : RateLimitLease
     {
         if (Interlocked.Exchange(ref _owner, null) is { } owner)
         {
-            owner.GiveBack(_context, _admitted, _start);
+            owner.GiveBack(_context, _admitted, _start, _marksExceptions);
         }
     }
 }

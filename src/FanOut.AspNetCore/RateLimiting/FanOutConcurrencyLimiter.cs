@@ -114,12 +114,16 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
     /// <inheritdoc/>
     /// <remarks>Never waits: a request that would have to queue gets a refused lease (ASP.NET Core's rate limiting then calls <c>AcquireAsync</c>, which queues it).</remarks>
     protected override RateLimitLease AttemptAcquireCore(HttpContext resource, int permitCount) =>
-        AttemptAcquire(resource, PriorityOrExempt(resource, permitCount), permitCount);
+        AttemptAcquire(resource, PriorityOrExempt(resource, permitCount), permitCount, marksExceptions: false);
 
     /// <inheritdoc/>
     /// <remarks>Throws <see cref="OperationCanceledException"/> when <paramref name="cancellationToken"/> ends the wait (the client went away).</remarks>
     protected override ValueTask<RateLimitLease> AcquireAsyncCore(HttpContext resource, int permitCount, CancellationToken cancellationToken) =>
-        AcquireAsync(resource, PriorityOrExempt(resource, permitCount), permitCount, cancellationToken);
+        AcquireAsync(resource, PriorityOrExempt(resource, permitCount), permitCount, marksExceptions: false, cancellationToken);
+
+    /// <summary>The lease of <c>UseFanOutConcurrency</c>, which marks an exception the request throws (<see cref="MarkFailed"/>): its lease reads the outcome at dispose, always.</summary>
+    internal ValueTask<RateLimitLease> AcquireMarkingExceptionsAsync(HttpContext context, CancellationToken cancellationToken) =>
+        AcquireAsync(context, PriorityOrExempt(context, 1), 1, marksExceptions: true, cancellationToken);
 
     /// <summary>The request's priority, or null when it skips the limit (an exempt endpoint, or no permit asked for).</summary>
     private RequestPriority? PriorityOrExempt(HttpContext resource, int permitCount)
@@ -133,18 +137,18 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
     }
 
     /// <summary>The fast path for a request of <paramref name="priority"/> (null: exempt): never waits.</summary>
-    internal RateLimitLease AttemptAcquire(HttpContext? context, RequestPriority? priority, int permitCount)
+    internal RateLimitLease AttemptAcquire(HttpContext? context, RequestPriority? priority, int permitCount, bool marksExceptions)
     {
         if (priority is not { } p || permitCount == 0)
         {
             return NoPermitLease.Instance;
         }
 
-        return _admission.TryAdmit(p) is { } status ? LeaseFor(status, context, default) : _refused;
+        return _admission.TryAdmit(p) is { } status ? LeaseFor(status, context, marksExceptions, default) : _refused;
     }
 
     /// <summary>Admits, queues or refuses a request of <paramref name="priority"/> (null: exempt).</summary>
-    internal ValueTask<RateLimitLease> AcquireAsync(HttpContext? context, RequestPriority? priority, int permitCount, CancellationToken cancellationToken)
+    internal ValueTask<RateLimitLease> AcquireAsync(HttpContext? context, RequestPriority? priority, int permitCount, bool marksExceptions, CancellationToken cancellationToken)
     {
         if (priority is not { } p || permitCount == 0)
         {
@@ -153,19 +157,19 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
 
         var admission = _admission.AdmitAsync(p, cancellationToken);
         return admission.IsCompletedSuccessfully
-            ? new ValueTask<RateLimitLease>(LeaseFor(admission.Result, context, cancellationToken))
-            : AwaitLeaseAsync(admission, context, cancellationToken);
+            ? new ValueTask<RateLimitLease>(LeaseFor(admission.Result, context, marksExceptions, cancellationToken))
+            : AwaitLeaseAsync(admission, context, marksExceptions, cancellationToken);
     }
 
-    private async ValueTask<RateLimitLease> AwaitLeaseAsync(ValueTask<AdmissionStatus> admission, HttpContext? context, CancellationToken cancellationToken) =>
-        LeaseFor(await admission.ConfigureAwait(false), context, cancellationToken);
+    private async ValueTask<RateLimitLease> AwaitLeaseAsync(ValueTask<AdmissionStatus> admission, HttpContext? context, bool marksExceptions, CancellationToken cancellationToken) =>
+        LeaseFor(await admission.ConfigureAwait(false), context, marksExceptions, cancellationToken);
 
-    private RateLimitLease LeaseFor(AdmissionStatus status, HttpContext? context, CancellationToken cancellationToken)
+    private RateLimitLease LeaseFor(AdmissionStatus status, HttpContext? context, bool marksExceptions, CancellationToken cancellationToken)
     {
         switch (status)
         {
             case AdmissionStatus.Admitted:
-                return Granted(context);
+                return Granted(context, marksExceptions);
             case AdmissionStatus.AdmittedWithoutPermit:
                 return NoPermitLease.Instance;
             case AdmissionStatus.Refused:
@@ -177,7 +181,7 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
     }
 
     /// <summary>The lease of a request admitted with a permit: the limit hears it started (user code, outside every lock).</summary>
-    private FanOutConcurrencyLease Granted(HttpContext? context)
+    private FanOutConcurrencyLease Granted(HttpContext? context, bool marksExceptions)
     {
         var admitted = _time.GetTimestamp();
         long? start = null;
@@ -190,12 +194,33 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
             s_recordFailed(_logger, exception);
         }
 
-        return new FanOutConcurrencyLease(this, context, admitted, start);
+        return new FanOutConcurrencyLease(this, context, admitted, start, marksExceptions);
     }
 
     /// <summary>Gives an admitted request's permit back, once (its lease's Dispose): tells the limit how it ended, then releases the permit whatever the limit threw.</summary>
-    internal void GiveBack(HttpContext? context, long admitted, long? start)
+    /// <remarks>
+    /// A lease of ASP.NET Core's rate limiting (<paramref name="marksExceptions"/> false) is disposed while an exception the
+    /// endpoint threw unwinds, before anything sets a status for it: a response not started yet, with no error status,
+    /// may be that. Its permit goes back now, and the limit hears the outcome when the response has been sent
+    /// (<see cref="HttpResponse.OnCompleted(Func{object, Task}, object)"/>), from the status the client got (an unhandled
+    /// exception is a 500 by then).
+    /// </remarks>
+    internal void GiveBack(HttpContext? context, long admitted, long? start, bool marksExceptions)
     {
+        if (!marksExceptions && context is not null && !context.Response.HasStarted && context.Response.StatusCode < 500
+            && !context.RequestAborted.IsCancellationRequested)
+        {
+            var served = _time.GetElapsedTime(admitted);
+            _admission.Release();
+            context.Response.OnCompleted(static state =>
+            {
+                var (limiter, context, start, served) = ((FanOutConcurrencyLimiter, HttpContext, long?, TimeSpan))state;
+                limiter.RecordOutcome(context, start, served);
+                return Task.CompletedTask;
+            }, (this, context, start, served));
+            return;
+        }
+
         var outcome = ItemOutcome.Failed;
         try
         {
@@ -212,6 +237,28 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
         finally
         {
             _admission.Release(outcome == ItemOutcome.Succeeded ? _time.GetElapsedTime(admitted) : null);
+        }
+    }
+
+    /// <summary>Tells the limit how a request whose permit went back ended, once its response was sent; a success teaches the service time.</summary>
+    private void RecordOutcome(HttpContext context, long? start, TimeSpan served)
+    {
+        try
+        {
+            var outcome = Classify(context);
+            if (start is { } started)
+            {
+                _limit.RecordCompletion(started, outcome);
+            }
+
+            if (outcome == ItemOutcome.Succeeded)
+            {
+                _admission.AddServiceTime(served);
+            }
+        }
+        catch (Exception exception)
+        {
+            s_recordFailed(_logger, exception);
         }
     }
 

@@ -43,13 +43,13 @@ internal sealed class FanOutConcurrencyPolicy : IRateLimiterPolicy<RequestPriori
         protected override RateLimitLease AttemptAcquireCore(int permitCount)
         {
             var context = accessor.HttpContext;
-            return limiter.AttemptAcquire(context, PriorityOrExempt(context, permitCount), permitCount);
+            return limiter.AttemptAcquire(context, PriorityOrExempt(context, permitCount), permitCount, marksExceptions: false);
         }
 
         protected override ValueTask<RateLimitLease> AcquireAsyncCore(int permitCount, CancellationToken cancellationToken)
         {
             var context = accessor.HttpContext;
-            return limiter.AcquireAsync(context, PriorityOrExempt(context, permitCount), permitCount, cancellationToken);
+            return limiter.AcquireAsync(context, PriorityOrExempt(context, permitCount), permitCount, marksExceptions: false, cancellationToken);
         }
 
         private RequestPriority? PriorityOrExempt(HttpContext? context, int permitCount)
