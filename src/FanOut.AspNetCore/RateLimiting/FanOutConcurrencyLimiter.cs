@@ -25,7 +25,13 @@ namespace FanOut.AspNetCore;
 /// An acquired lease reads, when disposed: <see cref="HttpContext.RequestAborted"/> (a client that went away: canceled,
 /// teaches nothing), an exception the request failed with (seen when <c>UseFanOutConcurrency</c> runs the request), else
 /// the response's status code (503 and 504: overloaded; another 5xx: failed; anything else, a 429 included: succeeded).
-/// Dispose it once the response is decided: after the rest of the pipeline, as both middlewares do.
+/// Dispose it once the response is decided: after the rest of the pipeline, as both middlewares do. ASP.NET Core's rate
+/// limiting disposes it while an exception unwinds too, before any status was set for it: a lease of this limiter's own
+/// <c>AcquireAsync</c> whose response has not started, with no error status, gives its permit back at once and tells the
+/// limit the outcome once the response was sent (<see cref="HttpResponse.OnCompleted(Func{object, Task}, object)"/>).
+/// </para>
+/// <para>
+/// Each lease has one owner, who disposes it: a second <c>Dispose</c> does nothing, and a lease never disposed keeps its permit.
 /// </para>
 /// </remarks>
 public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContext>
