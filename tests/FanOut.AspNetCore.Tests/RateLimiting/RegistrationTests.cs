@@ -2,6 +2,8 @@ using System.Net;
 
 using FanOut.AspNetCore.Tests.RealServers;
 
+using Microsoft.AspNetCore.Builder;
+
 namespace FanOut.AspNetCore.Tests.RateLimiting;
 
 /// <summary>
@@ -43,6 +45,33 @@ public sealed class RegistrationTests
         await Wait.UntilAsync(() => limit.InFlight == 0, "the permit went back");
         Assert.Equal(0, app.Admission.Held); // once: a second give-back would leave -1 here
         Assert.Equal(1, app.Admission.Counts.AdmittedAtOnce);
+    }
+
+    [Theory]
+    [InlineData(Registration.Middleware, "/status/200")]
+    [InlineData(Registration.GlobalLimiter, "/status/200")] // no body: the response starts after the lease is disposed
+    [InlineData(Registration.NamedPolicy, "/status/200")]
+    [InlineData(Registration.GlobalLimiter, "/healthz-limited")] // a body: started before it
+    [InlineData(Registration.NamedPolicy, "/healthz-limited")]
+    public async Task Request_Served_TeachesTheServiceTimeAndAFailureDoesNot(Registration registration, string served)
+    {
+        var limit = new RecordingLimit(4);
+        await using var app = await KestrelApp.StartAsync(registration, o => o.Limit = limit, e => e.MapGet("/healthz-limited", () => "a body"));
+
+        using (await app.Client.GetAsync("/throw"))
+        {
+            await Wait.UntilAsync(() => limit.Outcomes.Count == 1, "the failure recorded");
+        }
+
+        Assert.Null(app.Admission.ServiceTime); // a failure's time is not a service time
+        using (await app.Client.GetAsync(served))
+        {
+            await Wait.UntilAsync(() => limit.Outcomes.Count == 2, "the success recorded");
+        }
+
+        Assert.Equal([ItemOutcome.Failed, ItemOutcome.Succeeded], limit.Outcomes);
+        await Wait.UntilAsync(() => app.Admission.ServiceTime is not null, "the success taught the service time");
+        Assert.Equal(0, app.Admission.Held);
     }
 
     [Theory]
