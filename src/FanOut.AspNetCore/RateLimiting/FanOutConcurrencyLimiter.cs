@@ -213,23 +213,27 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
     /// </remarks>
     internal void GiveBack(HttpContext? context, long admitted, long? start, bool marksExceptions)
     {
-        if (!marksExceptions && context is not null && !context.Response.HasStarted && context.Response.StatusCode < 500
-            && !context.RequestAborted.IsCancellationRequested)
-        {
-            var served = _time.GetElapsedTime(admitted);
-            _admission.Release();
-            context.Response.OnCompleted(static state =>
-            {
-                var (limiter, context, start, served) = ((FanOutConcurrencyLimiter, HttpContext, long?, TimeSpan))state;
-                limiter.RecordOutcome(context, start, served);
-                return Task.CompletedTask;
-            }, (this, context, start, served));
-            return;
-        }
-
         var outcome = ItemOutcome.Failed;
+        var deferred = false;
         try
         {
+            // Inside the try: a context read after its request ended throws, and the permit must still go back below.
+            if (!marksExceptions && context is not null && !context.Response.HasStarted && context.Response.StatusCode < 500
+                && !context.RequestAborted.IsCancellationRequested)
+            {
+                var served = _time.GetElapsedTime(admitted);
+                context.Response.OnCompleted(
+                    static state =>
+                    {
+                        var (limiter, context, start, served) = ((FanOutConcurrencyLimiter, HttpContext, long?, TimeSpan))state;
+                        limiter.RecordOutcome(context, start, served);
+                        return Task.CompletedTask;
+                    },
+                    (this, context, start, served));
+                deferred = true;
+                return;
+            }
+
             outcome = Classify(context);
             if (start is { } started)
             {
@@ -242,7 +246,7 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
         }
         finally
         {
-            _admission.Release(outcome == ItemOutcome.Succeeded ? _time.GetElapsedTime(admitted) : null);
+            _admission.Release(!deferred && outcome == ItemOutcome.Succeeded ? _time.GetElapsedTime(admitted) : null);
         }
     }
 
