@@ -54,7 +54,7 @@ if (which == "fanout" && PostgresServer.WhyNot() is null)
     await using var backend = new PostgresBackend(server, Capacity, serviceTime);
     await backend.WarmAsync();
     Line(ServerOverloadRun.MarkdownHeader);
-    foreach (var row in new[] { OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities })
+    foreach (var row in new[] { OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesViaRateLimiter })
     {
         foreach (var load in new[] { 2.0, 4.0 })
         {

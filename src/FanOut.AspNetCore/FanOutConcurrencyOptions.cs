@@ -107,6 +107,20 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public double SheddableWaitPerServiceTime { get; set; } = 0.5;
 
+    /// <summary>How much longer than its own place in the queue a <see cref="RequestPriority.Normal"/> request waits, in service times (the measured median time an admitted request takes).</summary>
+    /// <value>
+    /// Default 2, range 0 to 100. A normal request waits at most <c>QueuePerPermit + NormalWaitPerServiceTime</c> service
+    /// times (2.25 by default; never less than <see cref="SheddableWaitPerServiceTime"/>). Served in order among
+    /// themselves, normal requests find a queue of at most <see cref="QueuePerPermit"/> times the limit, which the limit's
+    /// permits drain in <see cref="QueuePerPermit"/> service times: a normal request still waiting two service times after
+    /// that waits behind the higher priorities (critical arrivals served first, and the reserve kept for them), and would
+    /// be answered after three service times or more, late for its client, or never, at <see cref="QueueTimeout"/>. It is
+    /// refused then (503 and Retry-After), while its client can still retry elsewhere. Until the first request is served,
+    /// <see cref="QueueTimeout"/> bounds the wait, and it bounds this one too. <see cref="RequestPriority.Critical"/>
+    /// requests wait up to <see cref="QueueTimeout"/>.
+    /// </value>
+    public double NormalWaitPerServiceTime { get; set; } = 2;
+
     /// <summary>The status code of a refused request.</summary>
     /// <value>
     /// Default 503 (Service Unavailable), which HTTP clients, proxies and FanOut.Http read as "overloaded, not processed";
@@ -170,6 +184,11 @@ public sealed class FanOutConcurrencyOptions
         if (double.IsNaN(SheddableWaitPerServiceTime) || SheddableWaitPerServiceTime is < 0 or > 100)
         {
             return $"{Name}.{nameof(SheddableWaitPerServiceTime)} is {SheddableWaitPerServiceTime}: it must be 0 to 100 (service times; 0: sheddable requests never wait).";
+        }
+
+        if (double.IsNaN(NormalWaitPerServiceTime) || NormalWaitPerServiceTime is < 0 or > 100)
+        {
+            return $"{Name}.{nameof(NormalWaitPerServiceTime)} is {NormalWaitPerServiceTime}: it must be 0 to 100 (service times beyond the queue's own drain time).";
         }
 
         if (QueueTimeout <= TimeSpan.Zero || QueueTimeout > TimeSpan.FromHours(1))

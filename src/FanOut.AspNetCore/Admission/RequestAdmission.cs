@@ -31,10 +31,11 @@ namespace FanOut.AspNetCore.Admission;
 /// permit or a place in <see cref="_held"/>.
 /// </para>
 /// <para>
-/// A sheddable request's wait: served after every higher priority, it is refused once it has waited
-/// <see cref="FanOutConcurrencyOptions.SheddableWaitPerServiceTime"/> times the median time an admitted request takes
+/// A sheddable or normal request's wait: served after every higher priority, it is refused once it has waited
+/// <see cref="FanOutConcurrencyOptions.SheddableWaitPerServiceTime"/> (sheddable) or
+/// <see cref="FanOutConcurrencyOptions.QueuePerPermit"/> plus <see cref="FanOutConcurrencyOptions.NormalWaitPerServiceTime"/> (normal) times the median time an admitted request takes
 /// (<see cref="_serviceTime"/>, fed by <see cref="Release"/>), by the same queue timer every request has, so it leaves the
-/// queue as a timed-out request does and holds no permit.
+/// queue as a timed-out request does and holds no permit. Critical requests wait up to <see cref="FanOutConcurrencyOptions.QueueTimeout"/>.
 /// </para>
 /// </remarks>
 internal sealed class RequestAdmission : IDisposable
@@ -65,6 +66,7 @@ internal sealed class RequestAdmission : IDisposable
     private readonly double _rejectionStart;
     private readonly TimeSpan _queueTimeout;
     private readonly double _sheddableWaitPerServiceTime;
+    private readonly double _normalWaitPerServiceTime;
 
     /// <summary>The median time an admitted request takes, from <see cref="Release"/>: what a sheddable request's wait is measured in.</summary>
     private readonly ServiceTimeEstimate _serviceTime;
@@ -119,6 +121,7 @@ internal sealed class RequestAdmission : IDisposable
         _rejectionStart = options.RejectionStart;
         _queueTimeout = options.QueueTimeout;
         _sheddableWaitPerServiceTime = options.SheddableWaitPerServiceTime;
+        _normalWaitPerServiceTime = options.NormalWaitPerServiceTime;
         _serviceTime = new ServiceTimeEstimate(_time);
         _limiterFailure = options.LimiterFailure;
         _logger = logger;
@@ -161,6 +164,20 @@ internal sealed class RequestAdmission : IDisposable
         RequestPriority.Critical => 0,
         RequestPriority.Sheddable => Ramp(fill, rejectionStart / 2, rejectionStart),
         _ => Ramp(fill, rejectionStart, 1),
+    };
+
+    /// <summary>The longest a request of <paramref name="priority"/> waits in the queue, in measured service times (critical: unbounded, <see cref="FanOutConcurrencyOptions.QueueTimeout"/> only).</summary>
+    /// <remarks>
+    /// Sheddable: <paramref name="sheddableWait"/>. Normal: <paramref name="queuePerPermit"/>, the time a full queue takes to
+    /// drain at the limit's pace (what a normal request waits in its own order), plus <paramref name="normalWait"/>, the
+    /// allowance for the higher priorities served before it; never less than the sheddable bound, so a normal request never
+    /// leaves the queue before a sheddable one that arrived with it.
+    /// </remarks>
+    internal static double WaitBound(RequestPriority priority, double sheddableWait, double normalWait, double queuePerPermit) => priority switch
+    {
+        RequestPriority.Sheddable => sheddableWait,
+        RequestPriority.Normal => Math.Max(queuePerPermit + normalWait, sheddableWait),
+        _ => double.PositiveInfinity,
     };
 
     private static double Ramp(double x, double from, double to) => x < from ? 0 : x >= to ? 1 : (x - from) / (to - from);
@@ -256,6 +273,9 @@ internal sealed class RequestAdmission : IDisposable
         }
     }
 
+    /// <summary>Teaches the service time what a served request took, when its permit went back before its outcome was known (<see cref="Release"/> with no time).</summary>
+    public void AddServiceTime(TimeSpan served) => _serviceTime.Add(served);
+
     /// <summary>After a place in <see cref="_held"/> was given back: starts the pump if it parked for want of room.</summary>
     /// <remarks>
     /// Called after the decrement. A pump that read the old count (under the lock) parked before this thread takes the lock,
@@ -287,7 +307,15 @@ internal sealed class RequestAdmission : IDisposable
     }
 
     /// <summary>Admits, queues or refuses a request; <see cref="AdmissionStatus.Admitted"/> hands the caller a permit to give back with <see cref="Release"/>.</summary>
-    public ValueTask<AdmissionStatus> AdmitAsync(RequestPriority priority, CancellationToken aborted)
+    public ValueTask<AdmissionStatus> AdmitAsync(RequestPriority priority, CancellationToken aborted) =>
+        TryAdmit(priority) is { } status ? new ValueTask<AdmissionStatus>(status) : EnqueueAsync(priority, aborted);
+
+    /// <summary>
+    /// Admits a request at once if it may skip the queue and a permit is free (<see cref="AdmissionStatus.Admitted"/>, or
+    /// <see cref="AdmissionStatus.AdmittedWithoutPermit"/> when the limit threw and fails open; <see cref="AdmissionStatus.Refused"/>
+    /// when it fails closed); <see langword="null"/> when the request would have to queue. Never waits.
+    /// </summary>
+    public AdmissionStatus? TryAdmit(RequestPriority priority)
     {
         var now = _time.GetTimestamp();
         if (_priorityReserve > 0)
@@ -303,40 +331,41 @@ internal sealed class RequestAdmission : IDisposable
         // Fast path: nobody of this priority or above queued here, room under the reserve, and a permit free (TryAcquire also
         // fails while others wait on a shared limit, this admission's pump included). Lower priorities waiting (for the reserve,
         // say) do not hold a critical request back: the queue would serve it first anyway.
-        if (Volatile.Read(ref _highestWaiting) < (int)priority)
+        if (Volatile.Read(ref _highestWaiting) >= (int)priority)
         {
-            bool acquired;
-            var reserved = false;
-            try
-            {
-                if (!TryReserve(_priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now)))
-                {
-                    return EnqueueAsync(priority, aborted); // room taken: wait in the queue for a place given back
-                }
-
-                reserved = true;
-                acquired = _limit.TryAcquire();
-            }
-            catch (Exception exception)
-            {
-                if (reserved)
-                {
-                    ReturnPlace();
-                }
-
-                return new ValueTask<AdmissionStatus>(OnLimiterFailure(exception));
-            }
-
-            if (acquired)
-            {
-                Interlocked.Increment(ref _admittedAtOnce);
-                return new ValueTask<AdmissionStatus>(AdmissionStatus.Admitted);
-            }
-
-            ReturnPlace();
+            return null;
         }
 
-        return EnqueueAsync(priority, aborted);
+        bool acquired;
+        var reserved = false;
+        try
+        {
+            if (!TryReserve(_priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now)))
+            {
+                return null; // room taken: wait in the queue for a place given back
+            }
+
+            reserved = true;
+            acquired = _limit.TryAcquire();
+        }
+        catch (Exception exception)
+        {
+            if (reserved)
+            {
+                ReturnPlace();
+            }
+
+            return OnLimiterFailure(exception);
+        }
+
+        if (acquired)
+        {
+            Interlocked.Increment(ref _admittedAtOnce);
+            return AdmissionStatus.Admitted;
+        }
+
+        ReturnPlace();
+        return null;
     }
 
     private async ValueTask<AdmissionStatus> EnqueueAsync(RequestPriority priority, CancellationToken aborted)
@@ -365,11 +394,11 @@ internal sealed class RequestAdmission : IDisposable
         }
 
         var timeout = _queueTimeout;
-        if (priority == RequestPriority.Sheddable && _serviceTime.Median is { } serviceTime)
+        if (priority != RequestPriority.Critical && _serviceTime.Median is { } serviceTime)
         {
-            // Behind every higher priority, a sheddable request's wait is what makes the slowest admitted answers: bounded
-            // to a share of a service time, or refused at once when that share is none.
-            var bound = serviceTime * _sheddableWaitPerServiceTime;
+            // Behind the higher priorities, a sheddable or normal request's wait is what makes the slowest admitted answers:
+            // bounded in service times (see WaitBound), or refused at once when the bound is none.
+            var bound = serviceTime * WaitBound(priority, _sheddableWaitPerServiceTime, _normalWaitPerServiceTime, _queuePerPermit);
             if (bound <= TimeSpan.Zero)
             {
                 Interlocked.Increment(ref _refused);

@@ -91,8 +91,14 @@ public sealed class OverloadApp : IAsyncDisposable
                 break;
         }
 
+        var viaRateLimiter = row.ViaRateLimiter && row.Kind is OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities;
+        if (viaRateLimiter)
+        {
+            builder.Services.AddRateLimiter(o => o.UseFanOutConcurrencyAsGlobalLimiter());
+        }
+
         var app = builder.Build();
-        if (row.Kind == OverloadRowKind.AspNetConcurrencyLimiter)
+        if (row.Kind == OverloadRowKind.AspNetConcurrencyLimiter || viaRateLimiter)
         {
             app.UseRateLimiter();
         }

@@ -11,13 +11,17 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
 /// <param name="SheddableWaitPerServiceTime">FanOut's <c>SheddableWaitPerServiceTime</c> for the FanOut rows; null for the package's default.</param>
 /// <param name="GrowthMustBuyThroughput">The adaptive limit's <c>GrowthMustBuyThroughput</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null, double? SheddableWaitPerServiceTime = null, bool? GrowthMustBuyThroughput = null)
+/// <param name="ViaRateLimiter">For the FanOut rows: the admission as ASP.NET Core's global rate limiter (<c>AddRateLimiter</c>, <c>UseRateLimiter</c>) instead of <c>UseFanOutConcurrency()</c>.</param>
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null, double? SheddableWaitPerServiceTime = null, bool? GrowthMustBuyThroughput = null, bool ViaRateLimiter = false)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 
     public static OverloadRow FanOutAdaptive { get; } = new("FanOut adaptive", OverloadRowKind.FanOutAdaptive);
 
     public static OverloadRow FanOutPriorities { get; } = new("FanOut adaptive + priorities (20% critical)", OverloadRowKind.FanOutPriorities);
+
+    /// <summary>The priorities row with the admission plugged into ASP.NET Core's rate limiting (its global limiter): the same admission, the other registration.</summary>
+    public static OverloadRow FanOutPrioritiesViaRateLimiter { get; } = FanOutPriorities with { Name = "FanOut adaptive + priorities, via UseRateLimiter", ViaRateLimiter = true };
 
     /// <summary>The priorities row without the reserve (<c>PriorityReserve</c> 0): the baseline the reserve is measured against.</summary>
     public static OverloadRow FanOutPrioritiesNoReserve { get; } = FanOutPriorities with { Name = "FanOut adaptive + priorities, no reserve", PriorityReserve = 0 };

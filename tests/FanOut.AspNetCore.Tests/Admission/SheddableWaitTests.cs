@@ -5,13 +5,13 @@ using Microsoft.Extensions.Time.Testing;
 
 namespace FanOut.AspNetCore.Tests.Admission;
 
-/// <summary>A sheddable request's wait, bounded to a share of the measured service time; the other priorities keep the queue timeout.</summary>
+/// <summary>A sheddable and a normal request's wait, bounded in measured service times; critical requests keep the queue timeout.</summary>
 public sealed class SheddableWaitTests
 {
     private static readonly TimeSpan s_served = TimeSpan.FromMilliseconds(40);
 
-    /// <summary>One permit, no reserve, no random refusals, a long queue timeout: only the sheddable bound can refuse.</summary>
-    private static RequestAdmission Admission(ConcurrencyLimit limit, TimeProvider time, double sheddableWait) => new(
+    /// <summary>One permit, no reserve, no random refusals, a long queue timeout: only the wait bounds can refuse (normal's 104 service times unless said).</summary>
+    private static RequestAdmission Admission(ConcurrencyLimit limit, TimeProvider time, double sheddableWait, double normalWait = 100) => new(
         new FanOutConcurrencyOptions
         {
             Limit = limit,
@@ -20,6 +20,7 @@ public sealed class SheddableWaitTests
             PriorityReserve = 0,
             QueueTimeout = TimeSpan.FromMinutes(1),
             SheddableWaitPerServiceTime = sheddableWait,
+            NormalWaitPerServiceTime = normalWait,
             TimeProvider = time,
         },
         NullLogger.Instance);
@@ -53,7 +54,7 @@ public sealed class SheddableWaitTests
         Assert.Equal(AdmissionStatus.Refused, await sheddable.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
         Assert.Equal(2, admission.Queued);
         Assert.Equal(1, admission.Counts.Refused);
-        time.Advance(TimeSpan.FromSeconds(30));
+        time.Advance(TimeSpan.FromSeconds(4)); // 100 service times: the normal request's bound here is 104
         Assert.False(normal.IsCompleted);
         Assert.False(critical.IsCompleted);
 
@@ -63,6 +64,52 @@ public sealed class SheddableWaitTests
         Assert.Equal(AdmissionStatus.Admitted, await normal.WaitAsync(TimeSpan.FromSeconds(30)));
         Assert.Equal(0, admission.Queued);
         admission.ReleaseAll(1);
+    }
+
+    [Fact]
+    public async Task AdmitAsync_NormalWaitedItsQueueAndTwoServiceTimes_RefusedWhileCriticalStillWaits()
+    {
+        var time = new FakeTimeProvider();
+        var limit = ConcurrencyLimit.Fixed(1);
+        using var admission = Admission(limit, time, sheddableWait: 0.5, normalWait: 2);
+        await ServeOneThenHoldThePermitAsync(admission);
+
+        var normal = admission.AdmitAsync(RequestPriority.Normal, default).AsTask();
+        var critical = admission.AdmitAsync(RequestPriority.Critical, default).AsTask();
+        Assert.Equal(2, admission.Queued);
+
+        // QueuePerPermit 4 + NormalWaitPerServiceTime 2 = 6 service times of 40 ms.
+        time.Advance(TimeSpan.FromMilliseconds(239));
+        Assert.False(normal.IsCompleted);
+        time.Advance(TimeSpan.FromMilliseconds(1));
+
+        Assert.Equal(AdmissionStatus.Refused, await normal.WaitAsync(TimeSpan.FromSeconds(30))); // a guard against a hang, not a timing
+        Assert.Equal(1, admission.Queued);
+        time.Advance(TimeSpan.FromSeconds(30)); // critical requests wait the queue timeout (a minute here)
+        Assert.False(critical.IsCompleted);
+
+        admission.Release();
+        Assert.Equal(AdmissionStatus.Admitted, await critical.WaitAsync(TimeSpan.FromSeconds(30)));
+        admission.ReleaseAll(1);
+    }
+
+    [Theory]
+    [InlineData(RequestPriority.Sheddable, 0.5)]
+    [InlineData(RequestPriority.Normal, 2.25)]  // QueuePerPermit 0.25 + 2
+    [InlineData(RequestPriority.Critical, double.PositiveInfinity)]
+    public void WaitBound_Defaults_SheddableHalfNormalItsQueuePlusTwoCriticalUnbounded(RequestPriority priority, double expected)
+    {
+        var defaults = new FanOutConcurrencyOptions();
+
+        var bound = RequestAdmission.WaitBound(priority, defaults.SheddableWaitPerServiceTime, defaults.NormalWaitPerServiceTime, defaults.QueuePerPermit);
+
+        Assert.Equal(expected, bound);
+    }
+
+    [Fact]
+    public void WaitBound_NormalBelowSheddable_NormalWaitsAsLongAsSheddable()
+    {
+        Assert.Equal(3, RequestAdmission.WaitBound(RequestPriority.Normal, sheddableWait: 3, normalWait: 0, queuePerPermit: 1));
     }
 
     [Fact]

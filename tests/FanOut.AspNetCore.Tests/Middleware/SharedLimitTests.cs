@@ -43,7 +43,7 @@ public sealed class SharedLimitTests
         var limit = ConcurrencyLimit.Fixed(3);
         var dependency = new SimulatedDependency();
         await using var app = await TestApp.StartAsync(
-            o => { o.Limit = limit; o.QueuePerPermit = 100; o.RejectionStart = 1; o.QueueTimeout = TimeSpan.FromMinutes(1); },
+            o => { o.Limit = limit; o.QueuePerPermit = 100; o.RejectionStart = 1; o.QueueTimeout = TimeSpan.FromMinutes(1); o.NormalWaitPerServiceTime = 100; }, // 40 queued behind 3 permits: many service times of waiting, by design
             a => a.MapGet("/db", async () => { await dependency.CallAsync(); return "done"; }));
 
         var requests = Enumerable.Range(0, 40).Select(_ => app.Client.GetAsync("/db")).ToArray();

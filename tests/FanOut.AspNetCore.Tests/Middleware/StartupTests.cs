@@ -17,6 +17,7 @@ public sealed class StartupTests
         { "FanOutConcurrencyOptions.PriorityReserve is 0.75", o => o.PriorityReserve = 0.75 },
         { "FanOutConcurrencyOptions.SheddableWaitPerServiceTime is -1", o => o.SheddableWaitPerServiceTime = -1 },
         { "FanOutConcurrencyOptions.SheddableWaitPerServiceTime is NaN", o => o.SheddableWaitPerServiceTime = double.NaN },
+        { "FanOutConcurrencyOptions.NormalWaitPerServiceTime is 101", o => o.NormalWaitPerServiceTime = 101 },
         { "FanOutConcurrencyOptions.QueueTimeout is 00:00:00", o => o.QueueTimeout = TimeSpan.Zero },
         { "FanOutConcurrencyOptions.RejectionStatusCode is 200", o => o.RejectionStatusCode = 200 },
         { "FanOutConcurrencyOptions.RetryAfter is 00:00:00", o => o.RetryAfter = TimeSpan.Zero },

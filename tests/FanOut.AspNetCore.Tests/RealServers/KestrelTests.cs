@@ -74,7 +74,7 @@ public sealed class KestrelTests
         }
 
         await using var app = await StartAsync(
-            o => { o.Limit = limit; o.QueuePerPermit = 100; o.RejectionStart = 1; o.QueueTimeout = TimeSpan.FromMinutes(1); },
+            o => { o.Limit = limit; o.QueuePerPermit = 100; o.RejectionStart = 1; o.QueueTimeout = TimeSpan.FromMinutes(1); o.NormalWaitPerServiceTime = 100; }, // 30 queued behind 3 permits, by design
             a => a.MapGet("/db", async (HttpContext c) => { await QueryAsync(c.RequestAborted); return "ok"; }));
         using var client = new HttpClient { BaseAddress = new Uri(app.Urls.First()) };
 
