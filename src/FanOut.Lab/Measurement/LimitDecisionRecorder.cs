@@ -16,7 +16,7 @@ namespace FanOut.Lab.Measurement;
 /// allocated up front: when it fills, neighbouring <see cref="LimitChangeReason.SlowStartGrowth"/> steps are merged into
 /// one entry, then slow-start entries (never drawn as markers) are given up, and only then later changes are counted in
 /// <see cref="Dropped"/> instead of kept. Enabling the event source makes each change allocate its event's payload: a
-/// recorded run's allocated bytes include that (a few hundred bytes per change).
+/// recorded run's allocated bytes include that.
 /// </remarks>
 public sealed class LimitDecisionRecorder : IDisposable
 {

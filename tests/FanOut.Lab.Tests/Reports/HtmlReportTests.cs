@@ -113,6 +113,22 @@ public sealed class HtmlReportTests
             StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(0, 0, 0, "Limit decisions by reason: none, the limit held where it started.</p>")]
+    [InlineData(2, 7, 1, "Limit decisions by reason: SlowStartGrowth 15, <span class=\"reason\" style=\"color:#d62728\">&#9650;</span>Overload 1, 7 more not kept. Each is a triangle")]
+    public void Write_DecisionsNoneOrSomeDropped_TheLineUnderTheCardSaysSo(int kept, int dropped, int marks, string expected)
+    {
+        var fixture = FixtureWithDecisions();
+        var scenario = fixture.Scenarios[0];
+        var adaptive = scenario.Cases.Single(c => c.Timeline is not null);
+        var changed = adaptive with { Timeline = adaptive.Timeline! with { Decisions = [.. adaptive.Timeline.Decisions!.Take(kept)], DecisionsDropped = dropped } };
+
+        var html = HtmlReport.Write(fixture with { Scenarios = [scenario with { Cases = [.. scenario.Cases.Select(c => ReferenceEquals(c, adaptive) ? changed : c)] }] }, s_all);
+
+        Assert.Contains(expected, html, StringComparison.Ordinal);
+        Assert.Equal(marks, Chart(html, "In flight and the adaptive limit").Split("<path class=\"decision\"").Length - 1);
+    }
+
     [Fact]
     public void Write_OldTimelineWithoutDecisions_DrawsTheLimitWithoutMarksOrLegend()
     {
