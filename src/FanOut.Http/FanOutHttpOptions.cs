@@ -20,7 +20,9 @@ public sealed record FanOutHttpOptions
     public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { BackoffRatio = 0.9, SlowStartPace = 1 };
 
     /// <summary>Makes the limit of one destination, given its key <c>host:port</c> (<c>api.example.com:443</c>).</summary>
-    /// <value>Default <see langword="null"/>: one <see cref="ConcurrencyLimit.Adaptive"/> per host, with <see cref="DefaultLimitOptions"/>.</value>
+    /// <value>Default <see langword="null"/>: one <see cref="ConcurrencyLimit.Adaptive"/> per host, with <see cref="DefaultLimitOptions"/>
+    /// and the host in its <see cref="AdaptiveLimitOptions.Name"/> (<c>http:api.example.com:443</c>), so each change of a host's
+    /// limit is published under its host.</value>
     public Func<string, ConcurrencyLimit>? LimitFactory { get; init; }
 
     /// <summary>How many times one request may be re-sent after the server said it did not process it (429, 503).</summary>

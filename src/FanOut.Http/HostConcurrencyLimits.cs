@@ -55,9 +55,14 @@ public sealed class HostConcurrencyLimits
         return _limits.Count >= Options.MaxHosts ? _overflow.Value : _limits.GetOrAdd(key, Create);
     }
 
+    /// <summary>The name a host's default limit publishes its changes under (<see cref="AdaptiveLimitOptions.Name"/>):
+    /// <c>http:</c> and the host's key, <c>http:api.example.com:443</c>; <c>http:*</c> for the hosts beyond
+    /// <see cref="FanOutHttpOptions.MaxHosts"/>, which share one.</summary>
+    internal static string LimitName(string key) => "http:" + key;
+
     private Entry Create(string key)
     {
-        var limit = Options.LimitFactory?.Invoke(key) ?? ConcurrencyLimit.Adaptive(FanOutHttpOptions.DefaultLimitOptions);
+        var limit = Options.LimitFactory?.Invoke(key) ?? ConcurrencyLimit.Adaptive(FanOutHttpOptions.DefaultLimitOptions with { Name = LimitName(key) });
         if (limit is null)
         {
             throw new InvalidOperationException($"FanOutHttpOptions.LimitFactory returned null for '{key}'.");

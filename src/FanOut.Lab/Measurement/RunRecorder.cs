@@ -9,11 +9,12 @@ namespace FanOut.Lab.Measurement;
 /// <param name="probe">The workload's in-flight probe.</param>
 /// <param name="timeline">What a run's timeline reads besides the runtime; null records no timeline.</param>
 /// <param name="heartbeat">The heartbeat that measures how late other work runs; null beats nothing.</param>
-public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, TimelineSources? timeline = null, HeartbeatProbe? heartbeat = null)
+public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, TimelineSources? timeline = null, HeartbeatProbe? heartbeat = null) : IDisposable
 {
     private Snapshot _start;
     private long _startTimestamp;
     private TimelineRecorder? _timeline;
+    private LimitDecisionRecorder? _decisions;
 
     /// <summary>Resets the probe and the sampler's peaks and reads the start counters; call right before the run.</summary>
     public void Start()
@@ -22,11 +23,15 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
         sampler.ResetPeaks();
 
         // Allocated before the start counters are read, so the timeline's arrays are not the run's allocations.
+        // The decisions' listener too: enabling the event source is not the run's cost either.
         _timeline = timeline is null ? null : new TimelineRecorder(probe, timeline);
+        _decisions?.Dispose();
+        _decisions = timeline?.LimitName?.Invoke() is { } limitName ? new LimitDecisionRecorder(limitName) : null;
         _start = Snapshot.Take(sampler, heartbeat);
         heartbeat?.Start();
         _startTimestamp = Stopwatch.GetTimestamp();
         _timeline?.Start(_startTimestamp);
+        _decisions?.Start(_startTimestamp);
         sampler.Record(_timeline);
     }
 
@@ -38,6 +43,7 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
         var end = Snapshot.Take(sampler, heartbeat);
         var peaks = sampler.Peaks();
         sampler.Record(null);
+        _decisions?.Stop();
         return new RunMetrics
         {
             ElapsedMs = elapsed.TotalMilliseconds,
@@ -57,10 +63,13 @@ public sealed class RunRecorder(RuntimeSampler sampler, InFlightProbe probe, Tim
             Gen1 = end.Gen1 - _start.Gen1,
             Gen2 = end.Gen2 - _start.Gen2,
             CpuTimeMs = (end.CpuTime - _start.CpuTime).TotalMilliseconds,
-            Timeline = _timeline?.ToTimeline(elapsed.TotalMilliseconds),
+            Timeline = _timeline?.ToTimeline(elapsed.TotalMilliseconds, _decisions),
             Heartbeat = heartbeat?.Summarize(),
         };
     }
+
+    /// <summary>Stops listening for the limit's decisions, if a run left its listener on (a run that threw).</summary>
+    public void Dispose() => _decisions?.Dispose();
 
     private readonly record struct Snapshot(
         int PoolThreads,

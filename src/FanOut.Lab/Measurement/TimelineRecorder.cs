@@ -93,7 +93,9 @@ public sealed class TimelineRecorder
     }
 
     /// <summary>The recorded series, trimmed to the points taken; allocates, so call after the run's counters were read.</summary>
-    public Timeline ToTimeline(double runMs)
+    /// <param name="runMs">The run's wall-clock milliseconds.</param>
+    /// <param name="decisions">The run's limit decisions, stopped; null when none were recorded.</param>
+    public Timeline ToTimeline(double runMs, LimitDecisionRecorder? decisions = null)
     {
         var count = _count + (_pending > 0 ? 1 : 0);
         static T[] Take<T>(T[] values, int count) => values[..count];
@@ -123,6 +125,8 @@ public sealed class TimelineRecorder
             ServerInFlight = _sources.ServerInFlight is null ? null : Take(_serverInFlight, count),
             FirstSampleMs = double.IsNaN(_firstSampleMs) ? null : Math.Round(_firstSampleMs, TimeDecimals),
             LargestGapMs = count == 0 ? null : Math.Round(Math.Max(_largestGapMs, count == 0 ? 0 : runMs - _timeMs[count - 1]), TimeDecimals),
+            Decisions = decisions?.Decisions(),
+            DecisionsDropped = decisions?.Dropped,
         };
     }
 

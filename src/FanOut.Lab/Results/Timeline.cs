@@ -48,6 +48,14 @@ public sealed record Timeline
     /// milliseconds; null in older files.</summary>
     public double? LargestGapMs { get; init; }
 
+    /// <summary>Each change of the adaptive limit with its reason, in time order (FanOut adaptive); null for other strategies
+    /// and in files written before the lab recorded them.</summary>
+    public IReadOnlyList<LimitDecision>? Decisions { get; init; }
+
+    /// <summary>Changes of the limit not kept in <see cref="Decisions"/> (beyond its bound, once slow-start steps were
+    /// merged); null when the run recorded no decisions.</summary>
+    public int? DecisionsDropped { get; init; }
+
     /// <summary>A run under this long is one whose timeline must keep up: first sample within <see cref="MaxStartMs"/>, no gap over <see cref="MaxGapMs"/>.</summary>
     public const double ShortRunMs = 1000;
 

@@ -57,7 +57,7 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
     {
         using var heartbeat = new HeartbeatProbe();
         using var sampler = new RuntimeSampler(heartbeat: heartbeat);
-        var recorder = new RunRecorder(sampler, workload.Probe, TimelineSourcesFor(labCase, workload), heartbeat);
+        using var recorder = new RunRecorder(sampler, workload.Probe, TimelineSourcesFor(labCase, workload), heartbeat);
         var note = policy.Reason;
 
         // A case whose best possible run is already long is measured once, without a warm-up (JIT is noise next to it).
@@ -116,7 +116,7 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
         return result with { FirstRunMs = double.IsNaN(firstRunMs) ? runs[0].ElapsedMs : firstRunMs, Note = note };
     }
 
-    /// <summary>What a timeline reads for this case: the strategy's moving limit, and a real-I/O workload's live counters.</summary>
+    /// <summary>What a timeline reads for this case: the strategy's moving limit and its decisions, and a real-I/O workload's live counters.</summary>
     private static TimelineSources TimelineSourcesFor(LabCase labCase, Workload workload)
     {
         var strategy = labCase.Strategy;
@@ -125,7 +125,8 @@ public sealed class InProcessCaseRunner(RunPolicy policy)
             strategy.LimitMoves ? () => strategy.LimitNow : null,
             live is null ? null : () => live.CompletedNow,
             live?.RejectedNow is null ? null : () => live.RejectedNow,
-            live?.ServerInFlightNow is null ? null : () => live.ServerInFlightNow);
+            live?.ServerInFlightNow is null ? null : () => live.ServerInFlightNow,
+            strategy.LimitMoves ? () => strategy.LimitName : null);
     }
 
     /// <summary>Times the CPU part of items run one after another on this thread; returns milliseconds per item.</summary>

@@ -1,3 +1,5 @@
+using System.Globalization;
+
 using FanOut.Downstream;
 using FanOut.Http;
 using FanOut.Lab.Results;
@@ -114,6 +116,8 @@ public sealed class DownstreamHttpClientScenario : Scenario
 
         private HostConcurrencyLimits? _limits;
         private ConcurrencyLimit? _limit;
+        private string? _limitName;
+        private HttpGetWorkload? _workload;
         private LimitReading? _last;
 
         /// <inheritdoc/>
@@ -135,6 +139,21 @@ public sealed class DownstreamHttpClientScenario : Scenario
         public override int? LimitNow => reportsLimit ? Volatile.Read(ref _limit)?.Current : null;
 
         /// <inheritdoc/>
+        /// <remarks>The host's default limit, named by FanOut.Http after the host (<c>http:127.0.0.1:port</c>): one limit for
+        /// the whole case, so a run's decisions start where the run before left it.</remarks>
+        public override string? LimitName => reportsLimit ? Volatile.Read(ref _limitName) : null;
+
+        /// <inheritdoc/>
+        /// <remarks>The case's server is up by now: its address names the host's limit.</remarks>
+        public override void PrepareRun()
+        {
+            if (reportsLimit && _workload is { } http)
+            {
+                Volatile.Write(ref _limitName, string.Create(CultureInfo.InvariantCulture, $"http:{http.BaseAddress.IdnHost}:{http.BaseAddress.Port}"));
+            }
+        }
+
+        /// <inheritdoc/>
         /// <remarks>
         /// Every call is started at once, but the handler lets the server's capacity through: waves of that many, each of the
         /// latency's mean, plus the handler's own cost per wave: <see cref="MeasuredOverWaves"/>, measured.
@@ -150,8 +169,9 @@ public sealed class DownstreamHttpClientScenario : Scenario
         {
             _limits = limits;
             _limit = null;
+            _limitName = null;
             _last = null;
-            return new HttpGetWorkload(server, DownstreamCases.CallTimeout, items)
+            _workload = new HttpGetWorkload(server, DownstreamCases.CallTimeout, items)
             {
                 CreateClient = (baseAddress, timeout) =>
                 {
@@ -167,6 +187,7 @@ public sealed class DownstreamHttpClientScenario : Scenario
                     return (provider.GetRequiredService<IHttpClientFactory>().CreateClient("downstream"), provider);
                 },
             };
+            return _workload;
         }
 
         /// <inheritdoc/>

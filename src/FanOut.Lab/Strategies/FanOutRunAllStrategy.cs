@@ -11,6 +11,7 @@ public sealed class FanOutRunAllStrategy : Strategy
     private readonly int? _fixed;
     private ConcurrencyLimit? _limit;
     private ConcurrencyLimit? _prepared;
+    private string? _limitName;
 
     private FanOutRunAllStrategy(int? fixedLimit) => _fixed = fixedLimit;
 
@@ -41,6 +42,10 @@ public sealed class FanOutRunAllStrategy : Strategy
 
     /// <inheritdoc/>
     public override bool LimitMoves => _fixed is null;
+
+    /// <inheritdoc/>
+    /// <remarks>Each adaptive limit is named apart (<see cref="LimitNames"/>), as its changes are told apart by name.</remarks>
+    public override string? LimitName => Volatile.Read(ref _limitName);
 
     /// <inheritdoc/>
     public override int? LimitNow => _fixed ?? Volatile.Read(ref _limit)?.Current;
@@ -74,5 +79,15 @@ public sealed class FanOutRunAllStrategy : Strategy
         }
     }
 
-    private ConcurrencyLimit NewLimit() => _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive();
+    private ConcurrencyLimit NewLimit()
+    {
+        if (_fixed is { } n)
+        {
+            return ConcurrencyLimit.Fixed(n);
+        }
+
+        var name = LimitNames.Next();
+        Volatile.Write(ref _limitName, name);
+        return ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Name = name });
+    }
 }

@@ -19,6 +19,7 @@ public sealed class FanOutStrategy : Strategy
     private readonly AdaptiveLimitOptions _adaptive = new();
     private ConcurrencyLimit? _lastLimit;
     private ConcurrencyLimit? _preparedLimit;
+    private string? _limitName;
 
     private FanOutStrategy(int? fixedLimit, ErrorMode errors, double? ratePerSecond = null, string? variant = null)
     {
@@ -74,6 +75,10 @@ public sealed class FanOutStrategy : Strategy
     public override bool LimitMoves => _fixed is null;
 
     /// <inheritdoc/>
+    /// <remarks>Each adaptive limit is named apart (<see cref="LimitNames"/>), as its changes are told apart by name.</remarks>
+    public override string? LimitName => Volatile.Read(ref _limitName);
+
+    /// <inheritdoc/>
     public override int? LimitNow => _fixed is null ? Volatile.Read(ref _lastLimit)?.Current : null;
 
     /// <inheritdoc/>
@@ -106,7 +111,17 @@ public sealed class FanOutStrategy : Strategy
         return _fixed is null && _errors == ErrorMode.RunAll ? CountedFailuresAsync(run, cancellationToken) : run;
     }
 
-    private ConcurrencyLimit NewLimit() => _fixed is { } n ? ConcurrencyLimit.Fixed(n) : ConcurrencyLimit.Adaptive(_adaptive);
+    private ConcurrencyLimit NewLimit()
+    {
+        if (_fixed is { } n)
+        {
+            return ConcurrencyLimit.Fixed(n);
+        }
+
+        var name = LimitNames.Next();
+        Volatile.Write(ref _limitName, name);
+        return ConcurrencyLimit.Adaptive(_adaptive with { Name = name });
+    }
 
     private async Task PacedAsync(Workload workload, int[] items, ConcurrencyLimit limit, double ratePerSecond, CancellationToken cancellationToken)
     {

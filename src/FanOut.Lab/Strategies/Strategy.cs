@@ -30,6 +30,10 @@ public abstract class Strategy
     /// <remarks>Read by the timeline sampler every millisecond: must not allocate or block.</remarks>
     public virtual int? LimitNow => null;
 
+    /// <summary>The name (<c>AdaptiveLimitOptions.Name</c>) of the adaptive limit <see cref="PrepareRun"/> made, which its
+    /// changes are published under, so the timeline can record them with their reasons; null for a limit that has none.</summary>
+    public virtual string? LimitName => null;
+
     /// <summary>True when the strategy's limit moves during a run (<see cref="LimitNow"/> is then worth recording).</summary>
     public virtual bool LimitMoves => false;
 

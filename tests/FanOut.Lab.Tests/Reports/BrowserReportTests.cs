@@ -18,7 +18,8 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
         try
         {
             var page = Path.Combine(folder.FullName, "report.html");
-            var html = HtmlReport.Write(GoldenFileTests.Fixture(), ScenarioCatalog.Default.Scenarios.Select(s => s.Id).ToArray());
+            // The adaptive case's timeline carries limit decisions, so their marks and legend are on the screenshot too.
+            var html = HtmlReport.Write(HtmlReportTests.FixtureWithDecisions(), ScenarioCatalog.Default.Scenarios.Select(s => s.Id).ToArray());
             await File.WriteAllTextAsync(page, html);
             var charts = ChartTag().Count(html);
             Assert.True(charts >= 10, $"expected the fixture's charts, found {charts}");
@@ -38,6 +39,8 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
             Assert.Contains("Written by fanout; self-contained (no network).", text, StringComparison.Ordinal);
             Assert.Contains("Waits (async I/O, no known downstream limit) FanOut (adaptive) none to choose: FanOut's default starts at 10", text, StringComparison.Ordinal);
             Assert.DoesNotContain("prefer Task.WhenAll", text, StringComparison.Ordinal);
+            Assert.Contains("Limit decisions by reason: SlowStartGrowth 15, ▲Growth 1, ▲Overload 1, ▲QueueSeen 1.", text, StringComparison.Ordinal);
+            Assert.Equal(3, DecisionMark().Count(dom));
 
             var screenshot = Path.Combine(AppContext.BaseDirectory, "report-screenshot.png");
             File.Delete(screenshot);
@@ -108,6 +111,9 @@ public sealed partial class BrowserReportTests(ITestOutputHelper output)
 
     [GeneratedRegex("<svg class=\"chart\"")]
     private static partial Regex ChartTag();
+
+    [GeneratedRegex("<path class=\"decision\"")]
+    private static partial Regex DecisionMark();
 
     [GeneratedRegex("data-chart-check=\"(?<result>[^\"]*)\"")]
     private static partial Regex ChartCheck();

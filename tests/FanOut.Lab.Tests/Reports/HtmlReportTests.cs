@@ -95,6 +95,81 @@ public sealed class HtmlReportTests
     }
 
     [Fact]
+    public void Write_TimelineWithDecisions_MarksEachButSlowStartOnTheLimitAndCountsThemByReason()
+    {
+        var html = HtmlReport.Write(FixtureWithDecisions(), s_all);
+
+        var limitChart = Chart(html, "In flight and the adaptive limit");
+        Assert.Equal(3, limitChart.Split("<path class=\"decision\"").Length - 1); // Overload, QueueSeen, Growth; not the slow-start step
+        Assert.Contains("data-kind=\"Overload\"", limitChart, StringComparison.Ordinal);
+        Assert.DoesNotContain("data-kind=\"SlowStartGrowth\"", limitChart, StringComparison.Ordinal);
+        Assert.Contains("<title>4.2 ms: 16 -&gt; 8, Overload (window median 12.5 ms, baseline 10 ms)</title>", limitChart, StringComparison.Ordinal);
+        var slowStart = FixtureWithDecisions().Scenarios[0].Cases.Single(c => c.Timeline is not null).Timeline!.Decisions![0];
+        Assert.Equal("1.5 ms: 1 -> 16, SlowStartGrowth (15 steps) (window median not read, baseline 10 ms)", TimelineCharts.DecisionText(slowStart));
+        Assert.Contains(
+            "Limit decisions by reason: SlowStartGrowth 15, <span class=\"reason\" style=\"color:#2ca02c\">&#9650;</span>Growth 1, " +
+            "<span class=\"reason\" style=\"color:#d62728\">&#9650;</span>Overload 1, <span class=\"reason\" style=\"color:#e377c2\">&#9650;</span>QueueSeen 1.",
+            html,
+            StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(0, 0, 0, "Limit decisions by reason: none, the limit held where it started.</p>")]
+    [InlineData(2, 7, 1, "Limit decisions by reason: SlowStartGrowth 15, <span class=\"reason\" style=\"color:#d62728\">&#9650;</span>Overload 1, 7 more not kept. Each is a triangle")]
+    public void Write_DecisionsNoneOrSomeDropped_TheLineUnderTheCardSaysSo(int kept, int dropped, int marks, string expected)
+    {
+        var fixture = FixtureWithDecisions();
+        var scenario = fixture.Scenarios[0];
+        var adaptive = scenario.Cases.Single(c => c.Timeline is not null);
+        var changed = adaptive with { Timeline = adaptive.Timeline! with { Decisions = [.. adaptive.Timeline.Decisions!.Take(kept)], DecisionsDropped = dropped } };
+
+        var html = HtmlReport.Write(fixture with { Scenarios = [scenario with { Cases = [.. scenario.Cases.Select(c => ReferenceEquals(c, adaptive) ? changed : c)] }] }, s_all);
+
+        Assert.Contains(expected, html, StringComparison.Ordinal);
+        Assert.Equal(marks, Chart(html, "In flight and the adaptive limit").Split("<path class=\"decision\"").Length - 1);
+    }
+
+    [Fact]
+    public void Write_OldTimelineWithoutDecisions_DrawsTheLimitWithoutMarksOrLegend()
+    {
+        // The golden results.json was written before the lab recorded decisions: it loads, and its limit chart still draws.
+        var fixture = GoldenFileTests.Fixture();
+        Assert.All(fixture.Scenarios.SelectMany(s => s.Cases), c => Assert.Null(c.Timeline?.Decisions));
+
+        var html = HtmlReport.Write(fixture, s_all);
+
+        Assert.Contains("In flight and the adaptive limit", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("class=\"decision\"", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("Limit decisions", html, StringComparison.Ordinal);
+    }
+
+    /// <summary>The golden fixture with decisions on its adaptive case's timeline (limit 1, 4, 16, 16 over 6 ms).</summary>
+    internal static LabResults FixtureWithDecisions()
+    {
+        var fixture = GoldenFileTests.Fixture();
+        var scenario = fixture.Scenarios[0];
+        var adaptive = scenario.Cases.Single(c => c.Strategy == "FanOut (adaptive)");
+        LimitDecision[] decisions =
+        [
+            new() { TimeMs = 1.5, From = 1, To = 16, Reason = nameof(LimitChangeReason.SlowStartGrowth), BaselineMs = 10, InFlight = 4, Steps = 15 },
+            new() { TimeMs = 4.2, From = 16, To = 8, Reason = nameof(LimitChangeReason.Overload), WindowMedianMs = 12.5, BaselineMs = 10, InFlight = 16 },
+            new() { TimeMs = 5, From = 8, To = 6, Reason = nameof(LimitChangeReason.QueueSeen), WindowMedianMs = 14, BaselineMs = 10, InFlight = 8 },
+            new() { TimeMs = 5.8, From = 6, To = 7, Reason = nameof(LimitChangeReason.Growth), WindowMedianMs = 10.2, BaselineMs = 10, InFlight = 6 },
+        ];
+        var marked = adaptive with { Timeline = adaptive.Timeline! with { Decisions = decisions, DecisionsDropped = 0 } };
+        return fixture with { Scenarios = [scenario with { Cases = [.. scenario.Cases.Select(c => ReferenceEquals(c, adaptive) ? marked : c)] }, .. fixture.Scenarios.Skip(1)] };
+    }
+
+    /// <summary>The <c>svg.chart</c> titled <paramref name="title"/>.</summary>
+    private static string Chart(string html, string title)
+    {
+        var at = html.IndexOf($"<title>{title}</title>", StringComparison.Ordinal);
+        Assert.True(at >= 0, $"no chart titled {title}");
+        var start = html.LastIndexOf("<svg class=\"chart\"", at, StringComparison.Ordinal);
+        return html[start..(html.IndexOf("</svg>", at, StringComparison.Ordinal) + "</svg>".Length)];
+    }
+
+    [Fact]
     public void Milliseconds_SeedFigures_ReadsTheTime()
     {
         Assert.Equal(640, SeedFigure.Milliseconds("~640 ms, 16 in flight (ProcessorCount)"));

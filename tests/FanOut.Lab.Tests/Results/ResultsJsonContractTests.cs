@@ -53,6 +53,42 @@ public sealed class ResultsJsonContractTests
     }
 
     [Fact]
+    public void Serialize_TimelineWithDecisions_RoundTripsUnderTheirNames()
+    {
+        var results = Reports.HtmlReportTests.FixtureWithDecisions();
+        var timeline = results.Scenarios[0].Cases.Single(c => c.Timeline is not null).Timeline!;
+
+        var json = ResultsJson.Serialize(results);
+        var copy = ResultsJson.Deserialize<LabResults>(json).Scenarios[0].Cases.Single(c => c.Timeline is not null).Timeline!;
+
+        Assert.Equal(timeline.Decisions!, copy.Decisions!);
+        Assert.Equal(0, copy.DecisionsDropped);
+        using var document = JsonDocument.Parse(json);
+        var decision = document.RootElement.GetProperty("scenarios")[0].GetProperty("cases").EnumerateArray()
+            .Single(c => c.GetProperty("timeline").ValueKind == JsonValueKind.Object).GetProperty("timeline").GetProperty("decisions")[1];
+        Assert.Equal(
+            ["timeMs", "from", "to", "reason", "windowMedianMs", "baselineMs", "inFlight", "steps"],
+            decision.EnumerateObject().Select(p => p.Name));
+        Assert.Equal("Overload", decision.GetProperty("reason").GetString());
+    }
+
+    [Fact]
+    public void Load_ResultsWrittenBeforeDecisions_LoadsWithNoDecisions()
+    {
+        // The golden results.json has a timeline and no "decisions" key: the file of an older lab.
+        var file = Path.Combine(AppContext.BaseDirectory, "Results", "Golden", "results.json");
+        Assert.DoesNotContain("decisions", File.ReadAllText(file), StringComparison.OrdinalIgnoreCase);
+
+        var results = ResultsLoader.Load(file, out _, out var error);
+
+        Assert.Null(error);
+        var timeline = results!.Scenarios.SelectMany(s => s.Cases).Single(c => c.Timeline is not null).Timeline!;
+        Assert.NotNull(timeline.Limit);
+        Assert.Null(timeline.Decisions);
+        Assert.Null(timeline.DecisionsDropped);
+    }
+
+    [Fact]
     public void Deserialize_SerializedCase_RoundTrips()
     {
         var original = CaseResult.Failed("S", "W", new Dictionary<string, object> { ["itemCount"] = 3 }, "boom");

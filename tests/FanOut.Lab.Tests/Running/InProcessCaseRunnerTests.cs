@@ -62,4 +62,22 @@ public sealed class InProcessCaseRunnerTests
         var limit = result.Timeline!.Limit!;
         Assert.Equal(new AdaptiveLimitOptions().InitialLimit, limit[0]);
     }
+
+    [Fact]
+    public void Run_AdaptiveCase_TimelineHasTheMeasuredRunsDecisionsAndAFixedOneNone()
+    {
+        var adaptive = new InProcessCaseRunner(s_quick).Run(new LabCase(FanOutStrategy.Adaptive(), () => new RecordingWorkload(400, 1), 400));
+        var fixedLimit = new InProcessCaseRunner(s_quick).Run(new LabCase(FanOutStrategy.Fixed(8), () => new RecordingWorkload(40, 1), 40));
+        Assert.True(adaptive.Succeeded, adaptive.Error);
+        Assert.True(adaptive.LimitPeak > 2, $"the limit never climbed (peak {adaptive.LimitPeak}): there would be no decision to record");
+
+        // The recorded run's own limit, from its start: slow start leaves the initial limit, and climbs as far as the timeline saw.
+        var decisions = adaptive.Timeline!.Decisions!;
+        Assert.NotEmpty(decisions);
+        Assert.Contains(decisions, d => d.From == new AdaptiveLimitOptions().InitialLimit && d.Reason == nameof(LimitChangeReason.SlowStartGrowth));
+        Assert.True(decisions.Max(d => d.To) >= adaptive.Timeline.Limit!.Max(), "the timeline's limit rose above every recorded decision");
+        Assert.Equal(0, adaptive.Timeline.DecisionsDropped);
+
+        Assert.Null(fixedLimit.Timeline!.Decisions);
+    }
 }

@@ -34,6 +34,10 @@ public sealed class DownstreamHttpClientScenarioTests
         Assert.NotNull(adaptive.LimitFinal);
         Assert.Null(hand.LimitFinal);
 
+        // The host's limit is named after the host (FanOut.Http), so the adaptive row's timeline has its decisions.
+        Assert.NotEmpty(adaptive.Timeline!.Decisions!);
+        Assert.Null(hand.Timeline?.Decisions);
+
         var ratio = DownstreamHttpClientScenario.ShownRatio(adaptive.Io!.SuccessesPerSecond / hand.Io!.SuccessesPerSecond);
         Assert.Contains($"every one of {items:N0} calls succeeded", result.Verdict, StringComparison.Ordinal);
         Assert.Contains(string.Create(CultureInfo.CurrentCulture, $"{ratio:0.00}x the hand-picked Fixed(16)"), result.Verdict, StringComparison.Ordinal);

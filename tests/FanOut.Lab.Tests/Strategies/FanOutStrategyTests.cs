@@ -33,6 +33,26 @@ public sealed class FanOutStrategyTests
     }
 
     [Fact]
+    public void PrepareRun_Adaptive_NamesEachRunsLimitApart()
+    {
+        var strategy = FanOutStrategy.Adaptive();
+        var runAll = FanOutRunAllStrategy.Default();
+
+        strategy.PrepareRun();
+        runAll.PrepareRun();
+        var first = strategy.LimitName;
+        strategy.PrepareRun();
+
+        Assert.StartsWith(LimitNames.Prefix, first, StringComparison.Ordinal);
+        Assert.StartsWith(LimitNames.Prefix, runAll.LimitName, StringComparison.Ordinal);
+        Assert.NotEqual(first, strategy.LimitName);
+        Assert.NotEqual(first, runAll.LimitName);
+        var fixedLimit = FanOutStrategy.Fixed(3);
+        fixedLimit.PrepareRun();
+        Assert.Null(fixedLimit.LimitName);
+    }
+
+    [Fact]
     public void LastLimit_Fixed_IsNull()
     {
         Assert.Null(FanOutStrategy.Fixed(3).LastLimit);

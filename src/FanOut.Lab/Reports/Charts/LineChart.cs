@@ -3,7 +3,7 @@ using System.Text;
 
 namespace FanOut.Lab.Reports.Charts;
 
-/// <summary>A line chart as inline SVG: axes with ticks, one path per series, a legend.</summary>
+/// <summary>A line chart as inline SVG: axes with ticks, one path per series, optional marks at points, a legend.</summary>
 public static class LineChart
 {
     /// <summary>The default width in pixels.</summary>
@@ -18,8 +18,22 @@ public static class LineChart
     private const double LegendRow = 14;
     private const double LegendGap = 8;
 
+    /// <summary>Half the width of a mark's triangle, in pixels.</summary>
+    private const double MarkSize = 4;
+
     /// <summary>The chart; null x/y log decides from the data's range (see <see cref="Axis.WantsLog"/>).</summary>
-    public static string Render(string title, string xLabel, string yLabel, IReadOnlyList<Series> series, bool? logX = null, bool? logY = null, double width = DefaultWidth, double height = DefaultHeight)
+    /// <remarks><paramref name="marks"/> are drawn over the lines on the series' axes (a mark outside them sits on the edge);
+    /// they are not counted in <c>data-marks</c>, which counts the lines.</remarks>
+    public static string Render(
+        string title,
+        string xLabel,
+        string yLabel,
+        IReadOnlyList<Series> series,
+        bool? logX = null,
+        bool? logY = null,
+        double width = DefaultWidth,
+        double height = DefaultHeight,
+        IReadOnlyList<ChartMark>? marks = null)
     {
         ArgumentNullException.ThrowIfNull(series);
         var drawn = series.Where(s => s.X.Count > 0 && s.X.Count == s.Y.Count).ToArray();
@@ -65,6 +79,11 @@ public static class LineChart
             svg.Append(s.X.Count == 1 ? "h0.1\" stroke-linecap=\"round\" stroke-width=\"6\"/>" : "\"/>");
         }
 
+        foreach (var m in marks ?? [])
+        {
+            AppendMark(svg, m, x.Map(m.X), y.Map(m.Y));
+        }
+
         for (var i = 0; i < drawn.Length; i++)
         {
             var lx = Left + (i % 2 * ((width - Left) / 2));
@@ -75,6 +94,16 @@ public static class LineChart
 
         svg.Append("</svg>");
         return svg.ToString();
+    }
+
+    /// <summary>A triangle whose tip is on the point, pointing the way the value moved, with its tooltip.</summary>
+    private static void AppendMark(StringBuilder svg, ChartMark mark, double px, double py)
+    {
+        // Tip at the point; the base 2 * MarkSize away, above a decrease and below an increase.
+        var baseY = mark.Down ? py - (2 * MarkSize) : py + (2 * MarkSize);
+        svg.Append(CultureInfo.InvariantCulture, $"<path class=\"decision\" data-kind=\"{Svg.Text(mark.Kind)}\" fill=\"{mark.Color}\" stroke=\"#fff\" stroke-width=\"0.6\" ")
+            .Append(CultureInfo.InvariantCulture, $"d=\"M{Svg.N(px)} {Svg.N(py)}L{Svg.N(px - MarkSize)} {Svg.N(baseY)}H{Svg.N(px + MarkSize)}Z\">")
+            .Append("<title>").Append(Svg.Text(mark.Tooltip)).Append("</title></path>");
     }
 
     private static void AppendAxes(StringBuilder svg, Axis x, Axis y, string xLabel, string yLabel, double plotBottom, double width)

@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Text;
 
 using FanOut.Lab.Reports.Charts;
@@ -5,7 +6,7 @@ using FanOut.Lab.Results;
 
 namespace FanOut.Lab.Reports.Html;
 
-/// <summary>The timelines of a scenario's cases: items in flight, threads and queue, the adaptive limit, and for real I/O completions and refusals (429s, or a protected service's 503s) over time.</summary>
+/// <summary>The timelines of a scenario's cases: items in flight, threads and queue, the adaptive limit and its decisions, and for real I/O completions and refusals (429s, or a protected service's 503s) over time.</summary>
 public static class TimelineCharts
 {
     /// <summary>A chart has about this many pixels across: more points than this are merged (keeping each bucket's peak).</summary>
@@ -24,6 +25,25 @@ public static class TimelineCharts
     private const string QueueColor = "#7f7f7f";
     private const string CompletedColor = "#2ca02c";
     private const string RejectedColor = "#d62728";
+
+    /// <summary>The reason of slow start's steps: counted in the legend, not marked (there are many, and the limit line shows them).</summary>
+    private const string SlowStartGrowth = nameof(LimitChangeReason.SlowStartGrowth);
+
+    /// <summary>A colour per reason of a limit's change; a reason not listed (added later) is drawn dark grey.</summary>
+    private static readonly Dictionary<string, string> s_reasonColors = new(StringComparer.Ordinal)
+    {
+        [nameof(LimitChangeReason.Overload)] = "#d62728",
+        [nameof(LimitChangeReason.QueueSeen)] = "#e377c2",
+        [nameof(LimitChangeReason.QueueSuspected)] = "#bcbd22",
+        [nameof(LimitChangeReason.RetryAfterPause)] = "#8c564b",
+        [nameof(LimitChangeReason.PauseEnded)] = "#17becf",
+        [nameof(LimitChangeReason.Growth)] = "#2ca02c",
+        [nameof(LimitChangeReason.Probe)] = "#1f9e89",
+        [nameof(LimitChangeReason.KneeFound)] = "#9467bd",
+        [nameof(LimitChangeReason.KneeTest)] = "#6a3d9a",
+        [nameof(LimitChangeReason.Remeasure)] = "#7f7f7f",
+        [nameof(LimitChangeReason.RemeasureDone)] = "#555555",
+    };
 
     /// <summary>Appends an overview (every strategy's in-flight line) and one card of charts per case that has a timeline.</summary>
     public static void Append(StringBuilder html, IReadOnlyList<CaseResult> cases, CaseLabels labels)
@@ -80,7 +100,8 @@ public static class TimelineCharts
                 concurrency.Add(Step("server serving", ServerColor, t, server.Select(v => (double)v).ToArray()));
             }
 
-            html.Append(LineChart.Render(t.Limit is null ? "In flight" : "In flight and the adaptive limit", "ms", "items", concurrency, logX: false, logY: false, CardChartWidth, CardChartHeight));
+            var marks = t.Limit is null ? null : DecisionMarks(t);
+            html.Append(LineChart.Render(t.Limit is null ? "In flight" : "In flight and the adaptive limit", "ms", "items", concurrency, logX: false, logY: false, CardChartWidth, CardChartHeight, marks));
             html.Append(LineChart.Render(
                 "Threads and pool queue",
                 "ms",
@@ -105,11 +126,70 @@ public static class TimelineCharts
                 html.Append(LineChart.Render("Completions and refusals per second", "ms", "per second", rates, logX: false, logY: false, CardChartWidth, CardChartHeight));
             }
 
-            html.Append("</div></div>");
+            html.Append("</div>");
+            AppendDecisionLegend(html, t);
+            html.Append("</div>");
         }
 
         html.Append("</div>");
     }
+
+    /// <summary>The tooltip of a decision: <c>1234.5 ms: 40 -> 28, Overload (window median 12.3 ms, baseline 10.1 ms)</c>.</summary>
+    public static string DecisionText(LimitDecision decision)
+    {
+        ArgumentNullException.ThrowIfNull(decision);
+        var steps = decision.Steps > 1 ? $" ({decision.Steps} steps)" : string.Empty;
+        return $"{Ms(decision.TimeMs)} ms: {decision.From} -> {decision.To}, {decision.Reason}{steps} " +
+            $"(window median {(decision.WindowMedianMs > 0 ? Ms(decision.WindowMedianMs) + " ms" : "not read")}, " +
+            $"baseline {(decision.BaselineMs > 0 ? Ms(decision.BaselineMs) + " ms" : "not measured")})";
+    }
+
+    /// <summary>A mark on the limit line at every decision but slow start's steps; null when the timeline has none.</summary>
+    private static ChartMark[]? DecisionMarks(Timeline t) =>
+        t.Decisions?.Where(d => d.Reason != SlowStartGrowth)
+            .Select(d => new ChartMark(d.TimeMs, d.To, s_reasonColors.GetValueOrDefault(d.Reason, "#333333"), DecisionText(d), d.To < d.From, d.Reason))
+            .ToArray();
+
+    /// <summary>One line under a card counting the limit's decisions by reason, most frequent first; nothing for a timeline without decisions.</summary>
+    private static void AppendDecisionLegend(StringBuilder html, Timeline t)
+    {
+        if (t.Decisions is not { } decisions)
+        {
+            return;
+        }
+
+        html.Append("<p class=\"note decisions\">Limit decisions by reason: ");
+        var counts = decisions.GroupBy(d => d.Reason, StringComparer.Ordinal)
+            .Select(g => (Reason: g.Key, Count: g.Sum(d => d.Steps)))
+            .OrderByDescending(c => c.Count)
+            .ThenBy(c => c.Reason, StringComparer.Ordinal)
+            .ToArray();
+        if (counts.Length == 0)
+        {
+            html.Append("none, the limit held where it started");
+        }
+
+        for (var i = 0; i < counts.Length; i++)
+        {
+            var (reason, count) = counts[i];
+            html.Append(i == 0 ? string.Empty : ", ");
+            if (reason != SlowStartGrowth)
+            {
+                html.Append("<span class=\"reason\" style=\"color:").Append(s_reasonColors.GetValueOrDefault(reason, "#333333")).Append("\">&#9650;</span>");
+            }
+
+            html.Append(Svg.Text(reason)).Append(' ').Append(count.ToString(CultureInfo.InvariantCulture));
+        }
+
+        if (t.DecisionsDropped is > 0 and var dropped)
+        {
+            html.Append(", ").Append(dropped.ToString(CultureInfo.InvariantCulture)).Append(" more not kept");
+        }
+
+        html.Append(counts.Any(c => c.Reason != SlowStartGrowth) ? ". Each is a triangle on the limit line (hover it for why); slow start's steps are not marked.</p>" : ".</p>");
+    }
+
+    private static string Ms(double ms) => ms.ToString("0.#", CultureInfo.InvariantCulture);
 
     /// <summary>A step series of <paramref name="values"/> against the timeline's time, merged to at most <see cref="MaxDrawnPoints"/> (each bucket's peak).</summary>
     private static Series Step(string name, string color, Timeline t, double[] values)
