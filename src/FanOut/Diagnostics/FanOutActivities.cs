@@ -84,6 +84,9 @@ public static class FanOutActivities
     /// <summary>Tag on <see cref="LimitChangeEvent"/>: the uncontended latency the window was compared with, in milliseconds (0: not measured yet).</summary>
     public const string BaselineTag = "fanout.limit.baseline_ms";
 
+    /// <summary>Tag on <see cref="LimitChangeEvent"/>: the change's number among the limit's changes (1, 2, ...), which orders changes published from different threads.</summary>
+    public const string LimitSequenceTag = "fanout.limit.sequence";
+
     /// <summary>Tag on <see cref="LimitChangeEvent"/>: items in flight on the limit when it changed.</summary>
     public const string InFlightTag = "fanout.limit.in_flight";
 }

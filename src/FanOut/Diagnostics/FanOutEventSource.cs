@@ -17,7 +17,7 @@ internal sealed class FanOutEventSource : EventSource
     }
 
     /// <summary>An adaptive limit changed from <paramref name="from"/> to <paramref name="to"/> for <paramref name="reason"/> (a <see cref="LimitChangeReason"/> name).</summary>
-    [Event(FanOutEvents.LimitChangedId, Level = EventLevel.Informational, Message = "{1} limit {2} -> {3}: {4} (window median {5} ms, baseline {6} ms, {7} in flight)")]
-    public void LimitChanged(string kind, string name, int from, int to, string reason, double windowMedianMs, double baselineMs, int inFlight) =>
-        WriteEvent(FanOutEvents.LimitChangedId, kind, name, from, to, reason, windowMedianMs, baselineMs, inFlight);
+    [Event(FanOutEvents.LimitChangedId, Level = EventLevel.Informational, Message = "{1} limit {2} -> {3}: {4} (window median {5} ms, baseline {6} ms, {7} in flight; change {8})")]
+    public void LimitChanged(string kind, string name, int from, int to, string reason, double windowMedianMs, double baselineMs, int inFlight, long sequence) =>
+        WriteEvent(FanOutEvents.LimitChangedId, kind, name, from, to, reason, windowMedianMs, baselineMs, inFlight, sequence);
 }

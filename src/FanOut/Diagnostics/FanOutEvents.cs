@@ -14,8 +14,9 @@ public static class FanOutEvents
     /// Event id of <c>LimitChanged</c>, whose payload is, in order: <c>kind</c> (string), <c>name</c> (string: the limit's
     /// <see cref="AdaptiveLimitOptions.Name"/>, or its kind), <c>from</c> and <c>to</c> (int), <c>reason</c> (string: a
     /// <see cref="LimitChangeReason"/> name), <c>windowMedianMs</c> (double: the median latency of the window decided on, 0
-    /// when none was read), <c>baselineMs</c> (double: the uncontended latency compared with, 0 until measured) and
-    /// <c>inFlight</c> (int).
+    /// when none was read), <c>baselineMs</c> (double: the uncontended latency compared with, 0 until measured),
+    /// <c>inFlight</c> (int) and <c>sequence</c> (long: 1 for the limit's first change, then one more per change). Changes are
+    /// published outside the limit's lock, so two threads' changes may reach a listener out of order: the sequence orders them.
     /// </summary>
     public const int LimitChangedId = 1;
 

@@ -10,8 +10,8 @@ internal static class LimitChangeTelemetry
     private static readonly Counter<long> s_changes = FanOutMetrics.s_meter.CreateCounter<long>(
         FanOutInstruments.LimitChanges, "{change}", "Changes of an adaptive limit, tagged with their reason.");
 
-    /// <summary>Publishes a change from <paramref name="from"/> to <paramref name="to"/>.</summary>
-    public static void Publish(string kind, string? name, int from, int to, LimitChangeReason reason, double windowMedianMs, double baselineMs, int inFlight)
+    /// <summary>Publishes a change from <paramref name="from"/> to <paramref name="to"/>, the limit's <paramref name="sequence"/>-th.</summary>
+    public static void Publish(string kind, string? name, int from, int to, LimitChangeReason reason, double windowMedianMs, double baselineMs, int inFlight, long sequence)
     {
         var reasonName = ReasonName(reason);
         if (s_changes.Enabled)
@@ -30,7 +30,7 @@ internal static class LimitChangeTelemetry
 
         if (FanOutEventSource.Log.IsEnabled())
         {
-            FanOutEventSource.Log.LimitChanged(kind, name ?? kind, from, to, reasonName, windowMedianMs, baselineMs, inFlight);
+            FanOutEventSource.Log.LimitChanged(kind, name ?? kind, from, to, reasonName, windowMedianMs, baselineMs, inFlight, sequence);
         }
 
         if (Activity.Current is { IsAllDataRequested: true } activity)
@@ -45,6 +45,7 @@ internal static class LimitChangeTelemetry
                 [FanOutActivities.WindowMedianTag] = windowMedianMs,
                 [FanOutActivities.BaselineTag] = baselineMs,
                 [FanOutActivities.InFlightTag] = inFlight,
+                [FanOutActivities.LimitSequenceTag] = sequence,
             }));
         }
     }

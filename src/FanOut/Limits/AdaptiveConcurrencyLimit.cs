@@ -38,6 +38,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>Why the law's limit is what it is: the reason of its last change (under the lock).</summary>
     private LimitChangeReason _reason;
 
+    /// <summary>Changes published so far (under the lock): each change's sequence number, so a listener can order changes published from different threads.</summary>
+    private long _changes;
+
     /// <summary>The window median the law's last change was decided on, in timestamp ticks (under the lock; 0: none read).</summary>
     private double _reasonMedian;
 
@@ -214,6 +217,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         var now = _time.GetTimestamp();
         bool covered, starts = false;
         long due = 0;
+        LimitChange change = default;
         lock (_lock)
         {
             AssertInvariants();
@@ -232,6 +236,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                     _pauseEnd = end;
                     starts = true;
                     due = end - now;
+                    change = new(_limit, 0, LimitChangeReason.RetryAfterPause, 0, 0, InFlight, ++_changes);
                 }
                 else if (end > _pauseEnd)
                 {
@@ -244,7 +249,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         if (starts)
         {
             FanOutMetrics.RecordLimit(0, Kind);
-            Tell(new(_limit, 0, LimitChangeReason.RetryAfterPause, 0, 0, InFlight));
+            Tell(change);
         }
 
         if (due > 0)
@@ -332,6 +337,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private void OnPauseTimer()
     {
         long rest;
+        LimitChange change = default;
         lock (_lock)
         {
             if (!_paused)
@@ -343,6 +349,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             if (rest <= 0)
             {
                 _paused = false;
+                change = new(0, _limit, LimitChangeReason.PauseEnded, 0, 0, InFlight, ++_changes);
             }
         }
 
@@ -353,7 +360,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         OnCurrentChanged(); // the gauge shows the law's limit again, and the waiters it admits are granted
-        Tell(new(0, _limit, LimitChangeReason.PauseEnded, 0, 0, InFlight));
+        Tell(change);
     }
 
     /// <summary>Slow start's paced growth is due: grants what the pace allows now (re-arming for the rest), and wakes the waiters.</summary>
@@ -511,7 +518,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
         // A paced grant of growth decided earlier is slow start's, whatever the law decided since.
         var reason = limit > before && _law.InSlowStart && limit < _law.Limit ? LimitChangeReason.SlowStartGrowth : _reason;
-        return new(before, limit, reason, _reasonMedian, _statistics.Baseline, inFlight);
+        return new(before, limit, reason, _reasonMedian, _statistics.Baseline, inFlight, limit != before ? ++_changes : 0);
     }
 
     /// <summary>Wakes the waiters a rise admits, records the change on the gauge and publishes its reason (outside the lock).</summary>
@@ -528,7 +535,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>Publishes a change with its reason to the event source, the meter and the current activity (outside the lock).</summary>
     private void Tell(LimitChange change) =>
-        LimitChangeTelemetry.Publish(Kind, _options.Name, change.From, change.To, change.Reason, Milliseconds(change.WindowMedian), Milliseconds(change.Baseline), change.InFlight);
+        LimitChangeTelemetry.Publish(Kind, _options.Name, change.From, change.To, change.Reason, Milliseconds(change.WindowMedian), Milliseconds(change.Baseline), change.InFlight, change.Sequence);
 
     private double Milliseconds(double ticks) => ticks * 1000 / _time.TimestampFrequency;
 
@@ -542,7 +549,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     }
 
     /// <summary>A change of the limit granted, and why (published outside the lock).</summary>
-    private readonly record struct LimitChange(int From, int To, LimitChangeReason Reason, double WindowMedian, double Baseline, int InFlight);
+    private readonly record struct LimitChange(int From, int To, LimitChangeReason Reason, double WindowMedian, double Baseline, int InFlight, long Sequence);
 
     /// <summary>A completion kept until the first window has set the baseline.</summary>
     private readonly record struct HeldBackCompletion(long StartTimestamp, long Latency, bool Succeeded, int InFlight);

@@ -31,7 +31,9 @@ public sealed class LimitChangeReasonTests
         Assert.All(changes, c => Assert.Equal("adaptive", c.Kind));
         Assert.All(changes, c => Assert.NotEqual(c.From, c.To));
 
-        // The changes chain (no pause here): each starts where the one before ended, and the last ends at the limit.
+        // The changes chain (no pause here): each starts where the one before ended, numbered 1, 2, ..., and the last ends at
+        // the limit.
+        Assert.Equal(Enumerable.Range(1, changes.Length).Select(i => (long)i), changes.Select(c => c.Sequence));
         for (var i = 1; i < changes.Length; i++)
         {
             Assert.Equal(changes[i - 1].To, changes[i].From);
@@ -82,6 +84,7 @@ public sealed class LimitChangeReasonTests
         Assert.Equal(
             [(4, 0, nameof(LimitChangeReason.RetryAfterPause)), (4, 1, nameof(LimitChangeReason.Overload)), (0, 1, nameof(LimitChangeReason.PauseEnded))],
             listener.Changes.Select(c => (c.From, c.To, c.Reason)).ToArray());
+        Assert.Equal([1L, 2L, 3L], listener.Changes.Select(c => c.Sequence).ToArray());
     }
 
     [Fact]
@@ -154,7 +157,7 @@ public sealed class LimitChangeReasonTests
     }
 
     /// <summary>One LimitChanged event as the event source wrote it.</summary>
-    private sealed record Change(string Kind, string Name, int From, int To, string Reason, double WindowMedianMs, double BaselineMs, int InFlight);
+    private sealed record Change(string Kind, string Name, int From, int To, string Reason, double WindowMedianMs, double BaselineMs, int InFlight, long Sequence);
 
     /// <summary>Collects the LimitChanged events of the limit named <c>name</c> (in-process listeners are called synchronously).</summary>
     private sealed class LimitChangeListener(string name) : EventListener
@@ -179,7 +182,7 @@ public sealed class LimitChangeReasonTests
             }
 
             Assert.Equal(FanOutEvents.LimitChanged, e.EventName);
-            _changes.Enqueue(new((string)p[0]!, (string)p[1]!, (int)p[2]!, (int)p[3]!, (string)p[4]!, (double)p[5]!, (double)p[6]!, (int)p[7]!));
+            _changes.Enqueue(new((string)p[0]!, (string)p[1]!, (int)p[2]!, (int)p[3]!, (string)p[4]!, (double)p[5]!, (double)p[6]!, (int)p[7]!, (long)p[8]!));
         }
     }
 }
