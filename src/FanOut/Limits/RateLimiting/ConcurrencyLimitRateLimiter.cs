@@ -52,13 +52,17 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
             ? null
             : _limit.TimeProvider.GetElapsedTime(Interlocked.Read(ref _lastActivity));
 
-    public override RateLimiterStatistics? GetStatistics() => new()
+    public override RateLimiterStatistics? GetStatistics()
     {
+        ObjectDisposedException.ThrowIf(_disposed.IsCancellationRequested, this);
+        return new()
+        {
         CurrentAvailablePermits = Math.Max(0, _limit.Current - _limit.InFlight),
         CurrentQueuedCount = Interlocked.Read(ref _queued),
         TotalSuccessfulLeases = Interlocked.Read(ref _successfulLeases),
-        TotalFailedLeases = Interlocked.Read(ref _failedLeases),
-    };
+            TotalFailedLeases = Interlocked.Read(ref _failedLeases),
+        };
+    }
 
     protected override RateLimitLease AttemptAcquireCore(int permitCount)
     {
@@ -66,7 +70,8 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
         ObjectDisposedException.ThrowIf(_disposed.IsCancellationRequested, this);
         if (permitCount == 0)
         {
-            return _limit.InFlight < _limit.Current ? s_probe : s_failed;
+            // A probe, counted as the runtime's limiters count one: a success when a permit is free, else a failure.
+            return _limit.InFlight < _limit.Current ? Counted(s_probe) : Counted(s_failed);
         }
 
         if (TryReuseItemPermit() is { } nested)
@@ -96,7 +101,7 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
 
         if (permitCount == 0 && _limit.InFlight < _limit.Current)
         {
-            return new(s_probe);
+            return new(Counted(s_probe));
         }
 
         if (permitCount == 1 && TryReuseItemPermit() is { } nested)
@@ -149,10 +154,17 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
             // A probe: a permit was free a moment ago. Pass it on (to the next waiter, if any).
             _limit.Release();
             _limit.LeaveCall();
-            return s_probe;
+            return Counted(s_probe);
         }
 
         return Granted();
+    }
+
+    /// <summary>Counts a lease that holds no permit (a probe's) in the statistics, and returns it.</summary>
+    private RateLimitLease Counted(RateLimitLease lease)
+    {
+        Interlocked.Increment(ref lease.IsAcquired ? ref _successfulLeases : ref _failedLeases);
+        return lease;
     }
 
     private ConcurrencyLease Granted()
@@ -192,13 +204,31 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
 
     protected override void Dispose(bool disposing)
     {
-        if (disposing && !_disposed.IsCancellationRequested)
+        if (disposing)
         {
-            // Ends this limiter's waits (each then returns a failed lease); leases already taken stay valid until disposed.
-            _disposed.Cancel();
+            EndWaits();
         }
 
         base.Dispose(disposing);
+    }
+
+    /// <summary>
+    /// The base class's <c>DisposeAsync</c> runs this, then <c>Dispose(false)</c>: without it an <c>await using</c> limiter left
+    /// its waiters hanging and took new acquires.
+    /// </summary>
+    protected override ValueTask DisposeAsyncCore()
+    {
+        EndWaits();
+        return default;
+    }
+
+    /// <summary>Ends this limiter's waits (each then returns a failed lease) and refuses new acquires; leases already taken stay valid until disposed.</summary>
+    private void EndWaits()
+    {
+        if (!_disposed.IsCancellationRequested)
+        {
+            _disposed.Cancel();
+        }
     }
 
     /// <summary>A lease that holds no permit: a failed attempt, or a probe (permit count 0) that found room.</summary>
