@@ -57,9 +57,9 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
         ObjectDisposedException.ThrowIf(_disposed.IsCancellationRequested, this);
         return new()
         {
-        CurrentAvailablePermits = Math.Max(0, _limit.Current - _limit.InFlight),
-        CurrentQueuedCount = Interlocked.Read(ref _queued),
-        TotalSuccessfulLeases = Interlocked.Read(ref _successfulLeases),
+            CurrentAvailablePermits = Math.Max(0, _limit.Current - _limit.InFlight),
+            CurrentQueuedCount = Interlocked.Read(ref _queued),
+            TotalSuccessfulLeases = Interlocked.Read(ref _successfulLeases),
             TotalFailedLeases = Interlocked.Read(ref _failedLeases),
         };
     }
