@@ -11,6 +11,7 @@ namespace FanOut.Lab.Tests.Probing;
 /// Apache httpd and nginx from Debian, python's http.server, and <c>fanout serve</c> in process. Capacities between
 /// powers of two must come out exact, with and without a queue.</summary>
 [Collection(SequentialCollection.Name)]
+[Trait(SerialTests.Category, SerialTests.Serial)]
 public sealed class ProberRealServerTests(ITestOutputHelper output)
 {
     [ServerFact("apache")]
