@@ -281,6 +281,468 @@ public static partial class FanOutExtensions
     }
 
 #if NET9_0_OR_GREATER
+    // Issue 38 part 5: a one-argument body in every family and limit shape (FanOutAsync without a limit and with a limit and
+    // options; FanOutStream and FanOutOutcomes without a limit and with one). Priorities: ValueTask over Task, a two-argument
+    // body over a one-argument one (a method group that fits both), and (maxConcurrency, body) over (maxConcurrency, body,
+    // options) for a `default` third argument.
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, Task<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, Task<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-3)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task<TResult>> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-3)]
+    public static Task<TResult[]> FanOutAsync<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task<TResult>> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static Task FanOutAsync<T>(
+        this IEnumerable<T> source,
+        Func<T, ValueTask> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static Task FanOutAsync<T>(
+        this IEnumerable<T> source,
+        Func<T, Task> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static Task FanOutAsync<T>(
+        this IAsyncEnumerable<T> source,
+        Func<T, ValueTask> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static Task FanOutAsync<T>(
+        this IAsyncEnumerable<T> source,
+        Func<T, Task> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static Task FanOutAsync<T>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-3)]
+    public static Task FanOutAsync<T>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static Task FanOutAsync<T>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutAsync{T}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1: a fixed limit, with everything else from <paramref name="options"/>.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Error mode, retries, rate limiter, timeouts; its <see cref="FanOutOptions.Limit"/> must be unset (the limit is <paramref name="maxConcurrency"/>).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> sets a <see cref="FanOutOptions.Limit"/> too.</exception>
+    [OverloadResolutionPriority(-3)]
+    public static Task FanOutAsync<T>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task> body,
+        FanOutOptions options,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutAsync(options: Bounded(source, maxConcurrency, options), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, Task<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, Task<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutStream{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<TResult> FanOutStream<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutStream(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IEnumerable<T> source,
+        Func<T, Task<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, ValueTask<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="options">Limit, error mode; <see langword="null"/> for the defaults.</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        Func<T, Task<TResult>> body,
+        FanOutOptions? options = null,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(WithoutToken(source, body), options, cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-1)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, ValueTask<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+
+    /// <inheritdoc cref="FanOutOutcomes{T, TResult}(IAsyncEnumerable{T}, Func{T, CancellationToken, ValueTask{TResult}}, FanOutOptions, CancellationToken)"/>
+    /// <param name="source">The items.</param>
+    /// <param name="maxConcurrency">The most bodies running at once, at least 1.</param>
+    /// <param name="body">The work for one item. It gets no token: it runs to its end even after a failure or a cancellation (take <c>(item, ct)</c> to stop early).</param>
+    /// <param name="cancellationToken">Cancels the run: no new item starts.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxConcurrency"/> is less than 1.</exception>
+    [OverloadResolutionPriority(-2)]
+    public static IAsyncEnumerable<FanOutOutcome<TResult>> FanOutOutcomes<T, TResult>(
+        this IAsyncEnumerable<T> source,
+        int maxConcurrency,
+        Func<T, Task<TResult>> body,
+        CancellationToken cancellationToken = default) =>
+        source.FanOutOutcomes(options: Bounded(source, maxConcurrency), body: WithoutToken(source, body), cancellationToken: cancellationToken);
+#endif
+
+#if NET9_0_OR_GREATER
     /// <summary>A one-argument ValueTask body as the two-argument body the runs take (the token is not passed on).</summary>
     /// <param name="source">Checked first, as the primary overloads do.</param>
     /// <param name="body">The body to wrap.</param>

@@ -23,8 +23,9 @@ namespace FanOut;
 /// <c>Parallel.ForEachAsync(source, options, body)</c>). Where both body shapes fit (an <see langword="async"/> lambda),
 /// the <see cref="ValueTask"/> one is chosen: it allocates nothing for a body that completes synchronously. On net8.0,
 /// whose C# 12 cannot choose between the two, each shape has one: ValueTask bodies with options, Task bodies with a
-/// maximum concurrency. <c>FanOutAsync</c> also takes a body of the item alone (<c>items.FanOutAsync(8, async x =&gt; ...)</c>)
-/// and a maximum concurrency with options (<c>items.FanOutAsync(8, body, options)</c>).
+/// maximum concurrency. On net10.0 every family and limit shape also takes a body of the item alone
+/// (<c>items.FanOutAsync(async x =&gt; ...)</c>, <c>items.FanOutStream(8, x =&gt; ...)</c>); <c>FanOutAsync</c> also takes a
+/// maximum concurrency with options (<c>items.FanOutAsync(8, body, options)</c>).
 /// </para>
 /// </remarks>
 public static partial class FanOutExtensions

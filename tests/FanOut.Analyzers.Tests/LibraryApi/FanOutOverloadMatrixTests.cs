@@ -1,5 +1,6 @@
 using System.Collections.Immutable;
 using System.Reflection;
+using System.Text;
 
 using FanOut.Analyzers.Tests.Infrastructure;
 
@@ -59,6 +60,110 @@ public sealed class FanOutOverloadMatrixTests
         Assert.Empty(Errors(compilation));
         // C# 13 and later: an async lambda binds the ValueTask body (OverloadResolutionPriority), both with the token and without.
         AssertBindings(compilation, asyncBody: "ValueTask", asyncBodyWithoutToken: "ValueTask");
+    }
+
+    [Fact]
+    public void Net10_EveryBodyShapeInEveryFamily_CompilesAndBindsItsOwnOverload()
+    {
+        // Issue 38 part 5: every family (FanOutAsync with and without results, FanOutStream, FanOutOutcomes), over both
+        // sources, with every limit shape it has, takes every body: one argument or (item, ct); async, a Task returned
+        // synchronously, a ValueTask. Each call must bind, unambiguously, the overload of its own shape.
+        var calls = AllShapes().ToList();
+        var source = new StringBuilder("""
+            using System.Collections.Generic;
+            using System.Threading;
+            using System.Threading.Tasks;
+            using FanOut;
+
+            static class Shapes
+            {
+                static void Run(string[] urls, IAsyncEnumerable<string> stream, FanOutOptions options, CancellationToken cancellationToken)
+                {
+
+            """);
+        foreach (var call in calls)
+        {
+            source.Append("        ").Append(call.Code).Append(" // shape: ").Append(calls.IndexOf(call)).Append('\n');
+        }
+
+        source.Append("    }\n}\n");
+        var compilation = Compile(source.ToString(), Net10References(), LanguageVersion.CSharp13);
+
+        Assert.Empty(Errors(compilation).Select(static error => $"{error.GetMessage(System.Globalization.CultureInfo.InvariantCulture)} at {error.Location.GetLineSpan().StartLinePosition}: {error.Location.SourceTree!.GetText().Lines[error.Location.GetLineSpan().StartLinePosition.Line]}"));
+        var tree = compilation.SyntaxTrees.Single();
+        var model = compilation.GetSemanticModel(tree);
+        var invocations = tree.GetRoot().DescendantNodes().OfType<InvocationExpressionSyntax>()
+            .Where(static call => call.Expression is MemberAccessExpressionSyntax { Name.Identifier.ValueText: "FanOutAsync" or "FanOutStream" or "FanOutOutcomes" })
+            .ToList();
+        Assert.Equal(calls.Count, invocations.Count);
+        foreach (var invocation in invocations)
+        {
+            var line = tree.GetText().Lines.GetLineFromPosition(invocation.SpanStart).ToString();
+            var shape = calls[int.Parse(line[(line.IndexOf("// shape: ", StringComparison.Ordinal) + "// shape: ".Length)..], System.Globalization.CultureInfo.InvariantCulture)];
+            var method = Assert.IsAssignableFrom<IMethodSymbol>(model.GetSymbolInfo(invocation).Symbol);
+            var parameters = method.ReducedFrom?.Parameters ?? method.Parameters;
+            var body = ((INamedTypeSymbol)parameters.Single(static parameter => parameter.Name == "body").Type).DelegateInvokeMethod!;
+            var returned = (INamedTypeSymbol)body.ReturnType;
+            var names = parameters.Select(static parameter => parameter.Name).ToList();
+            Assert.True(body.Parameters.Length == shape.Arity, $"{shape.Code}: bound a body of {body.Parameters.Length} arguments");
+            Assert.True(returned.Name == shape.BodyReturns, $"{shape.Code}: bound a {returned.Name} body, expected {shape.BodyReturns}");
+            Assert.True(returned.IsGenericType == shape.Results, $"{shape.Code}: bound {returned.ToDisplayString()}");
+            Assert.True(names.Contains("maxConcurrency") == shape.Limit.StartsWith("int", StringComparison.Ordinal), $"{shape.Code}: bound ({string.Join(", ", names)})");
+            // Without a maxConcurrency the options are the limit (optional); with one, only the (maxConcurrency, body, options) form takes them.
+            Assert.True(names.Contains("options") == shape.Limit is not ("int" or "int+token"), $"{shape.Code}: bound ({string.Join(", ", names)})");
+            Assert.True(parameters[0].Type.Name == (shape.Source == "urls" ? "IEnumerable" : "IAsyncEnumerable"), $"{shape.Code}: bound a {parameters[0].Type.Name} source");
+        }
+    }
+
+    /// <summary>One call of <see cref="Net10_EveryBodyShapeInEveryFamily_CompilesAndBindsItsOwnOverload"/> and the overload it must bind.</summary>
+    private sealed record Shape(string Code, string Source, string Limit, int Arity, string BodyReturns, bool Results);
+
+    private static IEnumerable<Shape> AllShapes()
+    {
+        string[] kinds = ["async", "Task", "ValueTask"];
+        foreach (var (method, results) in new[] { ("FanOutAsync", true), ("FanOutAsync", false), ("FanOutStream", true), ("FanOutOutcomes", true) })
+        {
+            string[] limits = method == "FanOutAsync"
+                ? ["none", "options", "int", "int+token", "int+options"]
+                : ["none", "options", "int", "int+token"];
+            foreach (var source in new[] { "urls", "stream" })
+            {
+                foreach (var limit in limits)
+                {
+                    foreach (var arity in new[] { 1, 2 })
+                    {
+                        foreach (var kind in kinds)
+                        {
+                            var body = (results, arity, kind) switch
+                            {
+                                (true, 1, "async") => "async x => { await Task.Yield(); return x.Length; }",
+                                (true, 1, "Task") => "x => Task.FromResult(x.Length)",
+                                (true, 1, _) => "x => new ValueTask<int>(x.Length)",
+                                (true, _, "async") => "async (x, ct) => { await Task.Delay(1, ct); return x.Length; }",
+                                (true, _, "Task") => "(x, ct) => Task.FromResult(x.Length)",
+                                (true, _, _) => "(x, ct) => new ValueTask<int>(x.Length)",
+                                (false, 1, "async") => "async x => await Task.Delay(1)",
+                                (false, 1, "Task") => "x => Task.Delay(1)",
+                                (false, 1, _) => "x => ValueTask.CompletedTask",
+                                (false, _, "async") => "async (x, ct) => await Task.Delay(1, ct)",
+                                (false, _, "Task") => "(x, ct) => Task.Delay(1, ct)",
+                                (false, _, _) => "(x, ct) => ValueTask.CompletedTask",
+                            };
+                            var arguments = limit switch
+                            {
+                                "none" => body,
+                                "options" => $"{body}, options, cancellationToken",
+                                "int" => $"8, {body}",
+                                "int+token" => $"8, {body}, cancellationToken",
+                                _ => $"8, {body}, options",
+                            };
+                            // An async lambda binds the ValueTask body (it allocates nothing when the body completes synchronously).
+                            yield return new Shape($"_ = {source}.{method}({arguments});", source, limit, arity, kind == "Task" ? "Task" : "ValueTask", results);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     [Fact]

@@ -22,6 +22,9 @@ internal sealed class LoopbackProcess : IDisposable
 
     public Uri BaseAddress { get; }
 
+    /// <summary>The server's temp folder: its config and its logs.</summary>
+    public string Folder => _folder;
+
     /// <summary>The first of <paramref name="candidates"/> (absolute, or looked up on PATH) that exists; null when none.</summary>
     public static string? Find(params string[] candidates) =>
         candidates.Where(Path.IsPathRooted).Concat(candidates.Where(c => !Path.IsPathRooted(c))
@@ -65,7 +68,7 @@ internal sealed class LoopbackProcess : IDisposable
         var started = Stopwatch.GetTimestamp();
         while (!await AcceptsAsync(port))
         {
-            if (process.HasExited || Stopwatch.GetElapsedTime(started) > TimeSpan.FromSeconds(10))
+            if (process.HasExited || Stopwatch.GetElapsedTime(started) > TimeSpan.FromSeconds(30))
             {
                 var logs = string.Join("\n", Directory.EnumerateFiles(folder, "*.log").Select(File.ReadAllText));
                 string said;

@@ -7,6 +7,7 @@ namespace FanOut.Lab.Tests.Probing;
 
 /// <summary>The open-loop check: constant arrivals, latency from the intended start, and the queue's trend.</summary>
 [Collection(SequentialCollection.Name)]
+[Trait(SerialTests.Category, SerialTests.Serial)]
 public sealed class OpenLoopRunnerTests(Xunit.Abstractions.ITestOutputHelper output)
 {
     [Theory]

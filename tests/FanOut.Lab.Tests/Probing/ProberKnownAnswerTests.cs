@@ -9,6 +9,7 @@ namespace FanOut.Lab.Tests.Probing;
 
 /// <summary>The probe against <c>fanout serve</c> servers whose capacity or rate the probe is not told.</summary>
 [Collection(SequentialCollection.Name)]
+[Trait(SerialTests.Category, SerialTests.Serial)]
 public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
 {
     /// <summary>The default level length with a shorter pause and cap, so the three servers take well under a minute together.</summary>

@@ -11,6 +11,7 @@ namespace FanOut.Lab.Tests.Probing;
 /// Apache httpd and nginx from Debian, python's http.server, and <c>fanout serve</c> in process. Capacities between
 /// powers of two must come out exact, with and without a queue.</summary>
 [Collection(SequentialCollection.Name)]
+[Trait(SerialTests.Category, SerialTests.Serial)]
 public sealed class ProberRealServerTests(ITestOutputHelper output)
 {
     [ServerFact("apache")]
@@ -37,7 +38,19 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     {
         await using var upstream = await Upstream(50);
         using var nginx = await RealServers.StartNginxAsync(upstream.BaseAddress, "limit_req_zone $server_name zone=rate:1m rate=100r/s;", "limit_req zone=rate burst=20 nodelay; limit_req_status 429;");
-        var report = await ProbeRuns.RunAsync(new Uri(nginx.BaseAddress, "item/1"), output, "nginx limit_req 100r/s burst 20");
+        // The advised rate is what the client measured. A client starved of CPU (other test assemblies, other builds) sends
+        // too little to meet the limit, and measures its own pace rather than nginx's: that run says nothing about the probe,
+        // and nginx's own log tells it apart (it never held nginx at its limit). Only such a run is probed again; a wrong
+        // rate from a run that did hold nginx at its limit is asserted as it is.
+        var url = new Uri(nginx.BaseAddress, "item/1");
+        var report = await ProbeRuns.RunAsync(url, output, "nginx limit_req 100r/s burst 20");
+        for (var attempt = 1; attempt < 3 && !InRange(report) && NginxAccessLog.PeakOkPerSecond(nginx) < 90; attempt++)
+        {
+            output.WriteLine($"nginx's own log: at most {NginxAccessLog.PeakOkPerSecond(nginx)} answers 200 in any second, below its limit of 100/s: the client never held it at its limit (a loaded host); probing once more");
+            NginxAccessLog.Clear(nginx);
+            report = await ProbeRuns.RunAsync(url, output, "nginx limit_req 100r/s burst 20");
+        }
+
         var r = report.Recommendation;
         Assert.Equal(RecommendationStatus.Final, r.Status);
         Assert.InRange(r.RatePerSecond!.Value, 0.8 * 90, 1.1 * 90);
@@ -124,6 +137,9 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
         var report = await ProbeRuns.RunConfirmedAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 12 --queue 200 --latency fixed:40");
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
+
+    private static bool InRange(ProbeReport report) =>
+        report.Recommendation.RatePerSecond is >= 0.8 * 90 and <= 1.1 * 90;
 
     private static Task<DownstreamServer> Upstream(int latencyMs) =>
         DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 1_000, Queue = 0, Latency = LatencySpec.Parse($"fixed:{latencyMs}") });

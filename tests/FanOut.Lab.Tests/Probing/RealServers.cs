@@ -71,7 +71,10 @@ internal static class RealServers
                 error_log {{folder}}/error.log warn;
                 events { worker_connections 1024; }
                 http {
-                    access_log off;
+                    # One line per answer, time (s.ms) and status, written as it is answered: the server's own count of
+                    # what it was offered, which a client starved of CPU cannot skew (NginxAccessLog).
+                    log_format probe '$msec $status';
+                    access_log {{folder}}/access.log probe;
                     client_body_temp_path {{folder}}/body;
                     proxy_temp_path {{folder}}/proxy;
                     fastcgi_temp_path {{folder}}/fastcgi;
