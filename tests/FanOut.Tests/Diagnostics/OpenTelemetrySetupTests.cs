@@ -1,4 +1,6 @@
 using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
 using System.Text.Json;
 
 using FanOut.Diagnostics;
@@ -73,10 +75,21 @@ public sealed class OpenTelemetrySetupTests
     }
 
     [Fact]
+    public async Task PrometheusExporter_Scraped_NamesEveryInstrumentByTheDocumentedRules()
+    {
+        var exported = await RunDocumentedSetupAsync();
+
+        var expected = exported.Metrics.Values.SelectMany(m => PrometheusNames.Of(m.Name, m.Unit, m.Type)).Order().ToList();
+        Assert.Contains("fanout_item_duration_seconds_bucket", expected);
+        Assert.Contains("fanout_limit_changes_total", expected);
+        Assert.Equal(expected, exported.Scraped.Order());
+    }
+
+    [Fact]
     public async Task Dashboard_EveryQuery_SelectsOnlyMetricsTheSetupExports()
     {
         var exported = await RunDocumentedSetupAsync();
-        var published = exported.Metrics.Values.SelectMany(m => PrometheusNames.Of(m.Name, m.Unit, m.Type)).ToHashSet();
+        var published = exported.Scraped;
 
         var exprs = DashboardExpressions();
         Assert.NotEmpty(exprs);
@@ -102,9 +115,8 @@ public sealed class OpenTelemetrySetupTests
     public async Task Dashboard_QueryOfAMisnamedMetric_IsCaught(string expr)
     {
         var exported = await RunDocumentedSetupAsync();
-        var published = exported.Metrics.Values.SelectMany(m => PrometheusNames.Of(m.Name, m.Unit, m.Type)).ToHashSet();
 
-        Assert.Contains(PrometheusNames.UsedBy(expr), name => !published.Contains(name));
+        Assert.Contains(PrometheusNames.UsedBy(expr), name => !exported.Scraped.Contains(name));
     }
 
     [Fact]
@@ -120,18 +132,27 @@ public sealed class OpenTelemetrySetupTests
 
     private sealed record ExportedPoint(IReadOnlyDictionary<string, string?> Tags);
 
-    private sealed record Exported(string LimitName, IReadOnlyDictionary<string, ExportedMetric> Metrics, IReadOnlyList<Activity> Activities);
+    /// <summary>What one run exported.</summary>
+    /// <param name="LimitName">The run's adaptive limit's name.</param>
+    /// <param name="Metrics">The in-memory exporter's FanOut instruments by name.</param>
+    /// <param name="Activities">The activities of the run's trace.</param>
+    /// <param name="Scraped">The FanOut series names OpenTelemetry's Prometheus exporter served.</param>
+    private sealed record Exported(string LimitName, IReadOnlyDictionary<string, ExportedMetric> Metrics, IReadOnlyList<Activity> Activities, IReadOnlySet<string> Scraped);
 
     private sealed record DocumentedInstrument(string Name, string Prometheus);
 
-    /// <summary>The documented setup, plus the in-memory exporters: a small run with an adaptive limit whose body is overloaded once and one item fails.</summary>
+    /// <summary>
+    /// The documented setup, plus the in-memory exporters and the Prometheus exporter (scraped once): a small run with an
+    /// adaptive limit whose body is overloaded once and one item fails.
+    /// </summary>
     private static async Task<Exported> RunDocumentedSetupAsync()
     {
         var metrics = new List<MetricSnapshot>();
         var activities = new List<Activity>();
+        var port = FreePort();
         var services = new ServiceCollection();
         services.AddOpenTelemetry()
-            .WithMetrics(m => m.AddMeter("FanOut").AddInMemoryExporter(metrics))
+            .WithMetrics(m => m.AddMeter("FanOut").AddInMemoryExporter(metrics).AddPrometheusHttpListener(o => o.Port = port))
             .WithTracing(t => t.AddSource("FanOut").AddSource(TestSourceName).AddInMemoryExporter(activities));
         await using var provider = services.BuildServiceProvider();
         var meterProvider = provider.GetRequiredService<MeterProvider>();
@@ -164,8 +185,14 @@ public sealed class OpenTelemetrySetupTests
         }
 
         Assert.True(tracerProvider.ForceFlush());
-        Assert.True(meterProvider.ForceFlush());
+        _ = meterProvider.ForceFlush(); // false, as the Prometheus reader is scraped, not flushed; the in-memory reader exports
+        using var http = new HttpClient();
+        var scrape = await http.GetStringAsync(new Uri($"http://localhost:{port}/metrics")).WaitAsync(TimeSpan.FromSeconds(30));
         GC.KeepAlive(partitioned);
+        var scraped = scrape.Split('\n')
+            .Where(line => line.StartsWith("fanout_", StringComparison.Ordinal))
+            .Select(line => line[..line.IndexOfAny(['{', ' '])])
+            .ToHashSet();
 
         var byName = new Dictionary<string, ExportedMetric>();
         foreach (var metric in metrics.Where(m => m.MeterName == "FanOut"))
@@ -184,7 +211,7 @@ public sealed class OpenTelemetrySetupTests
         }
 
         var traceId = activities.Single(a => a.Source.Name == TestSourceName).TraceId;
-        return new Exported(name, byName, [.. activities.Where(a => a.TraceId == traceId)]);
+        return new Exported(name, byName, [.. activities.Where(a => a.TraceId == traceId)], scraped);
     }
 
     /// <summary>The rows of docs/opentelemetry.md's instrument tables: the instrument's name (first column) and its Prometheus name (last column).</summary>
@@ -235,6 +262,13 @@ public sealed class OpenTelemetrySetupTests
                     break;
             }
         }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     private static string RepositoryRoot()
