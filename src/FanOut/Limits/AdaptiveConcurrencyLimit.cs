@@ -64,6 +64,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>True when the current window goes on gathering the last one's items (its starts are not counted from its start).</summary>
     private bool _windowKept;
 
+    /// <summary>When an overload last cut the limit (under the lock): a rejection of an item started before it is already answered by that cut.</summary>
+    private long _lastCutAt = long.MinValue;
+
     /// <summary>Item starts counted while <see cref="_countingFirstWindow"/>.</summary>
     private int _firstWindowStarts;
 
@@ -292,7 +295,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 // Started after the first window's items: kept until they have set the baseline, then counted.
                 HoldBack(startTimestamp, now - startTimestamp, succeeded, inFlight);
             }
-            else if (startTimestamp < _statistics.WindowStart)
+            else if (startTimestamp < _statistics.WindowStart && (!overload || startTimestamp < _lastCutAt))
             {
                 _olderRunning = Math.Max(0, _olderRunning - 1);
                 _statistics.CountStarts(now, _statistics.WindowItems + Math.Max(0, inFlight - 1 - _olderRunning));
@@ -301,10 +304,20 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                     var lawBefore = _law.Limit;
                     _law.OnStaleOverload(inFlight);
                     NoteReason(lawBefore, LimitChangeReason.Overload, 0);
+                    if (_law.Limit < lawBefore)
+                    {
+                        _lastCutAt = now;
+                    }
                 }
             }
             else
             {
+                if (startTimestamp < _statistics.WindowStart)
+                {
+                    // A rejection of an item started after the last cut, in an earlier window: the level since the cut is too high as well.
+                    _olderRunning = Math.Max(0, _olderRunning - 1);
+                }
+
                 _statistics.Record(startTimestamp, now - startTimestamp, succeeded, overload, inFlight);
                 _statistics.CountStarts(now, _statistics.WindowItems + Math.Max(0, inFlight - 1 - _olderRunning));
                 if (_statistics.WindowItems >= _law.WindowSize(_statistics) || _statistics.WindowOverloads != 0)
@@ -388,6 +401,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         var before = _law.Limit;
         var decision = _law.Decide(_statistics, inFlight);
         NoteReason(before, decision.Reason, _law.WindowMedian);
+        if (decision.Reason == LimitChangeReason.Overload)
+        {
+            _lastCutAt = now;
+        }
         if (!_law.Holding)
         {
             // A new round in slow start (answers have grown the limit meanwhile), or a window after a change, counts only the

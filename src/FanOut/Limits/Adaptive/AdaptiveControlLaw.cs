@@ -567,10 +567,12 @@ internal sealed class AdaptiveControlLaw
 
         if (ratio < _growBelow && filled)
         {
-            // Grow toward the limit at which, by the same law, latency would reach the growth threshold; near the level an
-            // overload was last seen at, by one step per window (AIMD's additive increase), so probing costs few rejections.
+            // Grow toward the limit at which, by the same law, latency would reach the growth threshold. Once the downstream
+            // has said no, by one step per window (AIMD's additive increase: clients sharing a downstream converge to equal
+            // shares only when each adds the same per round trip), the step onto that level a spaced probe; near a knee a
+            // step bought no throughput at, the same from just below it.
             var step = Math.Max(1, (int)(limit * Math.Min(MaxGrowthFraction, (_growBelow / ratio) - 1)));
-            var probe = _overloadCeiling > 0 && limit + step >= _overloadCeiling;
+            var probe = _overloadCeiling > 0 && (!_ceilingAtKnee || limit + step >= _overloadCeiling);
             if (probe)
             {
                 step = ProbeStep(limit);
