@@ -3,27 +3,17 @@ using System.Diagnostics;
 namespace FanOut.Limits.Adaptive;
 
 /// <summary>
-/// The adaptive limit's decisions: slow start (one more permit per uncontended answer while the limit is in use, so a
-/// doubling per round trip, as TCP grows per acknowledgement; nothing grows it but answers), then a latency band around
-/// the baseline (grow below it, hold inside it, back off in proportion above it), and a multiplicative back-off on
-/// overload failures, above whose level probing is spaced out (as above a growth that bought no throughput, when the options
-/// ask growth to buy it). Reads the <see cref="LatencyStatistics"/>; asks a <see cref="BaselineRemeasurement"/> to re-measure
-/// a baseline that slow start left thin or measured shared, and decides when to pin the limit for it and where the limit
-/// goes after; never touches a clock or a lock (the owning limit calls it under its lock). The law, its parameters and its
-/// anchors: docs/adaptive.md.
+/// The adaptive limit's decisions over an explicit <see cref="LawPhase"/>: slow start (one permit per uncontended answer),
+/// then a latency band around the baseline (grow below it, hold inside, back off in proportion above), a multiplicative
+/// back-off on overload with additive, spaced growth above its level, and re-measurement of a thin or shared baseline.
+/// Never touches a clock or a lock (the owning limit calls it under its lock). Rules, evidence and constants: docs/adaptive.md.
 /// </summary>
 internal sealed class AdaptiveControlLaw
 {
-    /// <summary>
-    /// The most items of the first window, which seeds the baseline pool unconditionally: the first items started (in a FIFO
-    /// queue, the ones served without waiting, whatever the initial limit or however far answers have grown the limit since).
-    /// </summary>
+    /// <summary>The most items of the first window, which seeds the baseline unconditionally (the items served first queue least).</summary>
     internal const int FirstWindowSamples = 4;
 
-    /// <summary>
-    /// Slow start's evidence bound (failsafe-go's max limit factor): an answer grows the limit only while more than half of
-    /// it is in use, so a source that keeps few calls in flight never earns a limit far above them.
-    /// </summary>
+    /// <summary>Slow start's evidence bound: an answer grows the limit only while more than half of it is in use.</summary>
     private const int InFlightFactor = 2;
 
     /// <summary>Windows the limit holds at the level an overload was seen at before it probes one step above it.</summary>
@@ -32,35 +22,22 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The most windows between two probes above a level that keeps rejecting (the spacing doubles per failed probe).</summary>
     internal const int MaxProbeSpacing = 8;
 
-    /// <summary>
-    /// Limits up to this are taken as uncontended until measured otherwise (the first window runs at them): the level below
-    /// which, after slow start, windows re-measure the baseline starts here, not at an initial limit nobody verified.
-    /// </summary>
+    /// <summary>Limits up to this are taken as uncontended until measured otherwise: re-measurement after slow start starts here.</summary>
     internal const int AssumedUncontendedLimit = 2;
 
     /// <summary>Limit levels slow start remembers, to know the limit an item started under.</summary>
     private const int HistoryCapacity = 64;
 
-    /// <summary>
-    /// Slow start records a level when the limit has grown by this factor since the last one (it grows by one per answer): a
-    /// level read back is then at most this much below the limit an item really started under, never above it.
-    /// </summary>
+    /// <summary>Slow start records a level when the limit has grown by this factor since the last one (a level read back is never above the real one).</summary>
     private const double HistoryStep = 1.25;
 
     /// <summary>The fewest pooled latencies the slow-start queue test needs (a quartile of fewer means nothing).</summary>
     private const int MinPoolForQueueTest = 3;
 
-    /// <summary>
-    /// The most latencies one slow-start round adds to the pool. Rounds double, so uncapped the last round would be half the
-    /// pool, and the last round is the one most likely to have queued a little without showing it; capped, the low rounds
-    /// (certainly uncontended) keep most of the weight.
-    /// </summary>
+    /// <summary>The most latencies one slow-start round adds to the pool, so the low rounds (certainly uncontended) keep most of the weight.</summary>
     private const int SlowStartRoundShare = 16;
 
-    /// <summary>
-    /// A slow-start round that reads above the growth threshold but not conclusively is extended (the limit held, its
-    /// samples kept) until it holds this many latencies or two rounds' worth.
-    /// </summary>
+    /// <summary>An inconclusive slow-start round is extended until it holds this many latencies or two rounds' worth.</summary>
     private const int HoldSamples = 32;
 
     /// <summary>Standard errors the median must rise above the growth threshold by to end slow start.</summary>
@@ -78,18 +55,10 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The largest growth per window after slow start, as a fraction of the limit (when no queue shows at all).</summary>
     private const double MaxGrowthFraction = 0.25;
 
-    /// <summary>
-    /// After slow start, a window shorter than <see cref="AdaptiveLimitOptions.MinWindowSamples"/> decides only when it reads
-    /// at or below this ratio to the baseline (and so grows); else it is extended to MinWindowSamples first.
-    /// </summary>
+    /// <summary>After slow start, a window shorter than MinWindowSamples decides early only when it reads at or below this ratio (and grows).</summary>
     private const double ClearlyUncontended = 1.0;
 
-    /// <summary>
-    /// Latency rises smaller than this are scheduling noise, whatever their ratio: a 1 ms timer fires 1-15 ms late on a busy
-    /// machine, a thread-pool hop costs a millisecond or more under load. A latency reads as queued only when it rises above
-    /// the baseline by more than this as well as by its ratio (so a queue at a downstream faster than a few milliseconds is
-    /// seen once it adds this much; from a baseline of 8 ms up the ratio alone decides, as before).
-    /// </summary>
+    /// <summary>Latency rises smaller than this are scheduling noise whatever their ratio (late timers, thread-pool hops under load).</summary>
     internal static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
 
     private readonly AdaptiveLimitOptions _options;
@@ -103,16 +72,10 @@ internal sealed class AdaptiveControlLaw
     /// <summary>Below this latency ratio the limit grows; between it and the tolerance it holds.</summary>
     private readonly double _growBelow;
 
-    /// <summary>
-    /// The highest limit slow start found uncontended. After slow start, windows run at half of it or less refresh the
-    /// baseline pool (Envoy's re-measurement at low concurrency, taken when the limit is low anyway).
-    /// </summary>
+    /// <summary>The highest limit slow start found uncontended: windows at half of it or less refresh the baseline pool.</summary>
     private int _cleanLimit;
 
-    /// <summary>
-    /// The highest limit, during slow start, under which at least half a limit's worth of items started and completed
-    /// without queueing (a single item proves little: under a queue a few still come back fast).
-    /// </summary>
+    /// <summary>The highest slow-start level under which at least half a limit's worth of items completed without queueing.</summary>
     private int _verifiedLimit;
 
     /// <summary>When slow start's limit changed, in timestamp ticks, oldest first (with <see cref="_historyLimits"/>).</summary>
@@ -129,16 +92,10 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The limit when the current slow-start round (window) began: its size, while answers grow the limit.</summary>
     private int _roundLimit;
 
-    /// <summary>
-    /// The level of the round that ended slow start by reading a queue (0: slow start did not end that way, or the reading
-    /// has been refuted or overtaken by an overload): a window at this level that reads no queue refutes it.
-    /// </summary>
+    /// <summary>The level of the round that ended slow start by reading a queue (0: none, refuted or overtaken): a clean window there refutes it.</summary>
     private int _exitLevel;
 
-    /// <summary>
-    /// The limit a step after slow start was taken from (0: the last window did not move it that way): a growth, or (with
-    /// <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) a step down from the hold band.
-    /// </summary>
+    /// <summary>The limit a step after slow start was taken from (0: none): a growth, or a knee test's step down.</summary>
     private int _steppedFrom;
 
     /// <summary>The limit that step went to: a step down is judged only by a window that ran there.</summary>
@@ -150,21 +107,13 @@ internal sealed class AdaptiveControlLaw
     /// <summary>The samples that window held.</summary>
     private int _samplesBeforeStep;
 
-    /// <summary>
-    /// With <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>: a level a step down from cost throughput (the knee is at
-    /// it or above), so windows do not step below it (0: none) for <see cref="MaxProbeSpacing"/> windows held at it, or until a
-    /// back-off (a reading of noise would hold it there for good otherwise; lapsing at every probe, it put the limit below
-    /// the knee a third of the time on the real server at 2x, a step down after each probe).
-    /// </summary>
+    /// <summary>A level a step down from cost throughput (0: none): windows do not step below it until it lapses after <see cref="MaxProbeSpacing"/> windows or a back-off.</summary>
     private int _kneeFloor;
 
     /// <summary>Windows held at <see cref="_kneeFloor"/>: it lapses after <see cref="MaxProbeSpacing"/> of them, as at a probe.</summary>
     private int _windowsAtFloor;
 
-    /// <summary>
-    /// The limit at the last overload back-off, or (with <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) the last
-    /// level a growth to bought no throughput (0: none yet); growth near it is one step per window (AIMD), onto it a spaced probe.
-    /// </summary>
+    /// <summary>The last level that rejected, or that a growth bought no throughput at (0: none): growth below it is additive, onto it a spaced probe.</summary>
     private int _overloadCeiling;
 
     /// <summary>True when <see cref="_overloadCeiling"/> is a level a step showed to buy no throughput, not one that rejected.</summary>
@@ -204,10 +153,7 @@ internal sealed class AdaptiveControlLaw
     /// <summary>Which rules decide the next window (the one owner of the law's phase).</summary>
     public LawPhase Phase { get; private set; }
 
-    /// <summary>
-    /// True until the first back-off, like TCP's slow start; true again when a later window refutes the queue a latency exit
-    /// read (see <see cref="RefutesExit"/>).
-    /// </summary>
+    /// <summary>True until the first back-off, like TCP's slow start; again when a later window refutes a latency exit (<see cref="RefutesExit"/>).</summary>
     public bool InSlowStart => Phase is LawPhase.SlowStart or LawPhase.ConfirmingQueue;
 
     /// <summary>True when the last decision extends the current window instead of closing it (to <see cref="HoldUntil"/> items).</summary>
@@ -231,14 +177,9 @@ internal sealed class AdaptiveControlLaw
     public void OnWindowReset() => _roundLimit = Limit;
 
     /// <summary>
-    /// Slow start's growth: a successful answer adds one permit (TCP's slow start per acknowledgement: a doubling per round
-    /// trip) when the limit is in use (more than half of it in flight) and the answer did not queue (its latency within the
-    /// growth threshold of the baseline or the uncontended upper quartile, whichever is higher, once they are measured: a
-    /// spread downstream still grows on three answers in four). No round is being extended for a suspected queue.
+    /// Slow start's growth: a successful answer adds one permit (a doubling per round trip) when more than half the limit is
+    /// in use and the answer did not queue (within the growth threshold of the baseline or the uncontended upper quartile).
     /// </summary>
-    /// <param name="latency">The answer's latency, in timestamp ticks.</param>
-    /// <param name="inFlight">Bodies running when it completed, itself included.</param>
-    /// <param name="statistics">The baseline.</param>
     public void OnAnswer(long latency, int inFlight, LatencyStatistics statistics)
     {
         if (Phase != LawPhase.SlowStart || HoldUntil != 0 || Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit
@@ -250,11 +191,7 @@ internal sealed class AdaptiveControlLaw
         Limit++;
     }
 
-    /// <summary>
-    /// Notes, during slow start, that the limit granted changed to <paramref name="granted"/> at <paramref name="timestamp"/>
-    /// (a level when it grew by <see cref="HistoryStep"/>): the limit items start under, which the law's own limit may run
-    /// ahead of while its growth is paced (<see cref="SlowStartPacer"/>).
-    /// </summary>
+    /// <summary>Notes, during slow start, that the limit granted changed (a level when it grew by <see cref="HistoryStep"/>): the limit items start under.</summary>
     public void RecordChange(long timestamp, int granted)
     {
         if (!InSlowStart || (_historyCount > 0 && granted >= _historyLimits[_historyCount - 1] && granted < _historyLimits[_historyCount - 1] * HistoryStep))
@@ -276,10 +213,7 @@ internal sealed class AdaptiveControlLaw
         _historyLimits[_historyCount++] = granted;
     }
 
-    /// <summary>
-    /// A successful item, during slow start: if it did not queue (the first window's items, before there is a baseline,
-    /// count as clean), it counts toward verifying the limit it started under.
-    /// </summary>
+    /// <summary>A successful slow-start item that did not queue counts toward verifying the limit it started under.</summary>
     public void OnSuccess(long startTimestamp, long latency, LatencyStatistics statistics)
     {
         if (!InSlowStart || (statistics.PoolCount > 0 && latency > statistics.Baseline * _growBelow))
@@ -294,11 +228,7 @@ internal sealed class AdaptiveControlLaw
         }
     }
 
-    /// <summary>
-    /// An overload failure of an item that started under an older limit: the window has already backed off for it, but a
-    /// burst's rejections still say how many calls the downstream took: no more than the bodies still running.
-    /// </summary>
-    /// <param name="inFlight">Bodies running when the item completed, itself included.</param>
+    /// <summary>An overload of an item started before the last cut: no new back-off, but the downstream took no more than the bodies still running.</summary>
     public void OnStaleOverload(int inFlight)
     {
         // Each rejection of the burst also says where the downstream's level is: no higher than the calls it saw with it.
@@ -308,10 +238,7 @@ internal sealed class AdaptiveControlLaw
         }
         else if (InSlowStart)
         {
-            // A rejection ends slow start at once, whenever its item started: in slow start the limit moves with every
-            // answer, so a round's burst is sent before its round closes and every rejection of it arrives "stale". Left in
-            // slow start, the clean answers still coming in grew the limit past the calls the downstream had just refused
-            // (64 -> 102, cut to 70 by this rule, grown again to 96 over HTTP at a hard cap of 64), a second overshoot.
+            // A rejection ends slow start at once, whenever its item started: answers still coming in would grow the limit past the calls just refused.
             Rejected(Limit, Math.Clamp(inFlight, _options.MinLimit, _options.MaxLimit));
         }
 
@@ -341,14 +268,8 @@ internal sealed class AdaptiveControlLaw
         var pinned = belowKnee ? Math.Min(Limit, Math.Max(AssumedUncontendedLimit, _options.MinLimit)) : Math.Max(FirstWindowSamples, _options.MinLimit);
         if (!InSlowStart && !_remeasurement.Spent && (belowKnee || (thin && Limit > pinned)))
         {
-            // Slow start is over and no round after the first window read uncontended (a start above the downstream's
-            // capacity queues from its first round on): the baseline is the first window's few latencies, and after slow
-            // start it is re-measured only at half a level found clean, where there is none. Pin the limit at the first
-            // window's size until the pool holds ThinPool latencies (BaselineRemeasurement measures), as Envoy pins its
-            // concurrency while it measures minRTT, then go back to the limit before the pin. Once
-            // per limit: a pool never thins again. A shared seed is measured at the level taken as uncontended instead
-            // (MeasureBelowKnee), or where the limit is if the exit cut it lower: a window there would otherwise add its
-            // shared latencies to the thin pool.
+            // The baseline is thin (the first window's few latencies) or was measured shared: pin the limit low until it is
+            // re-measured, as Envoy pins its concurrency while it measures minRTT (once per limit).
             _remeasurement.Pin(Limit);
             Phase = belowKnee ? LawPhase.RemeasuringBelowKnee : LawPhase.Remeasuring;
             Limit = pinned;
@@ -392,10 +313,8 @@ internal sealed class AdaptiveControlLaw
         var firstWindow = statistics.PoolCount == 0;
         if (statistics.PoolCount >= MinPoolForQueueTest)
         {
-            // Is this round slower than the rounds before it? Queueing delays every item, so most of the round lands above
-            // the pool's upper quartile, where a quarter of uncontended items land: a rank test, valid whatever the spread.
-            // The median must also have risen past the growth threshold by more than twice its standard error, so a steady
-            // downstream's small drift (a busy CPU, timer jitter) is not read as a queue.
+            // A queue delays every item: most of the round above the pool's upper quartile (a rank test, whatever the spread),
+            // and the median past the growth threshold by two standard errors (drift is not a queue).
             var above = window.Length - LatencyStatistics.UpperBound(window, statistics.UpperQuartile);
             var needed = (2 * window.Length / 3) + 1;
             var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : 1;
@@ -404,22 +323,13 @@ internal sealed class AdaptiveControlLaw
             {
                 if (Phase != LawPhase.ConfirmingQueue && ratio > InFlightFactor * _growBelow * (window.Length >= HoldSamples ? 1 : Math.Exp(QueueTestStandardErrors * standardError)))
                 {
-                    // More than a queue could add in one round: the round before passed (at most 1.25 x baseline) at half
-                    // this round's level at least, so by Little's law a queue reads at most twice that. A stall of the
-                    // machine (a collection, a busy core, the thread pool injecting threads in a cold process) delays one
-                    // round and is gone; a queue persists. Hold the limit for one more round, which must read the same
-                    // before slow start ends, at the level this one ran at (what answers added meanwhile is taken back, so
-                    // a real queue is not deepened while it is confirmed). A round shorter than HoldSamples must clear that
-                    // bar by its median's noise as well (a lognormal round at twice a small capacity can read 2.5x by chance;
-                    // timers have no spread, so a stalled early round of Task.Delay is confirmed, not cut to a quarter).
+                    // More than a queue could add in one round (Little's law: at most twice the last round's reading): a stall reads
+                    // like this once, a queue persists. Confirm with one more round at the level this one ran at.
                     Phase = LawPhase.ConfirmingQueue;
                     return new(Math.Clamp(Math.Min(limit, _roundLimit), _options.MinLimit, _options.MaxLimit), LimitChangeReason.QueueSuspected);
                 }
 
-                // Gradient: by Little's law the round's queue drains when the limit is limit / ratio; aim at the growth
-                // threshold, but trust the jump only so far.
-                // The round ran at the level it began at; answers have grown the limit since, up to twice that level, with
-                // items that have not come back yet: cut from the round's level, not from the limit now.
+                // Gradient: cut the round's level (not the limit answers grew since) so, by Little's law, the queue drains to the growth threshold.
                 ExitSlowStart(limit);
                 var level = Math.Min(limit, _roundLimit);
                 _exitLevel = level;
@@ -436,9 +346,7 @@ internal sealed class AdaptiveControlLaw
 
             if (ratio > _growBelow && _remeasurement.IsThin(statistics))
             {
-                // Extended and still not conclusive, against a baseline of a few spread latencies: the queue test cannot
-                // decide on such a baseline, and this round would repeat at the same limit. End slow start where it is; the
-                // thin pool is re-measured at the first window's size (Decide), which settles what this round could not.
+                // Extended and still inconclusive against a thin baseline: end slow start here; the pin re-measures the baseline (Decide).
                 ExitSlowStart(limit);
                 _remeasurement.NoteExitRound(_roundLimit, statistics, latency);
                 return LimitDecision.Hold(limit);
@@ -479,10 +387,7 @@ internal sealed class AdaptiveControlLaw
 
         if (filled && RefutesExit(statistics, limit, window.Length, latency))
         {
-            // Slow start ended on a reading that this window, run at a level where that queue would show, does not repeat:
-            // it was a stall, not a queue (a starved CPU's late timers, a collection). Resume slow start, as TCP does when
-            // the evidence says its window was cut for nothing, instead of climbing 25% per window from a level that was
-            // cut for nothing (at 3, a window of MinWindowSamples is 11 round trips).
+            // A window at the level whose queue ended slow start reads no queue: that reading was a stall. Resume slow start, as TCP does.
             ReenterSlowStart();
             return LimitDecision.Hold(limit);
         }
@@ -491,11 +396,7 @@ internal sealed class AdaptiveControlLaw
             && ((_options.GrowthMustBuyThroughput && (_steppedFrom > 0 || (_ceilingAtKnee && limit + 1 >= _overloadCeiling)))
                 || !(filled && (latency < statistics.Baseline * ClearlyUncontended || ClearlyBelowGrowthThreshold(statistics, window.Length, latency)))))
         {
-            // A round of a few items may grow the limit when it reads no queue at all (or, at a downstream with little
-            // spread, reads below the growth threshold by two standard errors of its median), but back-offs and holds need
-            // the samples MinWindowSamples buys, so anything else extends the window to it. So, when growth must buy
-            // throughput, does a window that judges the step before it, or that may step down or probe at the knee: a rise or
-            // fall of 1/C (12-25% at C = 4 to 8) needs them.
+            // A short window may grow when it clearly reads no queue; holds, back-offs and knee tests need MinWindowSamples: extend it.
             Holding = true;
             return LimitDecision.Hold(limit);
         }
@@ -526,18 +427,12 @@ internal sealed class AdaptiveControlLaw
         var grownFrom = steppedFrom;
         if (grownFrom > 0 && grownFrom < limit && GrowthBoughtNoThroughput(statistics, grownFrom, _latencyBeforeStep, _samplesBeforeStep, limit, latency, window.Length, QueueTestStandardErrors))
         {
-            // Little's law: below the knee more calls in flight means more throughput at the same latency; above it, the
-            // same throughput at a latency that rises with them. The last step raised latency with the limit, so the level
-            // it started from was already above the knee, and a baseline re-measured there would measure a queue (a
-            // downstream that degrades slowly, capacity falling while latency rises, drifts the baseline up that way:
-            // failsafe-go#127). Re-measure only below half of that level from now on.
+            // Latency rose with the level (Little's law: the added calls only queued): the level grown from was above the knee;
+            // re-measure the baseline only below half of it from now on.
             _cleanLimit = Math.Min(_cleanLimit, grownFrom);
             if (_options.GrowthMustBuyThroughput)
             {
-                // The step bought only a queue: take it back, and try it again spaced out as a probe above an overload is
-                // (ProbeStep), its spacing doubling while it keeps buying nothing. The band alone would hold here (a queue
-                // of one call over C reads 1 + 1/C, inside it) and settle near 1.25 C.
-                // The queue is confirmed, so no later window refutes the reading that ended slow start.
+                // Growth must buy throughput: take the step back and try it again later as a spaced probe.
                 NoteCeiling(limit, atKnee: true);
                 _exitLevel = 0;
                 knee = grownFrom;
@@ -567,10 +462,8 @@ internal sealed class AdaptiveControlLaw
 
         if (ratio < _growBelow && filled)
         {
-            // Grow toward the limit at which, by the same law, latency would reach the growth threshold. Once the downstream
-            // has said no, by one step per window (AIMD's additive increase: clients sharing a downstream converge to equal
-            // shares only when each adds the same per round trip), the step onto that level a spaced probe; near a knee a
-            // step bought no throughput at, the same from just below it.
+            // Grow toward where latency would reach the growth threshold; once the downstream has said no, by one per window
+            // (AIMD: clients sharing a downstream converge to equal shares only when each adds the same), onto that level a spaced probe.
             var step = Math.Max(1, (int)(limit * Math.Min(MaxGrowthFraction, (_growBelow / ratio) - 1)));
             var probe = _overloadCeiling > 0 && (!_ceilingAtKnee || limit + step >= _overloadCeiling);
             if (probe)
@@ -592,12 +485,7 @@ internal sealed class AdaptiveControlLaw
         if (_options.GrowthMustBuyThroughput && filled && window.Length >= _options.MinWindowSamples && limit > _options.MinLimit
             && (limit > _kneeFloor || ++_windowsAtFloor >= MaxProbeSpacing))
         {
-            // Growth must buy throughput, so a filled window of MinWindowSamples that does not grow the limit (the hold band,
-            // or a probe not due; a short window decided only because it read no queue at all) steps it down one, until a step
-            // down costs throughput: the band alone holds anywhere a latency between 1.25 and
-            // 1.5 times a baseline reads (a queue of one call over C reads 1 + 1/C), near 1.25 C, and a baseline measured a
-            // little high holds it higher. The next window tells (the test above) whether the step cost throughput (latency
-            // flat: back up, and hold there) or only shortened the queue (latency fell in proportion: stay, and step again).
+            // Growth must buy throughput: a filled window that does not grow steps down one; the next window tells whether that cost throughput.
             _kneeFloor = _windowsAtFloor = 0;
             NoteStep(limit, limit - 1, latency, window.Length);
             return new(limit - 1, LimitChangeReason.KneeTest);
@@ -616,10 +504,8 @@ internal sealed class AdaptiveControlLaw
     }
 
     /// <summary>
-    /// Growth near the level the last overload was seen at (once per clean window there): one step per window up to just
-    /// below it; the step onto or past it is a probe, taken only every <see cref="_probeSpacing"/> windows (a rejected probe
-    /// doubles the spacing, up to <see cref="MaxProbeSpacing"/>); once a probe passes, the steps double (1, 2, 4...: the
-    /// downstream got bigger, and the limit should find out how much in a few windows, not one permit at a time).
+    /// Growth at the level the last overload was seen at: one step per window below it; onto it a probe every
+    /// <see cref="_probeSpacing"/> windows (doubling per rejected probe); once a probe passes, steps double (the downstream got bigger).
     /// </summary>
     private int ProbeStep(int limit)
     {
@@ -645,22 +531,11 @@ internal sealed class AdaptiveControlLaw
         return _probeStep;
     }
 
-    /// <summary>
-    /// True when a window that filled <paramref name="limit"/>, at or above the level whose round ended slow start by
-    /// reading a queue, reads clearly below the growth threshold: no queue where that round saw one, so the round was a
-    /// stall (a starved CPU's late timers, a collection), not a queue. A real queue reads at least as much at that level
-    /// again (the round's answers had grown the limit past it, so it read more than the level alone would): it is never
-    /// refuted, and the band keeps the limit below that level anyway (growth stops at the growth threshold).
-    /// </summary>
+    /// <summary>True when a filled window at or above the level whose round ended slow start reads clearly below the growth threshold: that round was a stall.</summary>
     private bool RefutesExit(LatencyStatistics statistics, int limit, int samples, double latency) =>
         _exitLevel > 0 && limit >= _exitLevel && ClearlyBelowGrowthThreshold(statistics, samples, latency);
 
-    /// <summary>
-    /// True when a window's median is below the growth threshold by two standard errors (a rise within the noise floor reads
-    /// as none): at a steady downstream (timers, a service with little spread) one round shows it, so growth after slow
-    /// start is per round there, not per <see cref="AdaptiveLimitOptions.MinWindowSamples"/> answers; at a lognormal
-    /// downstream a short window's error is too large for it, and the window is extended as before.
-    /// </summary>
+    /// <summary>True when a window's median is below the growth threshold by two standard errors (a rise within the noise floor reads as none).</summary>
     private bool ClearlyBelowGrowthThreshold(LatencyStatistics statistics, int samples, double latency)
     {
         var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : 1;
@@ -672,18 +547,9 @@ internal sealed class AdaptiveControlLaw
         MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / samples) + (1.0 / statistics.PoolCount));
 
     /// <summary>
-    /// failsafe-go's second signal, from latency (Little's law: throughput is in flight over latency): true when the window at
-    /// <paramref name="high"/> read a latency risen from the one at <paramref name="low"/> with the level, by more than half
-    /// the ratio of the levels, in logs (the midpoint between a flat latency, below the knee, and one in proportion, above
-    /// it), by <paramref name="standardErrors"/> standard errors of the two medians, and by more than the noise floor: the calls
-    /// above <paramref name="low"/> only queued. Read after a growth from low to high, with two standard errors (growth is
-    /// taken back only when clearly in vain; its window is not delayed by the queue before it: its items start behind the
-    /// calls the growth added, unlike a back-off's), and after a step down from high to low
-    /// (<see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/>) with one, where false means the step cost throughput: at
-    /// the midpoint alone a step down is a coin's toss where the spread dwarfs 1/C (a lognormal pool of 16 whose p99 is 4x its
-    /// median walked down to 4, 3.1x the time of a fixed 32), and two would keep few of the right ones at a steady pool of 8
-    /// (from 11 to 10 a fall of 0.095 in logs against a bar of 0.10). A step below the knee kept by chance is undone by the
-    /// next probe.
+    /// failsafe-go's throughput signal (Little's law): true when latency rose from the window at <paramref name="low"/> to the one at
+    /// <paramref name="high"/> by more than half the ratio of the levels in logs, by <paramref name="standardErrors"/> standard errors
+    /// of the two medians, and by more than the noise floor: the calls above <paramref name="low"/> only queued.
     /// </summary>
     private bool GrowthBoughtNoThroughput(LatencyStatistics statistics, int low, double lowLatency, int lowSamples, int high, double highLatency, int highSamples, double standardErrors)
     {
@@ -696,11 +562,7 @@ internal sealed class AdaptiveControlLaw
         return Math.Log(highLatency / lowLatency) > (Math.Log((double)high / low) / 2) + (standardErrors * standardError);
     }
 
-    /// <summary>
-    /// A window while the limit is pinned for a re-measurement of the baseline (<see cref="BaselineRemeasurement"/>): the
-    /// limit stays at the pin until the measurement is done, then goes back toward the limit before the pin, or lower still
-    /// when the thin pool's pin itself read at or above the knee.
-    /// </summary>
+    /// <summary>A window while the limit is pinned to re-measure the baseline: hold until measured, then back toward the limit before the pin.</summary>
     private LimitDecision DecideWhilePinned(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
     {
         if (Phase == LawPhase.RemeasuringBelowKnee)
@@ -717,9 +579,7 @@ internal sealed class AdaptiveControlLaw
         var pinned = Math.Max(AssumedUncontendedLimit, _options.MinLimit);
         if (limit > pinned && _remeasurement.MeasuredAboveKnee(limit))
         {
-            // The level measured here against the round that ended slow start: when latency rose between them more like
-            // the level than flat, this level was at or above the knee as well (a processor-shared downstream whose
-            // first window spread too much to tell), so measure below it, from this level's latency.
+            // Latency rose between this level and the exit round more like the level than flat: this level is past the knee too; measure below it.
             _remeasurement.Pin(Math.Max(limit, _remeasurement.PinnedFrom));
             Phase = LawPhase.RemeasuringBelowKnee;
             return new(pinned, LimitChangeReason.Remeasure);
@@ -730,13 +590,7 @@ internal sealed class AdaptiveControlLaw
         return new(Math.Max(limit, _remeasurement.End()), LimitChangeReason.RemeasureDone);
     }
 
-    /// <summary>
-    /// A window of the pin that measures below the knee (<see cref="BaselineRemeasurement.MeasureBelowKnee"/>): the limit
-    /// stays at the pin until it has measured. If the level the baseline was measured at read shared, the baseline is
-    /// re-measured only at this level or below from then on, and the limit goes to the growth threshold's level of the knee
-    /// measured, no higher than before the pin. If not, the limit goes back to where it was: a refuted measurement costs its
-    /// round trips.
-    /// </summary>
+    /// <summary>A window of the pin below the knee: if the seed's level read shared, the limit goes to the growth threshold's level of the knee measured.</summary>
     private LimitDecision MeasureBelowKnee(LatencyStatistics statistics, int limit, ReadOnlySpan<long> window)
     {
         var before = _remeasurement.PinnedFrom;
@@ -781,11 +635,7 @@ internal sealed class AdaptiveControlLaw
         return index;
     }
 
-    /// <summary>
-    /// The downstream said no at <paramref name="rejectedAt"/> calls in flight: slow start is over, whatever a latency
-    /// reading only suggested (no refutation resumes it, no thin-pool re-measurement follows: the back-off decides the
-    /// limit), and that level is the ceiling the spaced probes approach.
-    /// </summary>
+    /// <summary>The downstream said no at <paramref name="rejectedAt"/> calls in flight: slow start is over, and that level is the ceiling probes approach.</summary>
     private void Rejected(int limit, int rejectedAt)
     {
         _kneeFloor = 0;
@@ -796,11 +646,7 @@ internal sealed class AdaptiveControlLaw
         NoteCeiling(rejectedAt, atKnee: false);
     }
 
-    /// <summary>
-    /// <paramref name="level"/> is more than the downstream takes (it rejected there, or a growth to it bought no throughput):
-    /// growth approaches it one step per window and steps onto it only as a spaced probe (<see cref="ProbeStep"/>).
-    /// <paramref name="atKnee"/> says which (<see cref="_ceilingAtKnee"/>).
-    /// </summary>
+    /// <summary>A level the downstream does not take (it rejected there, or growth to it bought no throughput): growth approaches it by spaced probes.</summary>
     private void NoteCeiling(int level, bool atKnee)
     {
         _ceilingAtKnee = atKnee;
