@@ -5,10 +5,9 @@ using Xunit;
 namespace FanOut.Limits.Contract;
 
 /// <summary>
-/// What System.Threading.RateLimiting promises of a concurrency <see cref="RateLimiter"/>, re-expressed from dotnet/runtime's
-/// <c>BaseRateLimiterTests</c> and <c>ConcurrencyLimiterTests</c> (the ones about queue limits and newest-first order are
-/// left out: FanOut's limits have neither, docs/limits.md). Every <see cref="RateLimiter"/> of a concurrency limit FanOut
-/// ships derives from this once and says how to make one of a given capacity.
+/// What System.Threading.RateLimiting promises of every <see cref="RateLimiter"/>, re-expressed from dotnet/runtime's
+/// <c>BaseRateLimiterTests</c>: argument checks, cancellation, disposal and the statistics' counts. Concurrency limits add
+/// <see cref="ConcurrencyRateLimiterContract"/>; a rate limit (FanOut.Redis' fleet rate) derives from this directly.
 /// </summary>
 /// <remarks>Waits that must complete are guarded by <see cref="Guard"/>; waits that must not are checked to be incomplete, never timed.</remarks>
 public abstract class RateLimiterContract
@@ -16,96 +15,16 @@ public abstract class RateLimiterContract
     /// <summary>How long a wait that must complete may take before the test fails (generous: the machine is shared).</summary>
     protected static readonly TimeSpan Guard = TimeSpan.FromSeconds(30);
 
-    /// <summary>Makes a limiter that grants exactly <paramref name="capacity"/> leases of one permit at once.</summary>
-    protected abstract RateLimiter Create(int capacity);
+    /// <summary>Makes a limiter of one permit: once <see cref="TakeTheOnlyPermitAsync"/> has it, an <c>AcquireAsync(1)</c> waits.</summary>
+    protected abstract RateLimiter CreateOfOnePermit();
 
-    [Fact]
-    public void AttemptAcquire_UpToTheCapacity_SucceedsThenFailsUntilALeaseIsDisposed()
-    {
-        using var limiter = Create(2);
-        using var a = limiter.AttemptAcquire();
-        using var b = limiter.AttemptAcquire();
-        using var c = limiter.AttemptAcquire();
-
-        Assert.True(a.IsAcquired);
-        Assert.True(b.IsAcquired);
-        Assert.False(c.IsAcquired);
-        a.Dispose();
-        using var d = limiter.AttemptAcquire();
-        Assert.True(d.IsAcquired);
-    }
-
-    [Fact]
-    public async Task AcquireAsync_WhenFull_WaitsAndIsServedOldestFirst()
-    {
-        using var limiter = Create(1);
-        var held = limiter.AttemptAcquire();
-        var first = limiter.AcquireAsync().AsTask();
-        var second = limiter.AcquireAsync().AsTask();
-        Assert.False(first.IsCompleted);
-
-        held.Dispose();
-        var lease = await first.WaitAsync(Guard);
-
-        Assert.True(lease.IsAcquired);
-        Assert.False(second.IsCompleted);
-        lease.Dispose();
-        (await second.WaitAsync(Guard)).Dispose();
-    }
-
-    [Fact]
-    public async Task AttemptAcquire_WhileOthersWait_FailsSoTheQueueKeepsItsOrder()
-    {
-        using var limiter = Create(1);
-        var held = limiter.AttemptAcquire();
-        var waiting = limiter.AcquireAsync().AsTask();
-
-        held.Dispose();
-        using var barged = limiter.AttemptAcquire();
-
-        Assert.False(barged.IsAcquired); // the permit went to the waiter
-        (await waiting.WaitAsync(Guard)).Dispose();
-    }
-
-    [Fact]
-    public void AttemptAcquire_Zero_SucceedsWhileAPermitIsFreeAndFailsWhenNone()
-    {
-        using var limiter = Create(1);
-        using var probe = limiter.AttemptAcquire(0);
-        Assert.True(probe.IsAcquired);
-
-        using var held = limiter.AttemptAcquire();
-        using var none = limiter.AttemptAcquire(0);
-
-        Assert.False(none.IsAcquired);
-        using var still = limiter.AttemptAcquire();
-        Assert.False(still.IsAcquired); // the successful probe took nothing
-    }
-
-    [Fact]
-    public async Task AcquireAsync_Zero_CompletesAtOnceWhenFreeAndWaitsForAPermitWhenNone()
-    {
-        using var limiter = Create(1);
-        using (var probe = await limiter.AcquireAsync(0))
-        {
-            Assert.True(probe.IsAcquired);
-        }
-
-        var held = limiter.AttemptAcquire();
-        var waiting = limiter.AcquireAsync(0).AsTask();
-        Assert.False(waiting.IsCompleted);
-
-        held.Dispose();
-        using var lease = await waiting.WaitAsync(Guard);
-        Assert.True(lease.IsAcquired);
-        using var after = limiter.AttemptAcquire();
-        Assert.True(after.IsAcquired); // a zero-permit lease holds nothing
-    }
+    /// <summary>Takes the only permit of a limiter made by <see cref="CreateOfOnePermit"/>.</summary>
+    protected abstract Task<RateLimitLease> TakeTheOnlyPermitAsync(RateLimiter limiter);
 
     [Fact]
     public async Task Acquire_NegativeCount_ThrowsArgumentOutOfRange()
     {
-        using var limiter = Create(1);
+        using var limiter = CreateOfOnePermit();
 
         Assert.Throws<ArgumentOutOfRangeException>(() => limiter.AttemptAcquire(-1));
         await Assert.ThrowsAsync<ArgumentOutOfRangeException>(async () => await limiter.AcquireAsync(-1));
@@ -114,17 +33,41 @@ public abstract class RateLimiterContract
     [Fact]
     public async Task Acquire_MoreThanTheLimitCanGrant_ThrowsArgumentOutOfRange()
     {
-        using var limiter = Create(1);
+        using var limiter = CreateOfOnePermit();
 
         Assert.Throws<ArgumentOutOfRangeException>(() => limiter.AttemptAcquire(2));
         await Assert.ThrowsAsync<ArgumentOutOfRangeException>(async () => await limiter.AcquireAsync(2));
     }
 
     [Fact]
+    public async Task Acquire_ZeroWhileAPermitIsFree_SucceedsAndIsCounted()
+    {
+        using var limiter = CreateOfOnePermit();
+
+        using var attempt = limiter.AttemptAcquire(0);
+        using var acquired = await limiter.AcquireAsync(0).AsTask().WaitAsync(Guard);
+
+        Assert.True(attempt.IsAcquired);
+        Assert.True(acquired.IsAcquired);
+        Assert.Equal((2L, 0L), (limiter.GetStatistics()!.TotalSuccessfulLeases, limiter.GetStatistics()!.TotalFailedLeases));
+    }
+
+    [Fact]
+    public async Task AcquireAsync_Granted_IsCountedAsSuccessful()
+    {
+        using var limiter = CreateOfOnePermit();
+
+        using var lease = await TakeTheOnlyPermitAsync(limiter);
+
+        Assert.True(lease.IsAcquired);
+        Assert.Equal(1, limiter.GetStatistics()!.TotalSuccessfulLeases);
+    }
+
+    [Fact]
     public async Task AcquireAsync_CanceledBeforeQueuing_ThrowsAndTakesNothing()
     {
-        using var limiter = Create(1);
-        using var held = limiter.AttemptAcquire();
+        using var limiter = CreateOfOnePermit();
+        using var held = await TakeTheOnlyPermitAsync(limiter);
         using var cts = new CancellationTokenSource();
         cts.Cancel();
 
@@ -134,29 +77,28 @@ public abstract class RateLimiterContract
     }
 
     [Fact]
-    public async Task AcquireAsync_CanceledWhileQueued_ThrowsAndGivesBackItsPlace()
+    public async Task AcquireAsync_CanceledWhileQueued_ThrowsAndLeavesTheQueue()
     {
-        using var limiter = Create(1);
-        var held = limiter.AttemptAcquire();
+        using var limiter = CreateOfOnePermit();
+        using var held = await TakeTheOnlyPermitAsync(limiter);
         using var cts = new CancellationTokenSource();
         var canceled = limiter.AcquireAsync(1, cts.Token).AsTask();
-        var next = limiter.AcquireAsync().AsTask();
-
-        cts.Cancel();
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => canceled.WaitAsync(Guard));
+        Assert.False(canceled.IsCompleted);
         Assert.Equal(1, limiter.GetStatistics()!.CurrentQueuedCount);
 
-        held.Dispose();
-        using var lease = await next.WaitAsync(Guard); // the permit went to the next waiter, not to the canceled one
-        Assert.True(lease.IsAcquired);
+        cts.Cancel();
+
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => canceled.WaitAsync(Guard));
+        Assert.Equal(0, limiter.GetStatistics()!.CurrentQueuedCount);
     }
 
     [Fact]
     public async Task Dispose_CompletesQueuedAcquiresWithFailedLeasesThenThrowsObjectDisposed()
     {
-        var limiter = Create(1);
-        using var held = limiter.AttemptAcquire();
+        var limiter = CreateOfOnePermit();
+        using var held = await TakeTheOnlyPermitAsync(limiter);
         var waiting = limiter.AcquireAsync().AsTask();
+        Assert.False(waiting.IsCompleted);
 
         limiter.Dispose();
 
@@ -169,9 +111,10 @@ public abstract class RateLimiterContract
     [Fact]
     public async Task DisposeAsync_CompletesQueuedAcquiresWithFailedLeasesThenThrowsObjectDisposed()
     {
-        var limiter = Create(1);
-        using var held = limiter.AttemptAcquire();
+        var limiter = CreateOfOnePermit();
+        using var held = await TakeTheOnlyPermitAsync(limiter);
         var waiting = limiter.AcquireAsync().AsTask();
+        Assert.False(waiting.IsCompleted);
 
         await limiter.DisposeAsync();
 
@@ -184,106 +127,17 @@ public abstract class RateLimiterContract
     [Fact]
     public void Dispose_Twice_DoesNotThrow()
     {
-        var limiter = Create(1);
+        var limiter = CreateOfOnePermit();
 
         limiter.Dispose();
         limiter.Dispose();
     }
 
     [Fact]
-    public void LeaseDispose_Twice_GivesThePermitBackOnce()
+    public void GetStatistics_IsASnapshot_NewOnEveryCall()
     {
-        using var limiter = Create(1);
-        var lease = limiter.AttemptAcquire();
+        using var limiter = CreateOfOnePermit();
 
-        lease.Dispose();
-        lease.Dispose();
-        using var a = limiter.AttemptAcquire();
-        using var b = limiter.AttemptAcquire();
-
-        Assert.True(a.IsAcquired);
-        Assert.False(b.IsAcquired);
-    }
-
-    [Fact]
-    public async Task GetStatistics_CountsAvailableQueuedSuccessfulAndFailed()
-    {
-        using var limiter = Create(2);
-        var first = limiter.GetStatistics()!;
-        Assert.NotSame(first, limiter.GetStatistics());
-        Assert.Equal((2L, 0L, 0L, 0L), (first.CurrentAvailablePermits, first.CurrentQueuedCount, first.TotalSuccessfulLeases, first.TotalFailedLeases));
-
-        var a = limiter.AttemptAcquire();
-        using var b = limiter.AttemptAcquire();
-        using var failed = limiter.AttemptAcquire();
-        var waiting = limiter.AcquireAsync().AsTask();
-        var statistics = limiter.GetStatistics()!;
-
-        Assert.Equal((0L, 1L, 2L, 1L), (statistics.CurrentAvailablePermits, statistics.CurrentQueuedCount, statistics.TotalSuccessfulLeases, statistics.TotalFailedLeases));
-        a.Dispose();
-        (await waiting.WaitAsync(Guard)).Dispose();
-        statistics = limiter.GetStatistics()!;
-        Assert.Equal((1L, 0L, 3L, 1L), (statistics.CurrentAvailablePermits, statistics.CurrentQueuedCount, statistics.TotalSuccessfulLeases, statistics.TotalFailedLeases));
-    }
-
-    [Fact]
-    public void GetStatistics_ZeroPermitRequests_AreCountedAsTheRuntimesLimitersCountThem()
-    {
-        using var limiter = Create(1);
-        limiter.AttemptAcquire(0).Dispose();
-        using var held = limiter.AttemptAcquire();
-        limiter.AttemptAcquire(0).Dispose();
-
-        var statistics = limiter.GetStatistics()!;
-
-        Assert.Equal(2, statistics.TotalSuccessfulLeases);
-        Assert.Equal(1, statistics.TotalFailedLeases);
-    }
-
-    [Fact]
-    public async Task GetStatistics_UnderConcurrentAcquires_CountsEveryLeaseExactly()
-    {
-        using var limiter = Create(4);
-        const int Workers = 8, Each = 200;
-
-        await Task.WhenAll(Enumerable.Range(0, Workers).Select(_ => Task.Run(async () =>
-        {
-            for (var i = 0; i < Each; i++)
-            {
-                using var lease = await limiter.AcquireAsync();
-                Assert.True(lease.IsAcquired);
-            }
-        }))).WaitAsync(Guard);
-
-        var statistics = limiter.GetStatistics()!;
-        Assert.Equal(Workers * Each, statistics.TotalSuccessfulLeases);
-        Assert.Equal(0, statistics.TotalFailedLeases);
-        Assert.Equal(4, statistics.CurrentAvailablePermits);
-        Assert.Equal(0, statistics.CurrentQueuedCount);
-    }
-
-    [Fact]
-    public void IdleDuration_NullWhileALeaseIsHeld_ThenNonNegative()
-    {
-        using var limiter = Create(1);
-        Assert.NotNull(limiter.IdleDuration);
-
-        var lease = limiter.AttemptAcquire();
-        Assert.Null(limiter.IdleDuration);
-
-        lease.Dispose();
-        Assert.True(limiter.IdleDuration >= TimeSpan.Zero);
-    }
-
-    [Fact]
-    public void Lease_Metadata_IsEmptyAndReadsNothing()
-    {
-        using var limiter = Create(1);
-        using var lease = limiter.AttemptAcquire();
-
-        Assert.Empty(lease.MetadataNames);
-        Assert.False(lease.TryGetMetadata(MetadataName.RetryAfter, out _));
-        Assert.False(lease.TryGetMetadata("anything", out var value));
-        Assert.Null(value);
+        Assert.NotSame(limiter.GetStatistics(), limiter.GetStatistics());
     }
 }

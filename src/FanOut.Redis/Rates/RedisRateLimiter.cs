@@ -31,6 +31,7 @@ public sealed class RedisRateLimiter : RateLimiter
 {
     private static readonly RateLimitLease s_granted = new RateLease(true, null);
     private static readonly RateLimitLease s_tryAsync = new RateLease(false, TimeSpan.Zero);
+    private static readonly RateLimitLease s_failed = new RateLease(false, null);
 
     /// <summary>While the fallback serves, how often an acquisition asks Redis again.</summary>
     private static readonly TimeSpan s_retryInterval = TimeSpan.FromMilliseconds(250);
@@ -59,6 +60,9 @@ public sealed class RedisRateLimiter : RateLimiter
     private long _failed;
     private int _queued;
     private int _disposed;
+
+    /// <summary>Canceled by <see cref="Dispose(bool)"/>: ends every wait of this limiter's callers with a failed lease.</summary>
+    private readonly CancellationTokenSource _disposing = new();
 
     private RedisRateLimiter(IConnectionMultiplexer redis, RedisRateLimiterOptions options)
     {
@@ -131,37 +135,75 @@ public sealed class RedisRateLimiter : RateLimiter
     public override TimeSpan? IdleDuration => null;
 
     /// <inheritdoc/>
-    public override RateLimiterStatistics? GetStatistics() => new()
+    /// <exception cref="ObjectDisposedException">The limiter is disposed.</exception>
+    public override RateLimiterStatistics? GetStatistics()
     {
-        CurrentAvailablePermits = 0,
-        CurrentQueuedCount = Volatile.Read(ref _queued),
-        TotalFailedLeases = Interlocked.Read(ref _failed),
-        TotalSuccessfulLeases = Interlocked.Read(ref _successful),
-    };
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        return new()
+        {
+            CurrentAvailablePermits = 0,
+            CurrentQueuedCount = Volatile.Read(ref _queued),
+            TotalFailedLeases = Interlocked.Read(ref _failed),
+            TotalSuccessfulLeases = Interlocked.Read(ref _successful),
+        };
+    }
 
-    /// <summary>Grants nothing without a round trip: a failed lease saying to acquire asynchronously (a zero RetryAfter); zero permits always succeed.</summary>
+    /// <summary>
+    /// Grants nothing without a round trip: a failed lease saying to acquire asynchronously (a zero RetryAfter); zero permits
+    /// always succeed. Both are counted in the statistics, as the runtime's limiters count their answers.
+    /// </summary>
     /// <param name="permitCount">Permits wanted: 0 to the burst.</param>
     protected override RateLimitLease AttemptAcquireCore(int permitCount)
     {
         CheckPermitCount(permitCount);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        return permitCount == 0 ? s_granted : s_tryAsync;
+        if (permitCount == 0)
+        {
+            Interlocked.Increment(ref _successful);
+            return s_granted;
+        }
+
+        Interlocked.Increment(ref _failed);
+        return s_tryAsync;
     }
 
     /// <summary>Asks Redis for <paramref name="permitCount"/> permits, waiting as long as the script says until they are granted.</summary>
     /// <param name="permitCount">Permits wanted: 0 to the burst.</param>
     /// <param name="cancellationToken">Ends the wait (an <see cref="OperationCanceledException"/>).</param>
+    /// <returns>A granted lease, or a failed one when the limiter is disposed while the caller waits.</returns>
     /// <exception cref="RedisLimitUnavailableException">A round trip failed or was not answered within <see cref="RedisRateLimiterOptions.RedisTimeout"/>.</exception>
     protected override async ValueTask<RateLimitLease> AcquireAsyncCore(int permitCount, CancellationToken cancellationToken)
     {
         CheckPermitCount(permitCount);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        cancellationToken.ThrowIfCancellationRequested();
         if (permitCount == 0)
         {
+            Interlocked.Increment(ref _successful);
             return s_granted;
         }
 
         Interlocked.Increment(ref _queued);
+        using var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token);
+        try
+        {
+            return await AcquireWhileNotDisposedAsync(permitCount, wait.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested && _disposing.IsCancellationRequested)
+        {
+            // Disposed while waiting: a failed lease, as the runtime's limiters fail their queues.
+            Interlocked.Increment(ref _failed);
+            return s_failed;
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _queued);
+        }
+    }
+
+    /// <summary>Asks Redis (or the fallback) until the permits are granted; <paramref name="cancellationToken"/> is the caller's and the disposal's.</summary>
+    private async ValueTask<RateLimitLease> AcquireWhileNotDisposedAsync(int permitCount, CancellationToken cancellationToken)
+    {
         try
         {
             while (true)
@@ -207,10 +249,6 @@ public sealed class RedisRateLimiter : RateLimiter
             Interlocked.Increment(ref _failed);
             throw;
         }
-        finally
-        {
-            Interlocked.Decrement(ref _queued);
-        }
     }
 
     /// <summary>Takes <paramref name="permitCount"/> from the local rate at <see cref="FallbackPermitLimit"/>, waiting for its slot.</summary>
@@ -228,10 +266,15 @@ public sealed class RedisRateLimiter : RateLimiter
         return s_granted;
     }
 
-    /// <inheritdoc/>
+    /// <summary>Ends every wait of this limiter's callers with a failed lease; later calls throw <see cref="ObjectDisposedException"/>.</summary>
+    /// <remarks>Runs for <see cref="RateLimiter.Dispose()"/> and <see cref="RateLimiter.DisposeAsync"/> alike. A slot Redis reserved for a waiter is spent, as a canceled wait's is.</remarks>
     protected override void Dispose(bool disposing)
     {
-        Volatile.Write(ref _disposed, 1);
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _disposing.Cancel();
+        }
+
         base.Dispose(disposing);
     }
 
