@@ -4,6 +4,8 @@ using System.Text;
 using FanOut.Lab.ServerOverload;
 
 // dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x|limit2x] [measured seconds] [warm-up seconds] [rounds] [row filter]
+// Environment: POOL (the backend's connections at once, default 4), SERVICE_MS (one query's time, default 40); BACKEND=cpu
+// makes sweep's bottleneck the service's own CPU (SHA-256 for SERVICE_MS per request, default 5) instead of the database.
 var which = args.Length > 0 ? args[0] : "all";
 if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x" or "limit2x"))
 {
@@ -13,15 +15,16 @@ if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or
 
 var measured = TimeSpan.FromSeconds(args.Length > 1 ? double.Parse(args[1], CultureInfo.InvariantCulture) : 4);
 var warmup = TimeSpan.FromSeconds(args.Length > 2 ? double.Parse(args[2], CultureInfo.InvariantCulture) : 1.5);
-const int Capacity = 4;
-var serviceTime = TimeSpan.FromMilliseconds(40);
+var cpu = Environment.GetEnvironmentVariable("BACKEND") is "cpu";
+var capacity = int.Parse(Environment.GetEnvironmentVariable("POOL") ?? (cpu ? $"{Environment.ProcessorCount}" : "4"), CultureInfo.InvariantCulture);
+var serviceTime = TimeSpan.FromMilliseconds(double.Parse(Environment.GetEnvironmentVariable("SERVICE_MS") ?? (cpu ? "5" : "40"), CultureInfo.InvariantCulture));
 var slo = TimeSpan.FromMilliseconds(200);
 var output = new StringBuilder();
 
 if (which == "timeline")
 {
     // The adaptive limit over time at 2x and 4x on the simulated dependency (report.html's timeline, as text).
-    await using var backend = new SimulatedBackend(Capacity, serviceTime);
+    await using var backend = new SimulatedBackend(capacity, serviceTime);
     foreach (var load in new[] { 2.0, 4.0 })
     {
         var cell = await ServerOverloadRun.RunAsync(OverloadRow.FanOutAdaptive, backend, load, warmup, measured, slo);
@@ -34,7 +37,7 @@ if (which == "queue" && PostgresServer.WhyNot() is null)
 {
     // FanOut's queue room per permit against admitted p99, on PostgreSQL at 2x and 4x.
     await using var server = await PostgresServer.StartAsync();
-    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await using var backend = new PostgresBackend(server, capacity, serviceTime);
     await backend.WarmAsync();
     Line(ServerOverloadRun.MarkdownHeader);
     foreach (var queuePerPermit in new[] { 1.0, 0.5, 0.25 })
@@ -51,7 +54,7 @@ if (which == "fanout" && PostgresServer.WhyNot() is null)
 {
     // The two FanOut rows alone at 2x and 4x on PostgreSQL, after a change to the package.
     await using var server = await PostgresServer.StartAsync();
-    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await using var backend = new PostgresBackend(server, capacity, serviceTime);
     await backend.WarmAsync();
     Line(ServerOverloadRun.MarkdownHeader);
     foreach (var row in new[] { OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesViaRateLimiter })
@@ -69,7 +72,7 @@ if (which == "start" && PostgresServer.WhyNot() is null)
     // and at 16, alternating in rounds; with a warm-up of 0 the first round's queue counts.
     var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
     await using var server = await PostgresServer.StartAsync();
-    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await using var backend = new PostgresBackend(server, capacity, serviceTime);
     await backend.WarmAsync();
     Line(ServerOverloadRun.MarkdownHeader);
     for (var round = 0; round < rounds; round++)
@@ -98,7 +101,7 @@ if (which is "limit4x" or "limit2x" && PostgresServer.WhyNot() is null)
         })]
         : [OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5)];
     await using var server = await PostgresServer.StartAsync();
-    await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+    await using var backend = new PostgresBackend(server, capacity, serviceTime);
     await backend.WarmAsync();
     for (var round = 0; round < rounds; round++)
     {
@@ -113,7 +116,7 @@ if (which is "limit4x" or "limit2x" && PostgresServer.WhyNot() is null)
             }
 
             var counted = cell!.LimitTimeline.Where(t => t.Seconds >= warmup.TotalSeconds).Select(t => t.Limit).ToArray();
-            Line($"{ServerOverloadRun.MarkdownRow(cell)} below 4: {counted.Count(l => l < Capacity) * 100.0 / counted.Length:0}% of samples, at 4: {counted.Count(l => l == Capacity) * 100.0 / counted.Length:0}%; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
+            Line($"{ServerOverloadRun.MarkdownRow(cell)} below {capacity}: {counted.Count(l => l < capacity) * 100.0 / counted.Length:0}% of samples, at {capacity}: {counted.Count(l => l == capacity) * 100.0 / counted.Length:0}%; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
         }
     }
 }
@@ -123,15 +126,15 @@ if (which == "sweep")
     // The lab scenario's sweep (one app per row, 0.5x, 1x, 2x, 4x in order, the limit carried over), repeated in rounds that
     // alternate the rows, so every row meets the same machine load; medians and spread per row and load.
     var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 5;
-    await using var server = PostgresServer.WhyNot() is null ? await PostgresServer.StartAsync() : null;
-    await using IOverloadBackend backend = server is null ? new SimulatedBackend(Capacity, serviceTime) : new PostgresBackend(server, Capacity, serviceTime);
+    await using var server = !cpu && PostgresServer.WhyNot() is null ? await PostgresServer.StartAsync() : null;
+    await using IOverloadBackend backend = cpu ? new CpuBackend(serviceTime) : server is null ? new SimulatedBackend(capacity, serviceTime) : new PostgresBackend(server, capacity, serviceTime);
     if (backend is PostgresBackend postgres)
     {
         await postgres.WarmAsync();
     }
 
     double[] loads = [0.5, 1, 2, 4];
-    OverloadRow[] rows = [OverloadRow.NoLimiter, OverloadRow.AspNetConcurrency(4, "hand-tuned"), OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities];
+    OverloadRow[] rows = [OverloadRow.NoLimiter, OverloadRow.AspNetConcurrency(capacity, "hand-tuned"), OverloadRow.FanOutAdaptive, OverloadRow.FanOutPriorities];
     if (args.Length > 4)
     {
         // A fifth argument keeps only the rows whose name contains it (e.g. "priorities"), for a quick look after a change;
@@ -202,7 +205,7 @@ if (which == "sweep")
 
 if (which is "simulated" or "all")
 {
-    await using var backend = new SimulatedBackend(Capacity, serviceTime);
+    await using var backend = new SimulatedBackend(capacity, serviceTime);
     await RunTableAsync(backend);
 }
 
@@ -215,7 +218,7 @@ if (which is "postgres" or "all")
     else
     {
         await using var server = await PostgresServer.StartAsync();
-        await using var backend = new PostgresBackend(server, Capacity, serviceTime);
+        await using var backend = new PostgresBackend(server, capacity, serviceTime);
         await backend.WarmAsync();
         await RunTableAsync(backend);
     }
