@@ -11,7 +11,7 @@ internal static class LimitChangeTelemetry
         FanOutInstruments.LimitChanges, "{change}", "Changes of an adaptive limit, tagged with their reason.");
 
     /// <summary>Publishes a change from <paramref name="from"/> to <paramref name="to"/>, the limit's <paramref name="sequence"/>-th.</summary>
-    public static void Publish(string kind, string? name, int from, int to, LimitChangeReason reason, double windowMedianMs, double baselineMs, int inFlight, long sequence)
+    public static void Publish(string kind, string? name, int from, int to, LimitChangeReason reason, double windowMedianMs, double baselineMs, int inFlight, long sequence, long limitId = 0)
     {
         var reasonName = ReasonName(reason);
         if (s_changes.Enabled)
@@ -30,7 +30,7 @@ internal static class LimitChangeTelemetry
 
         if (FanOutEventSource.Log.IsEnabled())
         {
-            FanOutEventSource.Log.LimitChanged(kind, name ?? kind, from, to, reasonName, windowMedianMs, baselineMs, inFlight, sequence);
+            FanOutEventSource.Log.LimitChanged(kind, name ?? kind, from, to, reasonName, windowMedianMs, baselineMs, inFlight, sequence, limitId);
         }
 
         if (Activity.Current is { IsAllDataRequested: true } activity)

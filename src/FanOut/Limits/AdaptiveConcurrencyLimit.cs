@@ -90,6 +90,15 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>When the pause ends (under the lock); the timer re-arms itself until this has passed.</summary>
     private long _pauseEnd;
 
+    /// <summary>Answers that said "overloaded" since creation (for watchers).</summary>
+    private long _overloads;
+
+    /// <summary>Retry-After pauses begun since creation (for watchers; under the lock).</summary>
+    private long _pauses;
+
+    /// <summary>Latencies of successful answers since a watcher last read them, and their count (under the lock).</summary>
+    private long _answeredLatency, _answered;
+
     public AdaptiveConcurrencyLimit(AdaptiveLimitOptions options)
     {
         options.Validate();
@@ -112,6 +121,18 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     public override int Peak => Volatile.Read(ref _peak);
 
     public override string Kind => "adaptive";
+
+    internal override string? WatchName => _options.Name;
+
+    internal override LimitStateReading ReadState()
+    {
+        lock (_lock)
+        {
+            var latency = _answered == 0 ? -1 : Milliseconds((double)_answeredLatency / _answered);
+            _answeredLatency = _answered = 0;
+            return new(Current, InFlight, Waiting, latency, _statistics.PoolCount > 0 ? Milliseconds(_statistics.Baseline) : 0, Volatile.Read(ref _overloads), _pauses, _changes);
+        }
+    }
 
     /// <summary>The uncontended latency the limit compares against; <see cref="TimeSpan.Zero"/> until measured.</summary>
     internal TimeSpan Baseline
@@ -199,6 +220,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     {
         if (outcome == ItemOutcome.Overloaded)
         {
+            Interlocked.Increment(ref _overloads);
+
             // A hint beyond MaxHonouredRetryAfter fails the item instead of being waited out (OverloadRule): nobody sits idle for it.
             var hint = retryAfter is { } given && given > TimeSpan.Zero && given <= OverloadBackoff.MaxHonouredRetryAfter ? given : TimeSpan.Zero;
             if (Pause(startTimestamp, hint))
@@ -236,6 +259,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 if (!_paused)
                 {
                     _paused = true;
+                    _pauses++;
                     _pauseEnd = end;
                     starts = true;
                     due = end - now;
@@ -286,6 +310,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _firstAnswerAt = Math.Min(_firstAnswerAt, now);
             if (succeeded)
             {
+                _answeredLatency += now - startTimestamp;
+                _answered++;
                 _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
                 Answer(now - startTimestamp, inFlight);
             }
@@ -343,6 +369,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _paceTimer.Arm(paceDue);
         }
 
+        NoteUse();
         Announce(change);
     }
 
@@ -552,7 +579,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>Publishes a change with its reason to the event source, the meter and the current activity (outside the lock).</summary>
     private void Tell(LimitChange change) =>
-        LimitChangeTelemetry.Publish(Kind, _options.Name, change.From, change.To, change.Reason, Milliseconds(change.WindowMedian), Milliseconds(change.Baseline), change.InFlight, change.Sequence);
+        LimitChangeTelemetry.Publish(Kind, _options.Name, change.From, change.To, change.Reason, Milliseconds(change.WindowMedian), Milliseconds(change.Baseline), change.InFlight, change.Sequence, WatchId);
 
     private double Milliseconds(double ticks) => ticks * 1000 / _time.TimestampFrequency;
 

@@ -46,6 +46,12 @@ public abstract class ConcurrencyLimit
     /// <summary>Callers inside <see cref="WaitAsync"/> right now, whatever the limit's own waits are made of (see <see cref="ShouldReturnPermit"/>).</summary>
     private int _waiting;
 
+    /// <summary>This limit's id in limit-state events: 0 until a session first watched it (<see cref="WatchedLimits"/>).</summary>
+    private long _watchId;
+
+    /// <summary>1 while <see cref="WatchedLimits"/> holds this limit.</summary>
+    private int _watched;
+
     /// <summary>Cancellation callbacks that ran for waiters already granted (under <see cref="_lock"/>); stays 0 unless a registration leaked.</summary>
     private long _staleCancellations;
 
@@ -125,7 +131,49 @@ public abstract class ConcurrencyLimit
     protected internal virtual bool IsShared => Volatile.Read(ref _activeCalls) > 1;
 
     /// <summary>Counts a call that starts running on this limit (see <see cref="IsShared"/>).</summary>
-    internal void EnterCall() => Interlocked.Increment(ref _activeCalls);
+    internal void EnterCall()
+    {
+        Interlocked.Increment(ref _activeCalls);
+        NoteUse();
+    }
+
+    /// <summary>Registers this limit with <see cref="WatchedLimits"/> when a session watches limit states and it is not held yet.</summary>
+    internal void NoteUse()
+    {
+        if (Volatile.Read(ref _watched) == 0 && FanOutEventSource.Log.IsWatching)
+        {
+            WatchedLimits.Track(this);
+        }
+    }
+
+    /// <summary>Marks this limit watched, taking an id from <paramref name="nextId"/> the first time; false if it already was (under the registry's lock).</summary>
+    internal bool TryBeginWatch(Func<long> nextId)
+    {
+        if (_watched != 0)
+        {
+            return false;
+        }
+
+        if (_watchId == 0)
+        {
+            Volatile.Write(ref _watchId, nextId());
+        }
+
+        Volatile.Write(ref _watched, 1);
+        return true;
+    }
+
+    /// <summary>Marks this limit no longer watched (under the registry's lock).</summary>
+    internal void EndWatch() => Volatile.Write(ref _watched, 0);
+
+    /// <summary>This limit's id in limit-state and limit-change events (0 until first watched).</summary>
+    internal long WatchId => Volatile.Read(ref _watchId);
+
+    /// <summary>The name a watcher shows (an adaptive limit's <see cref="AdaptiveLimitOptions.Name"/>); null: its <see cref="Kind"/>.</summary>
+    internal virtual string? WatchName => null;
+
+    /// <summary>The state a watcher sees; a limit that times its items adds latency, baseline and overloads.</summary>
+    internal virtual LimitStateReading ReadState() => new(Current, InFlight, Waiting, LatencyMs: -1, BaselineMs: 0, Overloads: 0, Pauses: 0, Changes: 0);
 
     /// <summary>Counts a call that stopped running on this limit.</summary>
     internal void LeaveCall() => Interlocked.Decrement(ref _activeCalls);
@@ -237,6 +285,7 @@ public abstract class ConcurrencyLimit
         // Counted here, at the one public door, so the protocol learns that someone waits whatever the limit's waits are
         // made of (a workers of a fan-out call then give their permits back between items: ShouldReturnPermit).
         Interlocked.Increment(ref _waiting);
+        NoteUse();
         Task<bool> wait;
         try
         {
@@ -325,6 +374,7 @@ public abstract class ConcurrencyLimit
     protected void OnCurrentChanged()
     {
         FanOutMetrics.RecordLimit(Current, Kind);
+        NoteUse();
         if (Volatile.Read(ref _waiterCount) != 0)
         {
             Drain();
