@@ -12,6 +12,9 @@ public static class ExitCodes
     /// <summary><c>fanout probe</c>: the target did not answer usably (no such host, refused, TLS error, timeout, error status).</summary>
     public const int TargetUnreachable = 1;
 
+    /// <summary><c>fanout watch</c>: could not attach (no such process, no permission, no FanOut there); the line says which.</summary>
+    public const int CannotAttach = 1;
+
     /// <summary>The command line was wrong; nothing ran.</summary>
     public const int Usage = 2;
 

@@ -27,6 +27,7 @@ public static class FanOutCommandLine
         root.Subcommands.Add(ServeCommand.Create(context));
         root.Subcommands.Add(ReportCommand.Create(context));
         root.Subcommands.Add(ProbeCommand.Create(context));
+        root.Subcommands.Add(WatchCommand.Create(context));
         root.Subcommands.Add(ChildCommand.Create(context.Catalog, context.Error));
 
         var parse = root.Parse(args);

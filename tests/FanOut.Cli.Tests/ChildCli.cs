@@ -68,6 +68,14 @@ internal sealed class ChildCli : IDisposable
         Assert.Equal(0, kill.ExitCode);
     }
 
+    /// <summary>Sends SIGINT, as Ctrl+C in a terminal does.</summary>
+    public async Task InterruptAsync()
+    {
+        using var kill = Process.Start("kill", ["-INT", Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        await kill.WaitForExitAsync();
+        Assert.Equal(0, kill.ExitCode);
+    }
+
     /// <summary>The exit code, once the child has exited (fails after <paramref name="seconds"/>).</summary>
     public async Task<int> WaitForExitAsync(double seconds = 30)
     {

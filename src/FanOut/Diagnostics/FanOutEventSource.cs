@@ -26,13 +26,16 @@ internal sealed class FanOutEventSource : EventSource
     {
         /// <summary><c>LimitState</c> and <c>LimitsWatched</c>, once per interval (argument <see cref="FanOutEvents.StateIntervalArgument"/>, seconds).</summary>
         public const EventKeywords LimitStates = (EventKeywords)FanOutEvents.LimitStatesKeyword;
+
+        /// <summary><c>LimitChanged</c>.</summary>
+        public const EventKeywords LimitChanges = (EventKeywords)FanOutEvents.LimitChangesKeyword;
     }
 
     /// <summary>True while some session watches limit states: a limit in use then registers itself (<see cref="WatchedLimits.Track"/>).</summary>
     public bool IsWatching => _watching;
 
     /// <summary>An adaptive limit changed from <paramref name="from"/> to <paramref name="to"/> for <paramref name="reason"/> (a <see cref="LimitChangeReason"/> name).</summary>
-    [Event(FanOutEvents.LimitChangedId, Version = 1, Level = EventLevel.Informational, Message = "{1} limit {2} -> {3}: {4} (window median {5} ms, baseline {6} ms, {7} in flight; change {8})")]
+    [Event(FanOutEvents.LimitChangedId, Version = 1, Level = EventLevel.Informational, Keywords = Keywords.LimitChanges, Message = "{1} limit {2} -> {3}: {4} (window median {5} ms, baseline {6} ms, {7} in flight; change {8})")]
     public void LimitChanged(string kind, string name, int from, int to, string reason, double windowMedianMs, double baselineMs, int inFlight, long sequence, long limitId) =>
         WriteEvent(FanOutEvents.LimitChangedId, kind, name, from, to, reason, windowMedianMs, baselineMs, inFlight, sequence, limitId);
 

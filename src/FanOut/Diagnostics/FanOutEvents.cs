@@ -52,6 +52,9 @@ public static class FanOutEvents
     /// <summary>The keyword that selects <see cref="LimitStateId"/> and <see cref="LimitsWatchedId"/>.</summary>
     public const long LimitStatesKeyword = 0x1;
 
+    /// <summary>The keyword of <see cref="LimitChangedId"/> (a session that names keywords must name it; one that names none gets every event).</summary>
+    public const long LimitChangesKeyword = 0x2;
+
     /// <summary>The session argument that sets the interval of <see cref="LimitStateId"/>, in seconds (0.1-60; default 1).</summary>
     public const string StateIntervalArgument = "StateIntervalSec";
 

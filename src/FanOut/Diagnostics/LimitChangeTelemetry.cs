@@ -28,7 +28,7 @@ internal static class LimitChangeTelemetry
             }
         }
 
-        if (FanOutEventSource.Log.IsEnabled())
+        if (FanOutEventSource.Log.IsEnabled(System.Diagnostics.Tracing.EventLevel.Informational, FanOutEventSource.Keywords.LimitChanges))
         {
             FanOutEventSource.Log.LimitChanged(kind, name ?? kind, from, to, reasonName, windowMedianMs, baselineMs, inFlight, sequence, limitId);
         }
