@@ -1,5 +1,6 @@
 using System.Diagnostics.Tracing;
 using System.Globalization;
+using System.Net.Sockets;
 using System.Threading.Channels;
 
 using FanOut.Diagnostics;
@@ -49,6 +50,10 @@ internal sealed class FanOutEventSession : IAsyncDisposable
             return new FanOutEventSession(session);
         }
         catch (UnauthorizedAccessException)
+        {
+            error = $"not permitted to attach to process {target}: run fanout watch as the user that runs the process (or as root).";
+        }
+        catch (ServerNotAvailableException ex) when (ex.InnerException is SocketException { SocketErrorCode: SocketError.AccessDenied })
         {
             error = $"not permitted to attach to process {target}: run fanout watch as the user that runs the process (or as root).";
         }

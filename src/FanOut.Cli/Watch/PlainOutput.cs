@@ -16,12 +16,12 @@ internal sealed class PlainOutput(IAnsiConsole console, WatchModel model) : Watc
         switch (e)
         {
             case LimitChangedEvent d:
-                Write($"{WatchView.Number(d.Seconds)} s  {d.Name}  {WatchView.Decision(d)}  {WatchView.Evidence(d)}");
+                Write($"{WatchView.Clock(d.Seconds)}  {d.Name}  {WatchView.Decision(d)}  {WatchView.Evidence(d)}");
                 break;
             case IntervalClosedEvent closed:
                 foreach (var row in Model.Rows.Where(r => r.LastInterval == Model.Intervals - 1))
                 {
-                    Write($"{WatchView.Number(closed.Seconds)} s  {row.Name} ({row.Kind}): limit {row.Limit}, {row.InFlight} in flight, {row.Waiting} waiting, latency {WatchView.Latency(row)}, {WatchView.Number(row.OverloadsPerSecond)} overloads/s, {WatchView.Number(row.PausesPerSecond)} pauses/s");
+                    Write($"{WatchView.Clock(closed.Seconds)}  {row.Name} ({row.Kind}): limit {row.Limit}, {row.InFlight} in flight, {row.Waiting} waiting, latency {WatchView.Latency(row)}, {WatchView.Number(row.OverloadsPerSecond)} overloads/s, {WatchView.Number(row.PausesPerSecond)} pauses/s");
                 }
 
                 break;

@@ -77,10 +77,13 @@ internal static class WatchView
     /// <summary>The newest decisions, newest last.</summary>
     internal static IRenderable Log(WatchModel model)
     {
-        var lines = model.Log.TakeLast(LogLines).Select(d => $"{Number(d.Seconds)} s  {Markup.Escape(d.Name)}  {Markup.Escape(Decision(d))}  {Markup.Escape(Evidence(d))}").ToList();
+        var lines = model.Log.TakeLast(LogLines).Select(d => $"{Clock(d.Seconds)}  {Markup.Escape(d.Name)}  {Markup.Escape(Decision(d))}  {Markup.Escape(Evidence(d))}").ToList();
         var text = lines.Count == 0 ? "[grey]no decision yet[/]" : string.Join('\n', lines);
         return new Panel(new Markup(text)).Header("decisions (seconds since attached)").Border(BoxBorder.Rounded).Expand();
     }
+
+    /// <summary>Seconds since attached, aligned: "  8.70 s".</summary>
+    internal static string Clock(double seconds) => $"{seconds.ToString("0.00", CultureInfo.InvariantCulture),7} s";
 
     /// <summary>"12 -> 9 Overload".</summary>
     internal static string Decision(LimitChangedEvent d) => $"{d.From} -> {d.To} {d.Reason}";

@@ -119,6 +119,29 @@ public sealed class WatchCommandTests
         Assert.False(target.HasExited);
     }
 
+    [OtherUserFact]
+    public async Task Watch_ProcessOfAnotherUser_SaysItIsNotPermitted()
+    {
+        await using var target = await WatchedProcess.StartAsync();
+        var info = new ProcessStartInfo(OtherUserFactAttribute.RunUser) { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        foreach (var arg in new[] { "-u", "nobody", "--", "dotnet", Path.Combine(AppContext.BaseDirectory, "FanOut.Cli.dll"), "watch", Id(target) })
+        {
+            info.ArgumentList.Add(arg);
+        }
+
+        // DOTNET_CLI_HOME: nobody's home is not writable; the host must not try to set up a first run there.
+        info.Environment["DOTNET_CLI_HOME"] = Path.GetTempPath();
+        using var watch = Process.Start(info)!;
+        var error = watch.StandardError.ReadToEndAsync();
+        var output = await watch.StandardOutput.ReadToEndAsync();
+        await watch.WaitForExitAsync();
+
+        Assert.Equal(ExitCodes.CannotAttach, watch.ExitCode);
+        Assert.Equal(
+            $"fanout watch: not permitted to attach to process {target.Id} (FanOut.WatchTarget): run fanout watch as the user that runs the process (or as root).",
+            (output + await error).Trim());
+    }
+
     [Theory]
     [InlineData("--interval", "0", "fanout: --interval 0 is outside [0.1, 60] seconds: use e.g. --interval 0.5.")]
     [InlineData("--attach-timeout", "9999", "fanout: --attach-timeout 9999 is outside [1, 600] seconds: use e.g. --attach-timeout 30.")]
