@@ -26,8 +26,10 @@ public sealed class FanOutConcurrencyOptions
     /// 4), where the core's band settles near 1.25 times it and one or two admitted requests always wait in the pool
     /// (docs/server.md, "The law's level"). Start from it to change one knob and keep the others:
     /// <c>ConcurrencyLimit.Adaptive(FanOutConcurrencyOptions.DefaultLimitOptions with { MaxLimit = 64 })</c>.
+    /// <see cref="AdaptiveLimitOptions.Name"/> <c>server</c>: metrics and <c>fanout watch</c> tell the service's own admission
+    /// from the limits of its outgoing calls.
     /// </value>
-    public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { InitialLimit = 4, GrowthMustBuyThroughput = true };
+    public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { InitialLimit = 4, GrowthMustBuyThroughput = true, Name = "server" };
 
     /// <summary>The limit a service gets when <see cref="Limit"/> is <see langword="null"/>: a new <see cref="ConcurrencyLimit.Adaptive"/> with <see cref="DefaultLimitOptions"/>, measured on <paramref name="timeProvider"/>.</summary>
     /// <remarks>Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.</remarks>

@@ -74,6 +74,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         _ownsConnection = ownsConnection;
         var clientId = string.Create(CultureInfo.InvariantCulture, $"{Environment.ProcessId}-{Guid.NewGuid():N}");
         _telemetry = new RedisLimitTelemetry(options.Key);
+        Name = $"redis:{options.Key}";
         var activity = new LoopActivity();
         var budgetWake = new WakeSignal(activity);
         var pause = options.Adaptive is null ? null : new FleetPause(options.TimeProvider, budgetWake);
@@ -147,6 +148,9 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// <inheritdoc/>
     /// <value><c>redis</c>.</value>
     public override string Kind => RedisKind;
+
+    /// <summary><c>redis:</c> and the key: the fleet's budget, as metrics and <c>fanout watch</c> show it.</summary>
+    public override string? Name { get; }
 
     /// <summary>The options this limit was created with.</summary>
     public RedisLimitOptions Options => _options;

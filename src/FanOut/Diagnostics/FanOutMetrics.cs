@@ -32,11 +32,16 @@ internal static class FanOutMetrics
         tags: null,
         advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] });
 
-    internal static void RecordLimit(int value, string kind)
+    internal static void RecordLimit(int value, string kind, string? name)
     {
         if (Limit.Enabled)
         {
-            Limit.Record(value, new KeyValuePair<string, object?>(KindTag, kind));
+            Limit.Record(value, Tags(kind, name));
         }
     }
+
+    /// <summary>The tags of a limit's measurements: its kind, and its name when it has one.</summary>
+    internal static KeyValuePair<string, object?>[] Tags(string kind, string? name) => name is null
+        ? [new(KindTag, kind)]
+        : [new(KindTag, kind), new(FanOutInstruments.LimitNameTag, name)];
 }

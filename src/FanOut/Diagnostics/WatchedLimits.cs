@@ -100,7 +100,7 @@ internal static class WatchedLimits
                 var reading = limit.ReadState();
                 entry.Idle = reading.InFlight == 0 && reading.Waiting == 0 && reading.Changes == entry.LastChanges ? entry.Idle + 1 : 0;
                 entry.LastChanges = reading.Changes;
-                events.LimitState(limit.WatchId, limit.Kind, limit.WatchName ?? limit.Kind, reading.Limit, reading.InFlight, reading.Waiting,
+                events.LimitState(limit.WatchId, limit.Kind, limit.Name ?? limit.Kind, reading.Limit, reading.InFlight, reading.Waiting,
                     reading.LatencyMs, reading.BaselineMs, reading.Overloads, reading.Pauses, reading.Changes);
                 published++;
             }

@@ -30,7 +30,7 @@ internal abstract partial class FanOutRun<T>
         timed = samples || FanOutMetrics.Duration.Enabled;
         if (FanOutMetrics.InFlight.Enabled)
         {
-            FanOutMetrics.InFlight.Add(1, _kindTag);
+            FanOutMetrics.InFlight.Add(1, _metricTags);
         }
 
         return samples ? _limit.RecordStart() : timed ? _limit.GetTimestamp() : 0;
@@ -138,12 +138,12 @@ internal abstract partial class FanOutRun<T>
             if (timed && FanOutMetrics.Duration.Enabled)
             {
                 var seconds = (double)(_limit.GetTimestamp() - start) / _limit.TimeProvider.TimestampFrequency;
-                FanOutMetrics.Duration.Record(seconds, _kindTag);
+                FanOutMetrics.Duration.Record(seconds, _metricTags);
             }
 
             if (FanOutMetrics.InFlight.Enabled)
             {
-                FanOutMetrics.InFlight.Add(-1, _kindTag);
+                FanOutMetrics.InFlight.Add(-1, _metricTags);
             }
         }
 
@@ -151,7 +151,7 @@ internal abstract partial class FanOutRun<T>
         {
             if (FanOutMetrics.Completed.Enabled)
             {
-                FanOutMetrics.Completed.Add(1, _kindTag);
+                FanOutMetrics.Completed.Add(1, _metricTags);
             }
 
             if (callbackFailure is not null)
@@ -169,7 +169,7 @@ internal abstract partial class FanOutRun<T>
             slot.RetryDelay = delay;
             if (FanOutMetrics.Retried.Enabled)
             {
-                FanOutMetrics.Retried.Add(1, _kindTag);
+                FanOutMetrics.Retried.Add(1, _metricTags);
             }
 
             return Disposition.Retry;
@@ -177,7 +177,7 @@ internal abstract partial class FanOutRun<T>
 
         if (FanOutMetrics.Failed.Enabled)
         {
-            FanOutMetrics.Failed.Add(1, _kindTag);
+            FanOutMetrics.Failed.Add(1, _metricTags);
         }
 
         if (TakeFailure(slot, index, failure))

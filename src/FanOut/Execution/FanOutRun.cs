@@ -25,7 +25,7 @@ internal abstract partial class FanOutRun<T>
     private readonly ErrorMode _errors;
     private readonly CancellationToken _callerToken;
     private readonly CancellationTokenSource _cts = new();
-    private readonly KeyValuePair<string, object?> _kindTag;
+    private readonly KeyValuePair<string, object?>[] _metricTags;
     private readonly long _maxWorkers;
     private readonly int _overloadRetries;
     private readonly RateLimiter? _rateLimiter;
@@ -72,7 +72,7 @@ internal abstract partial class FanOutRun<T>
         _limit = options.ResolveLimit();
         _errors = options.Errors;
         _callerToken = cancellationToken;
-        _kindTag = new KeyValuePair<string, object?>(FanOutInstruments.LimitKindTag, _limit.Kind);
+        _metricTags = FanOutMetrics.Tags(_limit.Kind, _limit.Name);
         _maxWorkers = source.KnownCount >= 0 ? Math.Max(1, source.KnownCount) : long.MaxValue;
         _overloadRetries = options.OverloadRetries;
         _rateLimiter = options.RateLimiter;
@@ -98,7 +98,7 @@ internal abstract partial class FanOutRun<T>
     /// <summary>Starts the first worker on the thread pool; it starts the others.</summary>
     public void Start()
     {
-        FanOutMetrics.RecordLimit(_limit.Current, _limit.Kind);
+        FanOutMetrics.RecordLimit(_limit.Current, _limit.Kind, _limit.Name);
         _limit.EnterCall();
         _activeWorkers = 1;
         _permits.EnterSeeking();

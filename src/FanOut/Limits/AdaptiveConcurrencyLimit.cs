@@ -112,7 +112,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _pauseTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPauseTimer(), this);
         _limit = options.InitialLimit;
         _peak = options.InitialLimit;
-        FanOutMetrics.RecordLimit(_limit, Kind);
+        FanOutMetrics.RecordLimit(_limit, Kind, Name);
     }
 
     /// <summary>The law's limit, or 0 while a Retry-After pause is on.</summary>
@@ -122,7 +122,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     public override string Kind => "adaptive";
 
-    internal override string? WatchName => _options.Name;
+    public override string? Name => _options.Name;
 
     internal override LimitStateReading ReadState()
     {
@@ -275,7 +275,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
         if (starts)
         {
-            FanOutMetrics.RecordLimit(0, Kind);
+            FanOutMetrics.RecordLimit(0, Kind, Name);
             Tell(change);
         }
 

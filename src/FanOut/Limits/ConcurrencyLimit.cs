@@ -108,6 +108,13 @@ public abstract class ConcurrencyLimit
     /// <summary>The kind of limit, as the <c>fanout.limit.kind</c> metric tag shows it: <c>fixed</c>, <c>unbounded</c> or <c>adaptive</c>.</summary>
     public abstract string Kind { get; }
 
+    /// <summary>
+    /// The name metrics (tag <c>fanout.limit.name</c>), the <c>FanOut</c> events and <c>fanout watch</c> tell this limit by;
+    /// <see langword="null"/> (the default): none, and they show its <see cref="Kind"/>.
+    /// </summary>
+    /// <value>An adaptive limit's <see cref="AdaptiveLimitOptions.Name"/>; a Redis limit's <c>redis:</c> and key. Names are tag values: keep them few.</value>
+    public virtual string? Name => null;
+
     /// <summary>How many workers a call starts for bodies that complete synchronously (more would only time-slice the cores).</summary>
     /// <value>By default <see cref="Current"/>; an unbounded or adaptive limit says <see cref="Environment.ProcessorCount"/> or less.</value>
     protected internal virtual int WorkerHint => Current;
@@ -169,8 +176,6 @@ public abstract class ConcurrencyLimit
     /// <summary>This limit's id in limit-state and limit-change events (0 until first watched).</summary>
     internal long WatchId => Volatile.Read(ref _watchId);
 
-    /// <summary>The name a watcher shows (an adaptive limit's <see cref="AdaptiveLimitOptions.Name"/>); null: its <see cref="Kind"/>.</summary>
-    internal virtual string? WatchName => null;
 
     /// <summary>The state a watcher sees; a limit that times its items adds latency, baseline and overloads.</summary>
     internal virtual LimitStateReading ReadState() => new(Current, InFlight, Waiting, LatencyMs: -1, BaselineMs: 0, Overloads: 0, Pauses: 0, Changes: 0);
@@ -373,7 +378,7 @@ public abstract class ConcurrencyLimit
     /// </summary>
     protected void OnCurrentChanged()
     {
-        FanOutMetrics.RecordLimit(Current, Kind);
+        FanOutMetrics.RecordLimit(Current, Kind, Name);
         NoteUse();
         if (Volatile.Read(ref _waiterCount) != 0)
         {

@@ -77,6 +77,7 @@ public sealed class StartupTests
         var admission = provider.GetRequiredService<FanOut.AspNetCore.Admission.RequestAdmission>();
 
         Assert.Equal("adaptive", admission.Limit.Kind);
+        Assert.Equal("server", admission.Limit.Name); // told apart from the service's outgoing limits in metrics and fanout watch
         Assert.Equal(4, admission.Limit.Current); // the server's start, not the core's 10 (docs/server.md, "The server's starting limit")
     }
 
@@ -84,9 +85,9 @@ public sealed class StartupTests
     public void DefaultLimitOptions_AreTheCoresButTheServersTwoParameters()
     {
         // The server's per-place parameters (docs/adaptive.md, "one law"): a start of 4 and growth that must buy throughput;
-        // everything else the core's, so a user who starts from them changes one knob and keeps the rest.
+        // everything else the core's (but its name), so a user who starts from them changes one knob and keeps the rest.
         var server = FanOutConcurrencyOptions.DefaultLimitOptions;
-        Assert.Equal(new AdaptiveLimitOptions() with { InitialLimit = 4, GrowthMustBuyThroughput = true }, server);
+        Assert.Equal(new AdaptiveLimitOptions() with { InitialLimit = 4, GrowthMustBuyThroughput = true, Name = "server" }, server);
         Assert.Equal(4, FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System).Current);
     }
 

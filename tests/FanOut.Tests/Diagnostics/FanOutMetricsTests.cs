@@ -14,7 +14,7 @@ public sealed class SerialCollection;
 public sealed class FanOutMetricsTests : IDisposable
 {
     private readonly MeterListener _listener = new();
-    private readonly ConcurrentQueue<(string Instrument, double Value, string? Kind)> _measurements = new();
+    private readonly ConcurrentQueue<(string Instrument, double Value, string? Kind, string? Name)> _measurements = new();
 
     public FanOutMetricsTests()
     {
@@ -61,6 +61,27 @@ public sealed class FanOutMetricsTests : IDisposable
         Assert.InRange(max, 1, 3);
         Assert.Contains(3, Values(FanOutInstruments.LimitCurrent));
         Assert.All(_measurements, m => Assert.Equal("fixed", m.Kind));
+        Assert.All(_measurements, m => Assert.Null(m.Name)); // an unnamed limit adds no name tag
+    }
+
+    [Fact]
+    public async Task Metrics_TwoNamedLimits_EveryMeasurementTellsThemApartByName()
+    {
+        // Issue 39 item 1: two adaptive limits of one process, told apart in the metrics as in fanout watch.
+        var orders = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Name = "orders" });
+        var payments = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Name = "payments" });
+        await Task.WhenAll(
+            Enumerable.Range(0, 30).FanOutAsync(async (i, ct) => await Task.Yield(), new FanOutOptions { Limit = orders }),
+            Enumerable.Range(0, 20).FanOutAsync(async (i, ct) => await Task.Yield(), new FanOutOptions { Limit = payments })).WithTimeout();
+
+        foreach (var instrument in new[] { FanOutInstruments.LimitCurrent, FanOutInstruments.ItemsInFlight, FanOutInstruments.ItemsCompleted, FanOutInstruments.ItemDuration })
+        {
+            var byName = _measurements.Where(m => m.Instrument == instrument).GroupBy(m => m.Name).ToDictionary(g => g.Key ?? "(none)", g => g.ToList());
+            Assert.Equal(["orders", "payments"], byName.Keys.Order());
+        }
+
+        Assert.Equal(30, _measurements.Where(m => m.Instrument == FanOutInstruments.ItemsCompleted && m.Name == "orders").Sum(m => m.Value));
+        Assert.Equal(20, _measurements.Where(m => m.Instrument == FanOutInstruments.ItemsCompleted && m.Name == "payments").Sum(m => m.Value));
     }
 
     [Fact]
@@ -82,16 +103,20 @@ public sealed class FanOutMetricsTests : IDisposable
 
     private void Record(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
-        string? kind = null;
+        string? kind = null, name = null;
         foreach (var tag in tags)
         {
             if (tag.Key == FanOutInstruments.LimitKindTag)
             {
                 kind = tag.Value as string;
             }
+            else if (tag.Key == FanOutInstruments.LimitNameTag)
+            {
+                name = tag.Value as string;
+            }
         }
 
-        _measurements.Enqueue((instrument.Name, value, kind));
+        _measurements.Enqueue((instrument.Name, value, kind, name));
     }
 
     private double[] Values(string instrument) => _measurements.Where(m => m.Instrument == instrument).Select(m => m.Value).ToArray();
