@@ -83,6 +83,9 @@ public sealed class HeartbeatProbe : IDisposable
     /// <summary>Pool beats that ran since the probe was made.</summary>
     public long PoolBeatsRan => Interlocked.Read(ref _poolRan);
 
+    /// <summary>Pool heartbeats queued since the probe was made (for tests: a run's beats are those queued between its Start and Stop).</summary>
+    internal long BeatsQueued => Volatile.Read(ref _next);
+
     /// <summary>Pool heartbeats queued and not yet run: the part of the pool's queue that is the probe's own.</summary>
     public long Pending => Math.Max(0, Interlocked.Read(ref _poolQueued) - Interlocked.Read(ref _poolRan));
 
@@ -186,7 +189,13 @@ public sealed class HeartbeatProbe : IDisposable
                 Beat();
                 next += _intervalTicks;
                 var wait = next - Stopwatch.GetTimestamp();
-                if (wait > 0 && _disposed.Wait(TimeSpan.FromSeconds((double)wait / Stopwatch.Frequency)))
+                if (wait <= 0)
+                {
+                    // This thread was held up past the next beat: beat once, now, and keep the spacing from here (a
+                    // burst of the beats missed while it waited would queue them all at once and fill the run's slots).
+                    next = Stopwatch.GetTimestamp();
+                }
+                else if (_disposed.Wait(TimeSpan.FromSeconds((double)wait / Stopwatch.Frequency)))
                 {
                     return;
                 }
