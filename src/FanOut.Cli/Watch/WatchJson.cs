@@ -16,11 +16,7 @@ internal static class WatchJson
     /// <summary>A limit's state, with its overloads and pauses per second since its last state (from <paramref name="row"/>).</summary>
     public static string State(LimitStateEvent s, LimitRow row) => Line(w =>
     {
-        w.WriteString("event", "state");
-        w.WriteNumber("seconds", Math.Round(s.Seconds, 3));
-        w.WriteNumber("limitId", s.LimitId);
-        w.WriteString("kind", s.Kind);
-        w.WriteString("name", s.Name);
+        Limit(w, "state", s.Seconds, s.LimitId, s.Kind, s.Name);
         w.WriteNumber("limit", s.Limit);
         w.WriteNumber("inFlight", s.InFlight);
         w.WriteNumber("waiting", s.Waiting);
@@ -43,11 +39,7 @@ internal static class WatchJson
 
     public static string Change(LimitChangedEvent c) => Line(w =>
     {
-        w.WriteString("event", "change");
-        w.WriteNumber("seconds", Math.Round(c.Seconds, 3));
-        w.WriteNumber("limitId", c.LimitId);
-        w.WriteString("kind", c.Kind);
-        w.WriteString("name", c.Name);
+        Limit(w, "change", c.Seconds, c.LimitId, c.Kind, c.Name);
         w.WriteNumber("from", c.From);
         w.WriteNumber("to", c.To);
         w.WriteString("reason", c.Reason);
@@ -64,6 +56,16 @@ internal static class WatchJson
         w.WriteNumber("processId", target.ProcessId);
         w.WriteString("why", why);
     });
+
+    /// <summary>The fields every line about one limit starts with.</summary>
+    private static void Limit(Utf8JsonWriter w, string kindOfEvent, double seconds, long limitId, string kind, string name)
+    {
+        w.WriteString("event", kindOfEvent);
+        w.WriteNumber("seconds", Math.Round(seconds, 3));
+        w.WriteNumber("limitId", limitId);
+        w.WriteString("kind", kind);
+        w.WriteString("name", name);
+    }
 
     private static string Line(Action<Utf8JsonWriter> write)
     {

@@ -61,18 +61,6 @@ internal static class WatchedLimits
     /// <summary>The interval of the session that started last.</summary>
     internal static TimeSpan Interval { get; private set; } = FanOutEvents.DefaultStateInterval;
 
-    /// <summary>Limits registered now (for tests).</summary>
-    internal static int Count
-    {
-        get
-        {
-            lock (s_lock)
-            {
-                return s_limits.Count;
-            }
-        }
-    }
-
     /// <summary>One interval: reads every limit (outside the registry's lock: a limit reads under its own), publishes, drops the idle.</summary>
     private static void Publish(FanOutEventSource events)
     {

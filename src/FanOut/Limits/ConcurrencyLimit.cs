@@ -202,7 +202,7 @@ public abstract class ConcurrencyLimit
     /// </value>
     protected internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiting) != 0 || InFlight > Current;
 
-    /// <summary>Callers inside <see cref="WaitAsync"/> right now (for tests).</summary>
+    /// <summary>Callers inside <see cref="WaitAsync"/> right now (for tests and watchers).</summary>
     internal int Waiting => Volatile.Read(ref _waiting);
 
     /// <summary>
