@@ -52,10 +52,10 @@ internal abstract partial class FanOutRun<T>
             if (_hasWindow && !slot.InWindow)
             {
                 var window = BeforeClaimAsync(Token);
-                if (!window.IsCompleted && slot.HoldsPermit)
+                if (!window.IsCompleted && slot.HoldsPoolPermit)
                 {
-                    GivePermit(slot); // an ordered stream's window is full: wait for the consumer without a permit,
-                    EnterSeeking(slot); // counted as seeking, as a worker on its way back to a permit
+                    // An ordered stream's window is full: wait for the consumer without a permit, counted as seeking.
+                    _permits.ReturnToSeek(slot);
                 }
 
                 if (!await window.ConfigureAwait(false))
@@ -99,7 +99,7 @@ internal abstract partial class FanOutRun<T>
                 }
             }
 
-            LeaveSeeking(slot); // holds a permit (its own, or borrowed): no longer on its way to one
+            _permits.Arrived(slot);
             if (!TryClaimInline(slot))
             {
                 return GiveUp(slot);
@@ -116,17 +116,15 @@ internal abstract partial class FanOutRun<T>
     /// </summary>
     private async ValueTask<PermitLook> TakePermitAsync(WorkerSlot<T> slot)
     {
-        EnterSeeking(slot);
-        if (_permits.TryTakeBorrowed())
+        _permits.EnsureSeeking(slot);
+        if (_permits.TryTakeBorrowed(slot))
         {
-            slot.HoldsBorrowed = true;
-            LeaveSeeking(slot);
             return PermitLook.Taken;
         }
 
         while (true)
         {
-            if (TryTakePermit(slot))
+            if (_permits.TryTake(slot))
             {
                 return PermitLook.Taken;
             }
@@ -136,7 +134,7 @@ internal abstract partial class FanOutRun<T>
                 return PermitLook.GaveUp;
             }
 
-            if (!_permits.RoomMayComeFromOutside || !_permits.TryBecomeWaiter())
+            if (!_permits.RoomMayComeFromOutside || !_permits.TryBecomeWaiter(slot))
             {
                 // Retire: room comes back to the call's own workers, or another worker of the call waits for it.
                 var retired = RetireOrStay(slot);
@@ -145,22 +143,14 @@ internal abstract partial class FanOutRun<T>
                     return retired;
                 }
 
-                if (!_permits.TryBecomeWaiter())
+                if (!_permits.TryBecomeWaiter(slot))
                 {
                     await Task.Yield(); // the call's waiter is leaving as this last worker looks: look again
                     continue;
                 }
             }
 
-            var granted = await _permits.WaitAsWaiterAsync().ConfigureAwait(false);
-            if (granted)
-            {
-                slot.HoldsPermit = true;
-                LeaveSeeking(slot);
-                return PermitLook.Taken;
-            }
-
-            return PermitLook.GaveUp;
+            return await _permits.WaitAsWaiterAsync(slot).ConfigureAwait(false) ? PermitLook.Taken : PermitLook.GaveUp;
         }
     }
 
@@ -182,7 +172,7 @@ internal abstract partial class FanOutRun<T>
         }
 
         lease.Dispose();
-        GivePermit(slot);
+        _permits.GiveIfHeld(slot); // kept from the last item (an array's worker), or none
 
         // A lease is spent once granted, item or not: queue for one only while more items are left than workers already
         // queued, so the end of a run spends no tokens on workers that would find nothing.
@@ -201,7 +191,7 @@ internal abstract partial class FanOutRun<T>
             }
         }
 
-        while (!_permits.TryEnterLeaseQueue())
+        while (!_permits.TryEnterLeaseQueue(slot))
         {
             // As many of the call's workers queue as the limit has permits: this one retires. It cannot be the call's last
             // worker unless the queued ones just left, and then it looks again.
@@ -214,14 +204,14 @@ internal abstract partial class FanOutRun<T>
             await Task.Yield();
         }
 
-        EnterSeeking(slot); // the room it gave back is still its own until it holds a permit again: nobody starts a worker for it
+        // Queued, and seeking: the room it gave back is still its own until it holds a permit again.
         try
         {
             return await AcquireLeaseAsync(slot, _permits.WaitToken).ConfigureAwait(false) ? PermitLook.Taken : PermitLook.GaveUp;
         }
         finally
         {
-            _permits.LeaveLeaseQueue();
+            _permits.LeaveLeaseQueue(slot);
         }
     }
 
@@ -235,7 +225,7 @@ internal abstract partial class FanOutRun<T>
     private async ValueTask<bool> ClaimInTurnAsync(WorkerSlot<T> slot)
     {
         var turn = _claimTurn!;
-        EnterSeeking(slot); // a worker that waits for its turn will take room: nobody starts another for it
+        _permits.EnsureSeeking(slot); // a worker that waits for its turn will take room: nobody starts another for it
         try
         {
             await turn.WaitAsync(_permits.WaitToken).ConfigureAwait(false);
@@ -249,11 +239,8 @@ internal abstract partial class FanOutRun<T>
         {
             if (!slot.HoldsAnyPermit)
             {
-                if (_permits.TryTakeBorrowed())
-                {
-                    slot.HoldsBorrowed = true;
-                }
-                else if (!TryTakePermit(slot) && !_limit.IsShared && !await WaitForPermitAsync(slot, _permits.WaitToken).ConfigureAwait(false))
+                if (!_permits.TryTakeBorrowed(slot) && !_permits.TryTake(slot) && !_limit.IsShared
+                    && !await _permits.WaitForPermitAsync(slot, _permits.WaitToken).ConfigureAwait(false))
                 {
                     // Pull only with a permit in hand: this call alone uses the limit, so the wait ends as its own bodies
                     // finish (or as the limit rises).
@@ -273,7 +260,7 @@ internal abstract partial class FanOutRun<T>
                 var claim = _source.TryClaimAsync(slot, Token);
                 if (!claim.IsCompleted)
                 {
-                    GivePermit(slot); // the source is quiet: hold no permit while it is
+                    _permits.GiveIfHeld(slot); // the source is quiet: hold no permit of the pool while it is
                 }
 
                 claimed = await claim.ConfigureAwait(false);
@@ -296,7 +283,7 @@ internal abstract partial class FanOutRun<T>
 
             if (_rateLimiter is not null)
             {
-                GivePermit(slot); // the rate limiter may make us wait: never with a permit of the pool
+                _permits.GiveIfHeld(slot); // the rate limiter may make us wait: never with a permit of the pool
                 if (!await AcquireLeaseAsync(slot, Token).ConfigureAwait(false))
                 {
                     return GiveUp(slot); // canceled: the pulled item never runs
@@ -314,7 +301,7 @@ internal abstract partial class FanOutRun<T>
                 return GiveUp(slot);
             }
 
-            LeaveSeeking(slot);
+            _permits.Arrived(slot);
             slot.InWindow = false;
             return true;
         }
@@ -327,9 +314,13 @@ internal abstract partial class FanOutRun<T>
     /// <summary>Waits out an overloaded item's delay, then takes a lease and a permit for its next attempt; false when the run was canceled first.</summary>
     private async ValueTask<bool> WaitToRetryAsync(WorkerSlot<T> slot)
     {
-        // The worker means to take a permit again: counted as seeking, nobody is started for the room it gave back (the
-        // downstream said it is overloaded: the room is better left than filled).
-        EnterSeeking(slot);
+        // The worker means to take a permit again: counted as seeking, nobody is started for the room it gives back (the
+        // downstream said it is overloaded: the room is better left than filled). A borrowed permit stays with it.
+        if (slot.HoldsPoolPermit)
+        {
+            _permits.ReturnToSeek(slot);
+        }
+
         try
         {
             await Task.Delay(slot.RetryDelay, _limit.TimeProvider, Token).ConfigureAwait(false);
@@ -349,7 +340,7 @@ internal abstract partial class FanOutRun<T>
             return false;
         }
 
-        LeaveSeeking(slot);
+        _permits.Arrived(slot);
         return !_stopped;
     }
 
@@ -385,64 +376,9 @@ internal abstract partial class FanOutRun<T>
         }
     }
 
-    /// <summary>Takes a permit of the pool without waiting, recorded on the slot.</summary>
-    private bool TryTakePermit(WorkerSlot<T> slot)
-    {
-        if (!_permits.TryTake())
-        {
-            return false;
-        }
-
-        slot.HoldsPermit = true;
-        LeaveSeeking(slot);
-        return true;
-    }
-
     /// <summary>Makes sure a worker that holds an item holds a permit: the one it has, one taken now, or one waited for (false when the run is canceled first).</summary>
     private ValueTask<bool> HoldPermitAsync(WorkerSlot<T> slot) =>
-        slot.HoldsAnyPermit || TryTakePermit(slot) ? new(true) : WaitForPermitAsync(slot, Token);
-
-    /// <summary>Waits for a permit for a worker that holds an item, or the turn to pull one (not as the call's waiter: it must not retire); false when canceled.</summary>
-    private async ValueTask<bool> WaitForPermitAsync(WorkerSlot<T> slot, CancellationToken cancellationToken)
-    {
-        if (!await _limit.WaitAsync(cancellationToken).ConfigureAwait(false))
-        {
-            return false;
-        }
-
-        _permits.CountTaken();
-        slot.HoldsPermit = true;
-        LeaveSeeking(slot);
-        return true;
-    }
-
-    /// <summary>Gives the slot's permit of the pool back, if it holds one; a borrowed permit stays (it is not the pool's).</summary>
-    private void GivePermit(WorkerSlot<T> slot)
-    {
-        if (slot.HoldsPermit)
-        {
-            slot.HoldsPermit = false;
-            _permits.Give();
-        }
-    }
-
-    private void EnterSeeking(WorkerSlot<T> slot)
-    {
-        if (!slot.Seeking)
-        {
-            slot.Seeking = true;
-            _permits.EnterSeeking();
-        }
-    }
-
-    private void LeaveSeeking(WorkerSlot<T> slot)
-    {
-        if (slot.Seeking)
-        {
-            slot.Seeking = false;
-            _permits.LeaveSeeking();
-        }
-    }
+        slot.HoldsAnyPermit || _permits.TryTake(slot) ? new(true) : _permits.WaitForPermitAsync(slot, Token);
 
     /// <summary>Gives an ordered stream's window slot back if the worker holds one for an unclaimed item; true if it did.</summary>
     private bool LeaveWindow(WorkerSlot<T> slot)
@@ -473,35 +409,13 @@ internal abstract partial class FanOutRun<T>
     {
         var mustTakeAgain = slot.InWindow || slot.Lease is not null;
         GiveUp(slot);
-        if (TryRetire(slot))
+        if (_permits.TryRetire(slot))
         {
             return PermitLook.GaveUp;
         }
 
-        EnterSeeking(slot);
+        _permits.EnsureSeeking(slot);
         return mustTakeAgain ? PermitLook.Again : PermitLook.Stayed;
-    }
-
-    /// <summary>
-    /// Counts a retiring worker out of the call's active workers, unless it is the last one (one compare-and-swap, so two
-    /// workers that find no room at once cannot both leave the call without a worker). False: this is the last worker.
-    /// </summary>
-    private bool TryRetire(WorkerSlot<T> slot)
-    {
-        var active = Volatile.Read(ref _activeWorkers);
-        while (active > 1)
-        {
-            var seen = Interlocked.CompareExchange(ref _activeWorkers, active - 1, active);
-            if (seen == active)
-            {
-                slot.Retired = true;
-                return true;
-            }
-
-            active = seen;
-        }
-
-        return false;
     }
 
     /// <summary>Gives back everything a turn took short of an item (window slot, lease, permit, place among the seekers); always false.</summary>
@@ -509,8 +423,8 @@ internal abstract partial class FanOutRun<T>
     {
         LeaveWindow(slot);
         ReleaseLease(slot);
-        GivePermit(slot);
-        LeaveSeeking(slot);
+        _permits.GiveIfHeld(slot);
+        _permits.LeaveSeeking(slot);
         return false;
     }
 }

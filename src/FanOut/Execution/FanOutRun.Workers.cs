@@ -21,18 +21,19 @@ internal abstract partial class FanOutRun<T>
     /// <summary>Workers a worker starts when its body goes asynchronous and the limit has room: two makes the start-up a tree.</summary>
     private const int SpawnFanOut = 2;
 
-    /// <summary>Workers started and not yet finished; the one that brings it to 0 completes the call.</summary>
-    private long _activeWorkers;
-
     /// <summary>Workers ever started by calls over <typeparamref name="T"/> in this process (for the cost benchmark: worker churn).</summary>
     internal static long s_workersStarted;
 
     /// <summary>True when no worker of this call is on its way to a permit and the limit may rise before anything completes: one should wait for the rise.</summary>
     private bool MayRise => _permits.Seeking == 0 && _limit.MayRiseUnprompted;
 
-    /// <summary>Queues a new worker: its slot is the thread pool's work item, so a start allocates the slot and the loop only.</summary>
-    /// <param name="seeking">True when the worker's room was reserved among the call's seekers (<see cref="CallPermits.TryReserveSeeker"/>).</param>
-    private void QueueWorker(bool seeking) => ThreadPool.UnsafeQueueUserWorkItem(new WorkerSlot<T>(this) { Seeking = seeking }, preferLocal: false);
+    /// <summary>Queues a new worker on the seeker's place reserved for it: its slot is the thread pool's work item, so a start allocates the slot and the loop only.</summary>
+    private void QueueWorker()
+    {
+        var slot = new WorkerSlot<T>(this);
+        CallPermits.AdoptReserved(slot);
+        ThreadPool.UnsafeQueueUserWorkItem(slot, preferLocal: false);
+    }
 
     /// <summary>Runs a queued worker in the caller's ExecutionContext (AsyncLocal values flow into bodies, as with Parallel.ForEachAsync).</summary>
     internal void RunWorker(WorkerSlot<T> slot)
@@ -56,9 +57,9 @@ internal abstract partial class FanOutRun<T>
             {
                 // Between items a permit of the pool is kept only where the next claim cannot wait, nobody else wants it
                 // and the limit still has room for it (a limit that shrank takes its permits back here).
-                if (slot.HoldsPermit && (!_source.ClaimNeverWaits || _limit.ShouldReturnPermit))
+                if (slot.HoldsPoolPermit && (!_source.ClaimNeverWaits || _limit.ShouldReturnPermit))
                 {
-                    GivePermit(slot);
+                    _permits.Give(slot);
                 }
 
                 if (slot.HoldsAnyPermit && _claimsInline)
@@ -82,7 +83,7 @@ internal abstract partial class FanOutRun<T>
                 }
 
                 // Room for another worker? Synchronous bodies only use up to WorkerHint workers (more would time-slice the cores).
-                if (Volatile.Read(ref _activeWorkers) < _limit.WorkerHint && _permits.TryReserveSeeker())
+                if (_permits.ActiveWorkers < _limit.WorkerHint && _permits.TryReserveSeeker())
                 {
                     StartReservedWorkers(1);
                 }
@@ -121,7 +122,6 @@ internal abstract partial class FanOutRun<T>
                     }
 
                     // Overloaded: the limit has backed off; wait without a permit of the pool, then run the same item again.
-                    GivePermit(slot);
                     if (!await WaitToRetryAsync(slot).ConfigureAwait(false))
                     {
                         ClaimAbandoned(); // canceled while waiting: the item does not run again
@@ -137,8 +137,11 @@ internal abstract partial class FanOutRun<T>
                 // The consumer is behind: never wait for it with a permit of the pool (its code may need the same limit).
                 // The worker takes one again right after, so it counts as seeking: nobody is started for the room it gave
                 // back (workers would otherwise multiply, each holding a result, while the consumer lags).
-                GivePermit(slot);
-                EnterSeeking(slot);
+                if (slot.HoldsPoolPermit)
+                {
+                    _permits.ReturnToSeek(slot); // a borrowed permit stays: it is not the pool's, and nobody else waits for it
+                }
+
                 try
                 {
                     await PublishAsync(slot, index, Token).ConfigureAwait(false);
@@ -172,7 +175,7 @@ internal abstract partial class FanOutRun<T>
 
             try
             {
-                GivePermit(slot);
+                _permits.GiveIfHeld(slot);
             }
             catch (Exception e)
             {
@@ -181,20 +184,16 @@ internal abstract partial class FanOutRun<T>
 
             try
             {
-                LeaveSeeking(slot);
-                if (slot.HoldsBorrowed)
-                {
-                    slot.HoldsBorrowed = false;
-                    _permits.ReturnBorrowed();
-                }
+                _permits.LeaveSeeking(slot);
+                _permits.ReturnBorrowedIfHeld(slot);
+                CallPermits.AssertStopping(slot);
             }
             catch (Exception e)
             {
                 RecordException(e); // a protocol invariant broken (Debug builds assert them): fail the call, never hang it
             }
 
-            // A worker that retired counted itself out already (TryRetire), while another worker was still active.
-            if (!slot.Retired && Interlocked.Decrement(ref _activeWorkers) == 0)
+            if (_permits.Stop(slot))
             {
                 await CompleteAsync().ConfigureAwait(false);
             }
@@ -236,31 +235,11 @@ internal abstract partial class FanOutRun<T>
     /// </summary>
     private void StartReservedWorkers(int count)
     {
-        // Count the workers before they are queued: the call cannot complete between the check and the start
-        // (the starting worker itself is counted, so the count is at least 1 here).
-        var seen = Volatile.Read(ref _activeWorkers);
-        var starting = (int)Math.Max(0, Math.Min(count, _maxWorkers - seen));
-        while (starting > 0)
-        {
-            var previous = Interlocked.CompareExchange(ref _activeWorkers, seen + starting, seen);
-            if (previous == seen)
-            {
-                break;
-            }
-
-            seen = previous;
-            starting = (int)Math.Max(0, Math.Min(count, _maxWorkers - seen));
-        }
-
-        for (var i = starting; i < count; i++)
-        {
-            _permits.LeaveSeeking(); // refused by the cap: the room stays unreserved
-        }
-
+        var starting = _permits.StartReserved(count, _maxWorkers);
         Interlocked.Add(ref s_workersStarted, starting);
         for (var i = 0; i < starting; i++)
         {
-            QueueWorker(seeking: true);
+            QueueWorker();
         }
     }
 }

@@ -100,8 +100,7 @@ internal abstract partial class FanOutRun<T>
     {
         FanOutMetrics.RecordLimit(_limit.Current, _limit.Kind, _limit.Name);
         _limit.EnterCall();
-        _activeWorkers = 1;
-        _permits.EnterSeeking();
+        _permits.ReserveFirstWorker();
         Interlocked.Increment(ref s_workersStarted);
 
         // Called inside an item of the same limit (a nested call): the call runs its first worker on that item's permit,
@@ -126,7 +125,7 @@ internal abstract partial class FanOutRun<T>
             Activity.Current = callerActivity;
         }
 
-        QueueWorker(seeking: true);
+        QueueWorker();
     }
 
     /// <summary>Stops new items and cancels the token (a stream's consumer left early). Safe at any time, also after completion.</summary>

@@ -4,9 +4,10 @@ namespace FanOut.Sources;
 
 /// <summary>
 /// One worker's state: its claimed item (written by <see cref="ItemSource{T}.TryClaimAsync"/>, which may complete
-/// asynchronously) and the thread-pool work item that starts it.
+/// asynchronously), the lease and window slot it holds, and the thread-pool work item that starts it. What it holds of the
+/// permit protocol is <see cref="PermitHolder.Hold"/>, which only <see cref="CallPermits"/> writes.
 /// </summary>
-internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : IThreadPoolWorkItem
+internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : PermitHolder, IThreadPoolWorkItem
 {
     /// <summary>The call this worker belongs to.</summary>
     public readonly FanOutRun<T> Owner = owner;
@@ -28,23 +29,8 @@ internal sealed class WorkerSlot<T>(FanOutRun<T> owner) : IThreadPoolWorkItem
     /// <summary>Per-worker state of the run's subclass (a stream's result holder).</summary>
     public object? State;
 
-    /// <summary>Set when the worker counted itself out of the call's active workers as it retired (see FanOutRun's TryRetire).</summary>
-    public bool Retired;
-
-    /// <summary>True while the worker holds a permit of the limit's pool: the worker's finally gives it back.</summary>
-    public bool HoldsPermit;
-
-    /// <summary>True while the worker holds the permit its call borrowed from an enclosing item (never the pool's to give).</summary>
-    public bool HoldsBorrowed;
-
-    /// <summary>True while the worker is counted among the call's workers on their way to a permit (<see cref="CallPermits.Seeking"/>).</summary>
-    public bool Seeking;
-
     /// <summary>True while the worker holds a slot of an ordered stream's window for the item it is about to claim.</summary>
     public bool InWindow;
-
-    /// <summary>True when the worker holds a permit, its own or borrowed: a body may start.</summary>
-    public bool HoldsAnyPermit => HoldsPermit || HoldsBorrowed;
 
     /// <summary>Starts the worker on the pool thread that dequeued it.</summary>
     public void Execute() => Owner.RunWorker(this);
