@@ -69,6 +69,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private int _disposed;
 
     private RedisConcurrencyLimit(Task<IConnectionMultiplexer> redis, string endpoints, RedisLimitOptions options, bool ownsConnection)
+        : base(TraitsOf(options))
     {
         _options = options;
         _ownsConnection = ownsConnection;
@@ -227,19 +228,13 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private bool IsRunning => Volatile.Read(ref _loops) is not null && Volatile.Read(ref _disposed) == 0;
 
     /// <summary>
-    /// Always: other processes cannot be seen waiting from here, so a worker gives its permit back after every item and
-    /// <see cref="ReleaseCore"/> decides whether the lease stays idle here, goes to a local waiter, or back to the fleet.
+    /// Always shared across processes: the budget is the fleet's, and other processes cannot be seen waiting from here (a
+    /// worker gives its lease back after every item, and <see cref="ReleaseCore"/> decides whether it stays idle here, goes
+    /// to a local waiter or back to the fleet; a call waits for a lease rather than retiring a worker). An adaptive budget
+    /// also learns from every item's outcome.
     /// </summary>
-    protected override bool ShouldReturnPermit => true;
-
-    /// <summary>
-    /// Always: the budget is the fleet's. A call waits for a lease here instead of retiring a worker when none is idle
-    /// (leases come from Redis, not only from this call's finished items), and never holds one while its source is quiet.
-    /// </summary>
-    protected override bool IsShared => true;
-
-    /// <summary>True for an adaptive budget: it learns from every item's outcome.</summary>
-    protected override bool WantsSamples => _control is not null;
+    private static LimitTraits TraitsOf(RedisLimitOptions options) =>
+        LimitTraits.SharedAcrossProcesses | (options.Adaptive is null ? LimitTraits.None : LimitTraits.LearnsFromWork);
 
     /// <summary>An adaptive budget's overload test (<see cref="AdaptiveBudgetOptions.IsOverload"/>); false for a fixed budget.</summary>
     /// <param name="failure">What the item's body threw.</param>

@@ -40,7 +40,7 @@ internal abstract partial class FanOutRun<T>
     /// <summary><see cref="FanOutOptions.ItemTimeout"/>; <see cref="Timeout.InfiniteTimeSpan"/> when there is none.</summary>
     private readonly TimeSpan _itemTimeout;
 
-    /// <summary>The limit's <see cref="ConcurrencyLimit.WantsSamples"/>, read once: whether it learns from every attempt.</summary>
+    /// <summary>The limit's <see cref="ConcurrencyLimit.LearnsFromWork"/>, read once: whether it learns from every attempt.</summary>
     private readonly bool _wantsSamples;
 
     /// <summary>True when the run has an ordered window to enter before each claim (an ordered stream).</summary>
@@ -79,7 +79,7 @@ internal abstract partial class FanOutRun<T>
         _failures = new FailureLog(options.Errors, maxRetainedFailures);
         _itemTimeout = options.ResolvedItemTimeout;
         _hasWindow = hasWindow;
-        _wantsSamples = _limit.WantsSamples;
+        _wantsSamples = _limit.LearnsFromWork;
         _claimsInline = source.ClaimNeverWaits && _rateLimiter is null && !_hasWindow;
         _lastIndex = source.KnownCount > 0 ? source.FirstIndex + source.KnownCount - 1 : -1;
         _claimTurn = source.ClaimsSynchronously ? null : new SemaphoreSlim(1, 1);

@@ -100,6 +100,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private long _answeredLatency, _answered;
 
     public AdaptiveConcurrencyLimit(AdaptiveLimitOptions options)
+        : base(LimitTraits.LearnsFromWork)
     {
         options.Validate();
         _options = options;
@@ -158,12 +159,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
     }
 
-    protected internal override bool WantsSamples => true;
-
     public override int MaxCurrent => _options.MaxLimit;
 
     /// <summary>Synchronous bodies gain nothing from more workers than cores, whatever the limit allows asynchronous ones.</summary>
-    protected internal override int WorkerHint => Math.Min(_limit, Environment.ProcessorCount);
+    internal override int WorkerHint => Math.Min(_limit, Environment.ProcessorCount);
 
     public override TimeProvider TimeProvider => _time;
 
@@ -171,7 +170,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// True while paused or while slow start's growth is paced: a timer raises <see cref="Current"/> with nothing
     /// completing, so a call keeps a waiter.
     /// </summary>
-    protected internal override bool MayRiseUnprompted => _paused || _pacing;
+    internal override bool MayRiseUnprompted => _paused || _pacing;
 
     /// <summary>True while a Retry-After pause is on (for tests).</summary>
     internal bool IsPaused => _paused;

@@ -22,8 +22,10 @@ namespace FanOut;
 /// overrides <see cref="Current"/> only (and calls <see cref="OnCurrentChanged"/> when it changes); the permit pool does
 /// the rest. A limit whose permits live elsewhere (another process, a server) overrides <see cref="TryAcquireCore"/>,
 /// <see cref="WaitAsyncCore"/> and <see cref="ReleaseCore"/>, and calls the base versions to keep <see cref="InFlight"/>
-/// counted. One that learns from the work overrides <see cref="WantsSamples"/>, <see cref="OnItemStarting"/> and
-/// <see cref="OnItemCompleted(long, ItemOutcome)"/>. docs/limits.md shows both; every limit in this repository passes one contract suite.
+/// counted. What else a run needs to know, the limit says once as <see cref="LimitTraits"/> to the base constructor: whether
+/// it learns from the work (and then overrides <see cref="OnItemStarting"/> and <see cref="OnItemCompleted(long, ItemOutcome)"/>),
+/// whether it rises with nothing completing, whether other processes take its permits. How FanOut's workers use those facts
+/// is not the limit's concern. docs/limits.md shows both shapes; every limit in this repository passes one contract suite.
 /// </para>
 /// </remarks>
 public abstract class ConcurrencyLimit
@@ -55,10 +57,27 @@ public abstract class ConcurrencyLimit
     /// <summary>Cancellation callbacks that ran for waiters already granted (under <see cref="_lock"/>); stays 0 unless a registration leaked.</summary>
     private long _staleCancellations;
 
-    /// <summary>Creates a limit with an empty permit pool.</summary>
+    /// <summary>Creates a limit with an empty permit pool and no <see cref="LimitTraits"/>.</summary>
     protected ConcurrencyLimit()
     {
     }
+
+    /// <summary>Creates a limit with an empty permit pool that says <paramref name="traits"/> about itself.</summary>
+    /// <param name="traits">What the limit is: whether it learns from the work, rises unprompted, is shared across processes.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="traits"/> has a bit no <see cref="LimitTraits"/> value names.</exception>
+    protected ConcurrencyLimit(LimitTraits traits)
+    {
+        const LimitTraits all = LimitTraits.LearnsFromWork | LimitTraits.RisesUnprompted | LimitTraits.SharedAcrossProcesses;
+        if ((traits & ~all) != 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(traits), traits, $"LimitTraits {(int)traits} has unknown bits; valid: a combination of {all}.");
+        }
+
+        Traits = traits;
+    }
+
+    /// <summary>What the limit said about itself when it was made.</summary>
+    public LimitTraits Traits { get; }
 
     /// <summary>A limit of exactly <paramref name="limit"/> items in flight.</summary>
     /// <param name="limit">The limit, at least 1.</param>
@@ -117,17 +136,18 @@ public abstract class ConcurrencyLimit
 
     /// <summary>How many workers a call starts for bodies that complete synchronously (more would only time-slice the cores).</summary>
     /// <value>By default <see cref="Current"/>; an unbounded or adaptive limit says <see cref="Environment.ProcessorCount"/> or less.</value>
-    protected internal virtual int WorkerHint => Current;
+    internal virtual int WorkerHint => Current;
 
     /// <summary>The highest <see cref="Current"/> can ever be; sizes stream buffers.</summary>
     /// <value>By default <see cref="Current"/>: override it in a limit whose <see cref="Current"/> can rise.</value>
     public virtual int MaxCurrent => Current;
 
     /// <summary>
-    /// True while <see cref="Current"/> may rise with nothing completing (a settable limit that may be raised at any time): a call then keeps
-    /// a worker waiting for the new room. Once items complete, the workers that finish them find any new room themselves.
+    /// True while <see cref="Current"/> may rise with nothing completing (<see cref="LimitTraits.RisesUnprompted"/>; an
+    /// adaptive limit while it ramps): a call then keeps a worker waiting for the new room. Once items complete, the workers
+    /// that finish them find any new room themselves.
     /// </summary>
-    protected internal virtual bool MayRiseUnprompted => false;
+    internal virtual bool MayRiseUnprompted => (Traits & LimitTraits.RisesUnprompted) != 0;
 
     /// <summary>
     /// True when someone besides the asking call may want this limit's permits: another call running on the same instance
@@ -135,7 +155,7 @@ public abstract class ConcurrencyLimit
     /// item (exactly as many items pulled as permits held, as Parallel.ForEachAsync); a call on a shared limit pulls first
     /// so that it never holds a permit others could use while its source is quiet.
     /// </summary>
-    protected internal virtual bool IsShared => Volatile.Read(ref _activeCalls) > 1;
+    internal virtual bool IsShared => (Traits & LimitTraits.SharedAcrossProcesses) != 0 || Volatile.Read(ref _activeCalls) > 1;
 
     /// <summary>Counts a call that starts running on this limit (see <see cref="IsShared"/>).</summary>
     internal void EnterCall()
@@ -184,8 +204,15 @@ public abstract class ConcurrencyLimit
     internal void LeaveCall() => Interlocked.Decrement(ref _activeCalls);
 
     /// <summary>Whether <see cref="OnItemCompleted(long, ItemOutcome)"/> needs a start timestamp for every item; constant for an instance (a call reads it once).</summary>
-    /// <value>False by default: a run then skips <see cref="RecordStart"/> and <see cref="RecordCompletion(long, ItemOutcome)"/> when no metrics listen.</value>
-    protected internal virtual bool WantsSamples => false;
+    /// <value><see cref="LimitTraits.LearnsFromWork"/> (or the older <see cref="WantsSamples"/>); without it a run skips <see cref="RecordStart"/> and <see cref="RecordCompletion(long, ItemOutcome)"/> when no metrics listen.</value>
+#pragma warning disable CS0618 // the older way of saying it is still honoured
+    internal virtual bool LearnsFromWork => (Traits & LimitTraits.LearnsFromWork) != 0 || WantsSamples;
+#pragma warning restore CS0618
+
+    /// <summary>The older way to say <see cref="LimitTraits.LearnsFromWork"/>: still honoured, so a limit that overrides it keeps compiling and learning.</summary>
+    [Obsolete("Pass LimitTraits.LearnsFromWork to the ConcurrencyLimit(LimitTraits) constructor instead.")]
+    [System.ComponentModel.EditorBrowsable(System.ComponentModel.EditorBrowsableState.Never)]
+    protected virtual bool WantsSamples => false;
 
     /// <summary>True when a permit could be taken right now.</summary>
     internal bool HasRoom => InFlight < Current;
@@ -197,10 +224,10 @@ public abstract class ConcurrencyLimit
     /// <value>
     /// By default: someone is inside <see cref="WaitAsync"/> (counted at the public method, so it holds for a limit whose
     /// permits live elsewhere as for the built-in pool, and for every <see cref="ConcurrencyLimitRateLimiterExtensions.AsRateLimiter"/>
-    /// lease waiting), or <see cref="InFlight"/> is above <see cref="Current"/>. A limit whose permits others take without
-    /// <see cref="WaitAsync"/> (another process) overrides it to say true.
+    /// lease waiting), or <see cref="InFlight"/> is above <see cref="Current"/>; always for a limit
+    /// <see cref="LimitTraits.SharedAcrossProcesses"/>, whose other takers cannot be seen waiting from here.
     /// </value>
-    protected internal virtual bool ShouldReturnPermit => Volatile.Read(ref _waiting) != 0 || InFlight > Current;
+    internal virtual bool ShouldReturnPermit => (Traits & LimitTraits.SharedAcrossProcesses) != 0 || Volatile.Read(ref _waiting) != 0 || InFlight > Current;
 
     /// <summary>Callers inside <see cref="WaitAsync"/> right now (for tests and watchers).</summary>
     internal int Waiting => Volatile.Read(ref _waiting);
@@ -224,7 +251,7 @@ public abstract class ConcurrencyLimit
 
     /// <summary>
     /// Tells the limit that an attempt of an item starts (its permit taken) and returns the timestamp to pass to
-    /// <see cref="RecordCompletion(long, ItemOutcome)"/>. A fan-out call does this for every attempt when <see cref="WantsSamples"/>; code that
+    /// <see cref="RecordCompletion(long, ItemOutcome)"/>. A fan-out call does this for every attempt when the limit <see cref="LimitTraits.LearnsFromWork"/>; code that
     /// takes permits itself (an HTTP handler, a <see cref="System.Threading.RateLimiting.RateLimiter"/> lease) does the same.
     /// </summary>
     public long RecordStart() => OnItemStarting();

@@ -22,6 +22,7 @@ public sealed class SettableConcurrencyLimit : ConcurrencyLimit
     private int _peak;
 
     internal SettableConcurrencyLimit(int limit)
+        : base(LimitTraits.RisesUnprompted) // it can rise at any time with nothing completing: each call keeps a worker waiting for the new room
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(limit, 1);
         _limit = limit;
@@ -41,11 +42,8 @@ public sealed class SettableConcurrencyLimit : ConcurrencyLimit
     /// <value><c>settable</c>.</value>
     public override string Kind => "settable";
 
-    /// <summary>It can rise at any time with nothing completing: each call keeps one worker waiting for the new room.</summary>
-    protected internal override bool MayRiseUnprompted => true;
-
     /// <summary>Synchronous bodies gain nothing from more workers than cores, whatever the limit allows asynchronous ones.</summary>
-    protected internal override int WorkerHint => Math.Min(Current, Environment.ProcessorCount);
+    internal override int WorkerHint => Math.Min(Current, Environment.ProcessorCount);
 
     /// <summary>Changes the limit; calls running on it follow at once (see the remarks on <see cref="SettableConcurrencyLimit"/>).</summary>
     /// <param name="limit">The new limit, at least 1.</param>

@@ -8,5 +8,5 @@ internal sealed class UnboundedConcurrencyLimit : ConcurrencyLimit
     public override string Kind => "unbounded";
 
     /// <summary>Synchronous bodies gain nothing from more workers than cores; asynchronous ones spawn more as they go pending.</summary>
-    protected internal override int WorkerHint => Environment.ProcessorCount;
+    internal override int WorkerHint => Environment.ProcessorCount;
 }

@@ -4,7 +4,7 @@ namespace FanOut.Coyote.Tests.Infrastructure;
 /// A user's limit of <paramref name="current"/> permits that learns from samples, whose start hook throws when the
 /// schedule says so, in flows marked with <see cref="ThrowHere"/> (so only the code the scenario points at sees it throw).
 /// </summary>
-public sealed class HookThrowingLimit(Schedule schedule, int current, int throwPercent) : ConcurrencyLimit
+public sealed class HookThrowingLimit(Schedule schedule, int current, int throwPercent) : ConcurrencyLimit(LimitTraits.LearnsFromWork)
 {
     private static readonly AsyncLocal<bool> s_throwHere = new();
 
@@ -18,8 +18,6 @@ public sealed class HookThrowingLimit(Schedule schedule, int current, int throwP
     public override int Current => current;
 
     public override string Kind => "user";
-
-    protected override bool WantsSamples => true;
 
     protected override long OnItemStarting()
     {

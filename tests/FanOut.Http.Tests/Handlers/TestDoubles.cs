@@ -5,7 +5,7 @@ using Microsoft.Extensions.Time.Testing;
 namespace FanOut.Http.Tests.Handlers;
 
 /// <summary>A user's limit that records what it is told, on a fake clock.</summary>
-internal sealed class RecordingLimit(int limit, TimeProvider time) : ConcurrencyLimit
+internal sealed class RecordingLimit(int limit, TimeProvider time) : ConcurrencyLimit(LimitTraits.LearnsFromWork)
 {
     private readonly Lock _lock = new();
     private readonly List<ItemOutcome> _outcomes = [];
@@ -26,8 +26,6 @@ internal sealed class RecordingLimit(int limit, TimeProvider time) : Concurrency
             }
         }
     }
-
-    protected override bool WantsSamples => true;
 
     protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome)
     {

@@ -321,7 +321,7 @@ public sealed class ConcurrencyLimitRateLimiterTests
     }
 
     /// <summary>A user's limit (public extension points only) that records what the limit is told.</summary>
-    private sealed class RecordingLimit(int limit, TimeProvider time) : ConcurrencyLimit
+    private sealed class RecordingLimit(int limit, TimeProvider time) : ConcurrencyLimit(LimitTraits.LearnsFromWork)
     {
         public override int Current => limit;
 
@@ -332,8 +332,6 @@ public sealed class ConcurrencyLimitRateLimiterTests
         public int Started { get; private set; }
 
         public List<(TimeSpan Duration, ItemOutcome Outcome)> Completions { get; } = [];
-
-        protected override bool WantsSamples => true;
 
         protected override long OnItemStarting()
         {

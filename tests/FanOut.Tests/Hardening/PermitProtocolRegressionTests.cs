@@ -476,16 +476,14 @@ public sealed class PermitProtocolRegressionTests
         }
     }
 
-    /// <summary>A user limit that learns (WantsSamples) and whose start hook throws while <see cref="Throws"/>.</summary>
-    private sealed class ThrowingStartLimit(int capacity) : ConcurrencyLimit
+    /// <summary>A user limit that learns (<see cref="LimitTraits.LearnsFromWork"/>) and whose start hook throws while <see cref="Throws"/>.</summary>
+    private sealed class ThrowingStartLimit(int capacity) : ConcurrencyLimit(LimitTraits.LearnsFromWork)
     {
         public bool Throws { get; set; } = true;
 
         public override int Current => capacity;
 
         public override string Kind => "throwing";
-
-        protected internal override bool WantsSamples => true;
 
         protected override long OnItemStarting() => Throws ? throw new InvalidOperationException("start hook failed") : base.OnItemStarting();
     }

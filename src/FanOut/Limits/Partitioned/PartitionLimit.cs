@@ -15,6 +15,7 @@ internal sealed class PartitionLimit<TKey> : ConcurrencyLimit
     private PartitionEntry _entry;
 
     internal PartitionLimit(PartitionedConcurrencyLimit<TKey> owner, TKey key)
+        : base(KeyTraits(owner, key))
     {
         _owner = owner;
         _key = key;
@@ -35,15 +36,29 @@ internal sealed class PartitionLimit<TKey> : ConcurrencyLimit
     public override TimeProvider TimeProvider => KeyLimit.TimeProvider;
 
     /// <summary>Always: the global pool is shared by every key, so room can come from another key's finished item.</summary>
-    protected internal override bool IsShared => true;
+    internal override bool IsShared => true;
 
-    protected internal override bool MayRiseUnprompted => KeyLimit.MayRiseUnprompted;
+    internal override bool MayRiseUnprompted => KeyLimit.MayRiseUnprompted;
 
-    protected internal override int WorkerHint => Math.Min(KeyLimit.WorkerHint, _owner.Current);
+    internal override int WorkerHint => Math.Min(KeyLimit.WorkerHint, _owner.Current);
 
-    protected internal override bool WantsSamples => KeyLimit.WantsSamples;
+    internal override bool LearnsFromWork => KeyLimit.LearnsFromWork;
 
-    protected internal override bool ShouldReturnPermit => KeyLimit.ShouldReturnPermit || _owner.ShouldReturnPermit;
+    internal override bool ShouldReturnPermit => KeyLimit.ShouldReturnPermit || _owner.ShouldReturnPermit;
+
+    /// <summary>The traits of the key's limit, which this view reports as its own (a key limit made again for a dropped key is made by the same factory).</summary>
+    private static LimitTraits KeyTraits(PartitionedConcurrencyLimit<TKey> owner, TKey key)
+    {
+        var entry = owner.Pin(key);
+        try
+        {
+            return entry.Limit.Traits;
+        }
+        finally
+        {
+            entry.Unpin();
+        }
+    }
 
     /// <summary>The key's live limit: the entry this view last pinned while it is not dropped (no lookup on the run's hot reads), else the map's.</summary>
     private ConcurrencyLimit KeyLimit

@@ -55,7 +55,7 @@ public sealed class ConcurrencyLease : RateLimitLease
         _owner = owner;
         _limit = limit;
         _item = item;
-        _recordsSamples = limit.WantsSamples;
+        _recordsSamples = limit.LearnsFromWork;
         _startTimestamp = _recordsSamples ? limit.GetTimestamp() : 0; // no start hook: the item's own attempt was counted
     }
 

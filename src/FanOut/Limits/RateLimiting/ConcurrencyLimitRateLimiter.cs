@@ -20,7 +20,7 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
 
     private readonly ConcurrencyLimit _limit;
 
-    /// <summary>The limit's <see cref="ConcurrencyLimit.WantsSamples"/>, read once (constant for an instance).</summary>
+    /// <summary>The limit's <see cref="ConcurrencyLimit.LearnsFromWork"/>, read once (constant for an instance).</summary>
     private readonly bool _recordsSamples;
 
     /// <summary>Canceled by <see cref="Dispose(bool)"/>: ends this limiter's own waits, never the limit's other users'.</summary>
@@ -38,7 +38,7 @@ internal sealed class ConcurrencyLimitRateLimiter : RateLimiter
     public ConcurrencyLimitRateLimiter(ConcurrencyLimit limit)
     {
         _limit = limit;
-        _recordsSamples = limit.WantsSamples;
+        _recordsSamples = limit.LearnsFromWork;
         _lastActivity = limit.TimeProvider.GetTimestamp();
     }
 
