@@ -19,6 +19,9 @@ internal sealed class FanOutEventSession : IAsyncDisposable
     /// <summary>Events not yet read are dropped oldest first beyond this many (a reader that stalls never makes the watcher grow).</summary>
     private const int BufferedEvents = 10_000;
 
+    /// <summary>How long a detach waits for the process to stop the session, then for its stream to end.</summary>
+    private static readonly TimeSpan StopWait = TimeSpan.FromSeconds(10);
+
     private readonly EventPipeSession _session;
     private readonly Channel<WatchEvent> _events = Channel.CreateBounded<WatchEvent>(
         new BoundedChannelOptions(BufferedEvents) { FullMode = BoundedChannelFullMode.DropOldest, SingleReader = true, SingleWriter = true });
@@ -81,17 +84,24 @@ internal sealed class FanOutEventSession : IAsyncDisposable
             return;
         }
 
-        try
+        // A detach is bounded: a process too busy to answer the stop (or to end its stream) is left to it, and the stream closed
+        // from this side ends the reader.
+        using (var stopping = new CancellationTokenSource(StopWait))
         {
-            await _session.StopAsync(CancellationToken.None).ConfigureAwait(false);
-        }
-        catch (Exception ex) when (ex is ServerNotAvailableException or IOException or DiagnosticsClientException or ObjectDisposedException or EndOfStreamException)
-        {
-            // The process is gone: its stream has ended (or is about to) without us.
+            try
+            {
+                await _session.StopAsync(stopping.Token).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is ServerNotAvailableException or IOException or DiagnosticsClientException or ObjectDisposedException or EndOfStreamException or OperationCanceledException or TimeoutException)
+            {
+                // The process is gone (its stream has ended, or is about to, without us), or did not answer in time.
+            }
         }
 
-        await _processing.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await _processing.WaitAsync(StopWait).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         _session.Dispose();
+        await _processing.WaitAsync(StopWait).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        _events.Writer.TryComplete(); // the reader's thread may still be inside a read the closed stream has not ended: its events are not wanted
     }
 
     private void Process()

@@ -19,7 +19,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     {
         await using var upstream = await Upstream(50);
         using var apache = await RealServers.StartApacheAsync(upstream.BaseAddress, threads: 12);
-        var report = await ProbeRuns.RunConfirmedAsync(new Uri(apache.BaseAddress, "item/1"), output, "apache (12 threads, 50 ms, queue)");
+        var report = await ProbeRuns.RunConfirmedOnAFedClientAsync(new Uri(apache.BaseAddress, "item/1"), output, "apache (12 threads, 50 ms, queue)", r => r.Recommendation.Limit == 12);
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
 
@@ -67,7 +67,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     public async Task Probe_PythonSemaphore12QueueBeyond_FindsExactly12()
     {
         using var python = await RealServers.StartPythonAsync(capacity: 12, delayMs: 50);
-        var report = await ProbeRuns.RunConfirmedAsync(new Uri(python.BaseAddress, "item/1"), output, "python http.server, semaphore 12, 50 ms");
+        var report = await ProbeRuns.RunConfirmedOnAFedClientAsync(new Uri(python.BaseAddress, "item/1"), output, "python http.server, semaphore 12, 50 ms", r => r.Recommendation.Limit == 12);
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
 
@@ -134,7 +134,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     public async Task Probe_FanOutServeCapacity12WithQueue_FindsExactly12()
     {
         await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 12, Queue = 200, Latency = LatencySpec.Parse("fixed:40") });
-        var report = await ProbeRuns.RunConfirmedAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 12 --queue 200 --latency fixed:40");
+        var report = await ProbeRuns.RunConfirmedOnAFedClientAsync(new Uri(server.BaseAddress, "item/1"), output, "fanout serve --capacity 12 --queue 200 --latency fixed:40", r => r.Recommendation.Limit == 12);
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
 
