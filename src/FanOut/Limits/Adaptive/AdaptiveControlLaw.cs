@@ -58,6 +58,9 @@ internal sealed class AdaptiveControlLaw
     /// <summary>After slow start, a window shorter than MinWindowSamples decides early only when it reads at or below this ratio (and grows).</summary>
     private const double ClearlyUncontended = 1.0;
 
+    /// <summary>A slow-start round this many times faster than the baseline proves the first window cold (at 2, a stalled or heavy-tailed first window fired it too).</summary>
+    private const double ColdBaselineRatio = 4;
+
     /// <summary>Latency rises smaller than this are scheduling noise whatever their ratio (late timers, thread-pool hops under load).</summary>
     internal static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
 
@@ -71,6 +74,9 @@ internal sealed class AdaptiveControlLaw
 
     /// <summary>Below this latency ratio the limit grows; between it and the tolerance it holds.</summary>
     private readonly double _growBelow;
+
+    /// <summary>Set by the round that found the first window cold: the baseline it reseeded from a round above the knee is re-measured, as a thin one is.</summary>
+    private bool _coldBaseline;
 
     /// <summary>The highest limit slow start found uncontended: windows at half of it or less refresh the baseline pool.</summary>
     private int _cleanLimit;
@@ -263,7 +269,8 @@ internal sealed class AdaptiveControlLaw
 
         // A seed that read shared is measured below the knee at once when its latencies agree to an eighth (a steady
         // downstream's); a spread one is thin, and the thin pool's pin decides (DecideWhilePinned).
-        var thin = _remeasurement.IsThin(statistics);
+        var thin = _remeasurement.IsThin(statistics) || _coldBaseline;
+        _coldBaseline = false;
         var belowKnee = _remeasurement.TakeSharedSeed(statistics, thin);
         var pinned = belowKnee ? Math.Min(Limit, Math.Max(AssumedUncontendedLimit, _options.MinLimit)) : Math.Max(FirstWindowSamples, _options.MinLimit);
         if (!InSlowStart && !_remeasurement.Spent && (belowKnee || (thin && Limit > pinned)))
@@ -361,6 +368,19 @@ internal sealed class AdaptiveControlLaw
         if (firstWindow)
         {
             _remeasurement.NoteFirstWindow(statistics.WindowPeakInFlight, latency);
+        }
+
+        if (!firstWindow && Significant(statistics.Baseline, latency * ColdBaselineRatio))
+        {
+            // The first window was cold (code compiled, connections opened), not the downstream's pace, and growth was judged
+            // against it: slow start ends at the round's level, the baseline starts again from this round, and the pin
+            // re-measures it below the level answers reached (Decide), as Envoy pins while it measures minRTT.
+            statistics.ClearPool();
+            statistics.AddToPool(window, SlowStartRoundShare);
+            ExitSlowStart(limit);
+            _remeasurement.NoteExitRound(_roundLimit, statistics, latency);
+            _coldBaseline = true;
+            return new(Math.Clamp(Math.Min(limit, _roundLimit), _options.MinLimit, _options.MaxLimit), LimitChangeReason.Remeasure);
         }
 
         if (statistics.PoolCount == 0 || latency <= statistics.Baseline * _growBelow)
