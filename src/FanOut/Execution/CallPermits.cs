@@ -514,7 +514,9 @@ internal sealed class CallPermits
 
     private void AddPlaces(long step)
     {
-        AssertPlaces(Interlocked.Add(ref _places, step));
+        // Never inside the assertion's argument: a [Conditional] call is compiled out with its arguments in Release.
+        var places = Interlocked.Add(ref _places, step);
+        AssertPlaces(places);
         AssertInvariants();
     }
 
