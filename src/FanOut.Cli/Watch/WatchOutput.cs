@@ -31,6 +31,8 @@ internal abstract class WatchOutput(WatchModel model)
         {
             await foreach (var e in events.ReadAllAsync(cancellationToken).ConfigureAwait(false))
             {
+                // Ctrl+C stops the watch at once, also while events keep coming (the reader checks its token only when it runs dry).
+                cancellationToken.ThrowIfCancellationRequested();
                 Model.Apply(e);
                 Show(e);
             }
