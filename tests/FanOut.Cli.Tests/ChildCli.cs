@@ -68,12 +68,32 @@ internal sealed class ChildCli : IDisposable
         Assert.Equal(0, kill.ExitCode);
     }
 
-    /// <summary>Sends SIGINT, as Ctrl+C in a terminal does.</summary>
+    /// <summary>
+    /// Sends SIGINT, as Ctrl+C in a terminal does. A child that inherited SIGINT ignored (a shell starts background jobs so,
+    /// e.g. <c>bash .ci/run &amp;</c>, and .NET keeps an inherited ignore) would never see it: it gets SIGTERM then, which the
+    /// CLI's one signal handler (ShutdownSignals) treats the same way.
+    /// </summary>
     public async Task InterruptAsync()
     {
-        using var kill = Process.Start("kill", ["-INT", Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        var signal = IgnoresSigint(Id) ? "-TERM" : "-INT";
+        using var kill = Process.Start("kill", [signal, Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
         await kill.WaitForExitAsync();
         Assert.Equal(0, kill.ExitCode);
+    }
+
+    /// <summary>True when the process ignores SIGINT (bit 1 of SigIgn in /proc/PID/status); false where that cannot be read.</summary>
+    private static bool IgnoresSigint(int pid)
+    {
+        try
+        {
+            var line = File.ReadLines($"/proc/{pid}/status").FirstOrDefault(l => l.StartsWith("SigIgn:", StringComparison.Ordinal));
+            return line is not null
+                && (ulong.Parse(line["SigIgn:".Length..].Trim(), System.Globalization.NumberStyles.HexNumber, System.Globalization.CultureInfo.InvariantCulture) & 0x2) != 0;
+        }
+        catch (IOException)
+        {
+            return false;
+        }
     }
 
     /// <summary>The exit code, once the child has exited (fails after <paramref name="seconds"/>).</summary>
