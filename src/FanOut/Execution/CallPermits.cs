@@ -257,6 +257,15 @@ internal sealed class CallPermits
         ReleaseHeld();
     }
 
+    /// <summary>Before a wait: a worker holding a permit of the pool gives it back and seeks (<see cref="ReturnToSeek"/>); the borrowed permit stays, as rule 1 allows.</summary>
+    public void ReturnToSeekIfHeld(PermitHolder worker)
+    {
+        if (worker.HoldsPoolPermit)
+        {
+            ReturnToSeek(worker);
+        }
+    }
+
     /// <summary>A worker that holds a permit (its own or borrowed) is no longer on its way to one.</summary>
     public void Arrived(PermitHolder worker)
     {

@@ -52,10 +52,9 @@ internal abstract partial class FanOutRun<T>
             if (_hasWindow && !slot.InWindow)
             {
                 var window = BeforeClaimAsync(Token);
-                if (!window.IsCompleted && slot.HoldsPoolPermit)
+                if (!window.IsCompleted)
                 {
-                    // An ordered stream's window is full: wait for the consumer without a permit, counted as seeking.
-                    _permits.ReturnToSeek(slot);
+                    _permits.ReturnToSeekIfHeld(slot); // an ordered stream's window is full: wait for the consumer without a permit
                 }
 
                 if (!await window.ConfigureAwait(false))
@@ -315,11 +314,8 @@ internal abstract partial class FanOutRun<T>
     private async ValueTask<bool> WaitToRetryAsync(WorkerSlot<T> slot)
     {
         // The worker means to take a permit again: counted as seeking, nobody is started for the room it gives back (the
-        // downstream said it is overloaded: the room is better left than filled). A borrowed permit stays with it.
-        if (slot.HoldsPoolPermit)
-        {
-            _permits.ReturnToSeek(slot);
-        }
+        // downstream said it is overloaded: the room is better left than filled).
+        _permits.ReturnToSeekIfHeld(slot);
 
         try
         {

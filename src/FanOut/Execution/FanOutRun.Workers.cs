@@ -137,10 +137,7 @@ internal abstract partial class FanOutRun<T>
                 // The consumer is behind: never wait for it with a permit of the pool (its code may need the same limit).
                 // The worker takes one again right after, so it counts as seeking: nobody is started for the room it gave
                 // back (workers would otherwise multiply, each holding a result, while the consumer lags).
-                if (slot.HoldsPoolPermit)
-                {
-                    _permits.ReturnToSeek(slot); // a borrowed permit stays: it is not the pool's, and nobody else waits for it
-                }
+                _permits.ReturnToSeekIfHeld(slot);
 
                 try
                 {

@@ -10,21 +10,15 @@ public sealed class UserWrittenLimitContractTests : ConcurrencyLimitContract
 {
     protected override ValueTask<ConcurrencyLimit> CreateAsync(int capacity) => new(new SemaphoreLimit(capacity));
 
-    [Fact]
-    public async Task FanOutAsync_LearnsNothing_WhenTheLimitWantsNoSamples()
+    [Theory]
+    [InlineData(LimitTraits.None, 0)]
+    [InlineData(LimitTraits.LearnsFromWork, 20)]
+    public async Task FanOutAsync_ReportsEveryAttempt_OnlyWhenTheLimitLearnsFromWork(LimitTraits traits, int reported)
     {
-        var limit = new SemaphoreLimit(2);
+        var limit = new SemaphoreLimit(2, traits);
+        Assert.Equal(traits, limit.Traits);
         await Enumerable.Range(0, 20).FanOutAsync((i, ct) => ValueTask.CompletedTask, new FanOutOptions { Limit = limit });
-        Assert.Equal(0, limit.Completions);
-    }
-
-    [Fact]
-    public async Task FanOutAsync_ReportsEveryAttempt_WhenTheLimitLearnsFromWork()
-    {
-        var limit = new SemaphoreLimit(2, LimitTraits.LearnsFromWork);
-        Assert.Equal(LimitTraits.LearnsFromWork, limit.Traits);
-        await Enumerable.Range(0, 20).FanOutAsync((i, ct) => ValueTask.CompletedTask, new FanOutOptions { Limit = limit });
-        Assert.Equal(20, limit.Completions);
+        Assert.Equal(reported, limit.Completions);
     }
 
     [Fact]
