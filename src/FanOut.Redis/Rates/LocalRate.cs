@@ -28,7 +28,7 @@ internal sealed class LocalRate(TimeProvider time)
             _tat = Math.Max(_tat, now) + step;
             var wait = _tat - allowance - now;
 
-            // Timers count whole milliseconds: round up, so the permit is never early.
+            // Whole milliseconds, rounded up (RateWait keeps an early-firing timer from cutting it short).
             return wait <= 0 ? TimeSpan.Zero : TimeSpan.FromMilliseconds(Math.Ceiling(wait * 1000.0 / time.TimestampFrequency));
         }
     }

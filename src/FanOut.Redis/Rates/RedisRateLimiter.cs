@@ -234,7 +234,7 @@ public sealed class RedisRateLimiter : RateLimiter
                 if (wait > TimeSpan.Zero)
                 {
                     // Reserved: the permits are ours at server-now + wait (canceled meanwhile, they are spent). Refused: ask again then.
-                    await Task.Delay(wait, _options.TimeProvider, cancellationToken).ConfigureAwait(false);
+                    await RateWait.AtLeastAsync(wait, _time, cancellationToken).ConfigureAwait(false);
                 }
 
                 if (reserved)
@@ -259,7 +259,7 @@ public sealed class RedisRateLimiter : RateLimiter
         var wait = _local.Reserve(permitCount, perWindow, burst, _options.Window);
         if (wait > TimeSpan.Zero)
         {
-            await Task.Delay(wait, _time, cancellationToken).ConfigureAwait(false);
+            await RateWait.AtLeastAsync(wait, _time, cancellationToken).ConfigureAwait(false);
         }
 
         Interlocked.Increment(ref _successful);
