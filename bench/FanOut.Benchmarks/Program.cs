@@ -22,6 +22,7 @@ namespace FanOut.Benchmarks;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
 /// <c>-- tracing [rounds]</c> the tracing overhead per item, with and without listeners, in alternating rounds;
+/// <c>-- noise [rounds] [results-dir]</c> heavy-tailed latency without overload on the real clock: the default and a shared limit against Fixed(256);
 /// <c>-- fresh waits [rounds]</c> / <c>-- fresh http --fanout PATH [rounds]</c> first contact, each case in a fresh process.
 /// </summary>
 public static class Program
@@ -84,6 +85,13 @@ public static class Program
         {
             var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : CostMeasurement.DefaultRounds;
             await CostMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds, args.Length > 3 ? args[3] : null);
+            return 0;
+        }
+
+        if (args is ["noise", ..])
+        {
+            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : NoiseMeasurement.DefaultRounds;
+            await NoiseMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
             return 0;
         }
 

@@ -47,7 +47,7 @@ public static class FastStartMeasurement
         var report = new StringBuilder();
         report.AppendLine("# Adaptive default: fast start, measured on this machine");
         report.AppendLine();
-        report.AppendLine(CultureInfo.InvariantCulture, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}; load average at the start {LoadAverage()}. Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- fast-start {rounds}`. Each cell is the median of {rounds} rounds; rounds alternate the contenders in one process. \"vs best bounded\" is FanOut's default against Fixed({s_maxLimit}) (its MaxLimit; Task.WhenAll for N <= {s_maxLimit}); CPU rows against Fixed(ProcessorCount); queueing rows against Fixed(C).");
+        report.AppendLine(CultureInfo.InvariantCulture, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}; load average at the start {HostLoad.OneMinute()}. Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- fast-start {rounds}`. Each cell is the median of {rounds} rounds; rounds alternate the contenders in one process. \"vs best bounded\" is FanOut's default against Fixed({s_maxLimit}) (its MaxLimit; Task.WhenAll for N <= {s_maxLimit}); CPU rows against Fixed(ProcessorCount); queueing rows against Fixed(C).");
         report.AppendLine();
         report.AppendLine("| shape | FanOut default ms (peak limit) | best bounded | best bounded ms | Parallel.ForEachAsync default ms | default vs Parallel.ForEachAsync | Task.WhenAll ms | default vs best bounded | target |");
         report.AppendLine("|---|---:|---|---:|---:|---:|---:|---:|---|");
@@ -170,17 +170,4 @@ public static class FastStartMeasurement
 
     /// <summary>One way to run a shape; returns the peak limit it used.</summary>
     private sealed record Contender(string Name, Func<Task<int>> Run);
-
-    /// <summary>The one-minute load average (Linux), so a reader can tell a quiet run from a shared one.</summary>
-    private static string LoadAverage()
-    {
-        try
-        {
-            return File.Exists("/proc/loadavg") ? File.ReadAllText("/proc/loadavg").Split(' ')[0] : "n/a";
-        }
-        catch (IOException)
-        {
-            return "n/a";
-        }
-    }
 }

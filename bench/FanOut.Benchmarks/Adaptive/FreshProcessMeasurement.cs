@@ -63,7 +63,7 @@ public static class FreshProcessMeasurement
             return 2;
         }
 
-        output.WriteLine($"pure waits, {(inProcess ? "one process, a fresh limit per run" : "one fresh process per run")}, {rounds} alternating rounds; load average at start {LoadAverage()}");
+        output.WriteLine($"pure waits, {(inProcess ? "one process, a fresh limit per run" : "one fresh process per run")}, {rounds} alternating rounds; load average at start {HostLoad.Averages()}");
         output.WriteLine("| shape | default ms (median) | Fixed(256) ms (median) | ratio | default runs above 4x | above 2x its median | default runs |");
         output.WriteLine("|---|---:|---:|---:|---:|---:|---|");
         foreach (var (name, items, delay) in shapes)
@@ -88,7 +88,7 @@ public static class FreshProcessMeasurement
             output.WriteLine(Invariant($"| {name} | {a:F0} | {f:F0} | {a / f:F2}x | {above} of {adaptive.Count} | {slow} | {string.Join(", ", adaptive.Select(x => x.ToString("F0", CultureInfo.InvariantCulture)))} |"));
         }
 
-        output.WriteLine($"load average at end {LoadAverage()}");
+        output.WriteLine($"load average at end {HostLoad.Averages()}");
         return 0;
     }
 
@@ -120,7 +120,7 @@ public static class FreshProcessMeasurement
 
     private static async Task<int> HttpAsync(string cli, int rounds, TextWriter output)
     {
-        output.WriteLine($"first contact over HTTP, one fresh process per run, {rounds} rounds; load average at start {LoadAverage()}");
+        output.WriteLine($"first contact over HTTP, one fresh process per run, {rounds} rounds; load average at start {HostLoad.Averages()}");
         output.WriteLine("| capacity, items | target | loop: 429 share per run | http: 429 share per run | failed items |");
         output.WriteLine("|---|---:|---|---|---:|");
         foreach (var (capacity, items, target) in s_http)
@@ -147,7 +147,7 @@ public static class FreshProcessMeasurement
             output.WriteLine(Invariant($"| {capacity}, {items} | {target * 100:F0}% | {Runs(shares["loop"])} | {Runs(shares["http"])} | {failed} |"));
         }
 
-        output.WriteLine($"load average at end {LoadAverage()}");
+        output.WriteLine($"load average at end {HostLoad.Averages()}");
         return 0;
     }
 
@@ -226,8 +226,6 @@ public static class FreshProcessMeasurement
         var sorted = values.Order().ToArray();
         return sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
     }
-
-    private static string LoadAverage() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "n/a";
 
     private static int Int(string text) => int.Parse(text, CultureInfo.InvariantCulture);
 

@@ -22,7 +22,7 @@ public static class CostMeasurement
         var report = new StringBuilder();
         report.AppendLine("# Costs: FanOut beside Parallel.ForEachAsync and hand-written fan-outs, one process, alternating rounds");
         report.AppendLine();
-        report.AppendLine(CultureInfo.InvariantCulture, $"Machine: {Environment.ProcessorCount} logical cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {LoadAverage()}.");
+        report.AppendLine(CultureInfo.InvariantCulture, $"Machine: {Environment.ProcessorCount} logical cores, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
         report.AppendLine(CultureInfo.InvariantCulture, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- costs {rounds}`. Each cell is the median of {rounds} rounds after 2 warm-up rounds; every round runs every contender once, in an order that rotates by one each round. Bytes: `GC.GetTotalAllocatedBytes(precise: true)` around each call (all threads).");
         report.AppendLine();
 
@@ -148,7 +148,7 @@ public static class CostMeasurement
         report.AppendLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         AppendAsyncRow(report, sync[1], sync[0], syncCount);
         report.AppendLine();
-        report.AppendLine(CultureInfo.InvariantCulture, $"Thread pool after this section: {ThreadPool.ThreadCount} threads, {ThreadPool.PendingWorkItemCount} work items pending; load average {LoadAverage()}.");
+        report.AppendLine(CultureInfo.InvariantCulture, $"Thread pool after this section: {ThreadPool.ThreadCount} threads, {ThreadPool.PendingWorkItemCount} work items pending; load average {HostLoad.OneMinute()}.");
         report.AppendLine();
     }
 
@@ -292,17 +292,5 @@ public static class CostMeasurement
         await feed;
         await block.Completion;
         return sum;
-    }
-
-    private static string LoadAverage()
-    {
-        try
-        {
-            return File.ReadAllText("/proc/loadavg").Split(' ')[0];
-        }
-        catch (IOException)
-        {
-            return "unknown";
-        }
     }
 }

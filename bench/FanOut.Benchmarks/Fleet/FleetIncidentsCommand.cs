@@ -60,7 +60,7 @@ public static class FleetIncidentsCommand
         await using var redis = await LocalRedisServer.StartAsync();
         using var admin = await ConnectionMultiplexer.ConnectAsync(redis.Endpoint);
         var fleet = new Fleet(redis.Endpoint, admin, processes, new AdaptiveBudgetOptions { InitialBudget = initial });
-        await output.WriteLineAsync($"fleet-incidents: {processes} limits sharing one adaptive budget (InitialBudget {initial}, the other options their defaults), {Environment.ProcessorCount} cores, load average {LoadAverage()}");
+        await output.WriteLineAsync($"fleet-incidents: {processes} limits sharing one adaptive budget (InitialBudget {initial}, the other options their defaults), {Environment.ProcessorCount} cores, load average {HostLoad.Averages()}");
         var missed = 0;
         foreach (var scenario in scenarios)
         {
@@ -79,7 +79,7 @@ public static class FleetIncidentsCommand
             }
         }
 
-        await output.WriteLineAsync($"fleet-incidents: {missed} target(s) missed; load average {LoadAverage()}");
+        await output.WriteLineAsync($"fleet-incidents: {missed} target(s) missed; load average {HostLoad.Averages()}");
         return missed == 0 ? 0 : 1;
     }
 
@@ -155,8 +155,6 @@ public static class FleetIncidentsCommand
     private static string Seconds(TimeSpan span) => span > TimeSpan.FromDays(1) ? "never" : string.Create(CultureInfo.InvariantCulture, $"{span.TotalSeconds:F2} s");
 
     private static string Text(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
-
-    private static string LoadAverage() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "unknown";
 
     /// <summary>P limits sharing a fresh key per run, on a private redis-server.</summary>
     private sealed class Fleet(string endpoint, IConnectionMultiplexer admin, int processes, AdaptiveBudgetOptions adaptive)

@@ -1,0 +1,116 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Diagnostics.Tracing;
+using System.Globalization;
+using System.Runtime.InteropServices;
+using System.Text;
+
+namespace FanOut.Benchmarks.Adaptive;
+
+/// <summary>
+/// <c>noise [rounds] [results-dir]</c>: issue 36's latency noise without any overload, on the real clock. Every item waits a
+/// lognormal time (median 40 ms, p99 ten times that) and the downstream has room for everything, so the best limit is the
+/// most: the default must keep its throughput near Fixed(256)'s (target 0.8x) and never collapse. Each round runs, in
+/// turn, Fixed(256), the default of one call, and one <see cref="ConcurrencyLimit.Adaptive(AdaptiveLimitOptions?)"/>
+/// shared by two calls at once; every contender of a round waits the same times. Writes <c>adaptive-noise.md</c>.
+/// </summary>
+public static class NoiseMeasurement
+{
+    public const int DefaultRounds = 3;
+
+    private const int Items = 20_000;
+    private const double MedianMs = 40;
+
+    /// <summary>sigma of ln(latency) that puts p99 at ten times the median (z of 0.99 is 2.326).</summary>
+    private static readonly double s_sigma = Math.Log(10) / 2.326;
+
+    private static readonly CultureInfo s_inv = CultureInfo.InvariantCulture;
+
+    public static async Task RunAsync(string resultsDirectory, int rounds)
+    {
+        var report = new StringBuilder();
+        report.AppendLine("# Latency noise without overload, real clock (issue 36)");
+        report.AppendLine();
+        report.AppendLine(s_inv, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
+        report.AppendLine(s_inv, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- noise {rounds}`. {Items:N0} items, each `Task.Delay` of a lognormal time (median {MedianMs} ms, p99 {10 * MedianMs} ms), no capacity limit. Each round runs the three contenders in turn on the same waits (seed = round). Target: throughput >= 0.8x Fixed(256) in every round, the limit never collapsing.");
+        report.AppendLine();
+        report.AppendLine("| round | Fixed(256) ms | default ms | default / Fixed | default's limit at the end | shared by two calls ms | shared / Fixed | shared limit at the end | the shared limit's cuts, by reason |");
+        report.AppendLine("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        using var cuts = new CutListener();
+        var items = Enumerable.Range(0, Items).ToArray();
+        for (var round = 0; round < rounds; round++)
+        {
+            var waits = Waits(round);
+            ValueTask Body(int i, CancellationToken ct) => new(Task.Delay(waits[i], ct));
+
+            var sw = Stopwatch.StartNew();
+            await items.FanOutAsync(256, Body);
+            var fixedMs = sw.Elapsed.TotalMilliseconds;
+
+            var own = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Name = $"noise-default-{round}" });
+            sw.Restart();
+            await items.FanOutAsync(Body, new FanOutOptions { Limit = own });
+            var defaultMs = sw.Elapsed.TotalMilliseconds;
+
+            var sharedName = $"noise-shared-{round}";
+            var shared = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Name = sharedName });
+            var halves = new[] { items.Where(i => i % 2 == 0).ToArray(), items.Where(i => i % 2 == 1).ToArray() };
+            sw.Restart();
+            await Task.WhenAll(halves.Select(half => half.FanOutAsync(Body, new FanOutOptions { Limit = shared })));
+            var sharedMs = sw.Elapsed.TotalMilliseconds;
+
+            report.AppendLine(s_inv, $"| {round} | {fixedMs:F0} | {defaultMs:F0} | **{fixedMs / defaultMs:F2}x** | {own.Current} | {sharedMs:F0} | **{fixedMs / sharedMs:F2}x** | {shared.Current} | {cuts.Describe(sharedName)} |");
+        }
+
+        report.AppendLine();
+        report.AppendLine(s_inv, $"Load average at the end {HostLoad.OneMinute()}.");
+        Directory.CreateDirectory(resultsDirectory);
+        var path = Path.Combine(resultsDirectory, "adaptive-noise.md");
+        await File.WriteAllTextAsync(path, report.ToString());
+        Console.WriteLine(report.ToString());
+        Console.WriteLine($"written: {path}");
+    }
+
+    /// <summary>Counts every decrease of a limit by its reason, from the FanOut event source's LimitChanged events (in process).</summary>
+    private sealed class CutListener : EventListener
+    {
+        private readonly ConcurrentDictionary<(string Name, string Reason), int> _cuts = new();
+
+        public string Describe(string name)
+        {
+            var reasons = _cuts.Where(c => c.Key.Name == name).OrderByDescending(c => c.Value).Select(c => $"{c.Key.Reason} {c.Value}").ToList();
+            return reasons.Count == 0 ? "none" : string.Join(", ", reasons);
+        }
+
+        protected override void OnEventSourceCreated(EventSource eventSource)
+        {
+            if (eventSource.Name == FanOut.Diagnostics.FanOutEvents.SourceName)
+            {
+                EnableEvents(eventSource, EventLevel.Informational, (EventKeywords)FanOut.Diagnostics.FanOutEvents.LimitChangesKeyword);
+            }
+        }
+
+        protected override void OnEventWritten(EventWrittenEventArgs e)
+        {
+            // Payload: kind, name, from, to, reason, ... (FanOutEvents.LimitChangedId's documented order).
+            if (e.EventId == FanOut.Diagnostics.FanOutEvents.LimitChangedId && e.Payload is { } p && (int)p[3]! < (int)p[2]!)
+            {
+                _cuts.AddOrUpdate(((string)p[1]!, (string)p[4]!), 1, static (_, n) => n + 1);
+            }
+        }
+    }
+
+    /// <summary>The round's waits: lognormal by Box-Muller from a seeded generator, so every contender waits the same.</summary>
+    private static TimeSpan[] Waits(int seed)
+    {
+        var random = new Random(seed);
+        var waits = new TimeSpan[Items];
+        for (var i = 0; i < Items; i++)
+        {
+            var z = Math.Sqrt(-2 * Math.Log(1 - random.NextDouble())) * Math.Cos(2 * Math.PI * random.NextDouble());
+            waits[i] = TimeSpan.FromMilliseconds(MedianMs * Math.Exp(s_sigma * z));
+        }
+
+        return waits;
+    }
+}
