@@ -75,11 +75,20 @@ public static class NoiseMeasurement
     private sealed class CutListener : EventListener
     {
         private readonly ConcurrentDictionary<(string Name, string Reason), int> _cuts = new();
+        private readonly ConcurrentQueue<(string Name, double WindowMedianMs, double BaselineMs)> _figures = new();
 
+        /// <summary>The cuts of limit <paramref name="name"/> by reason, and the window medians and baselines they were decided on.</summary>
         public string Describe(string name)
         {
             var reasons = _cuts.Where(c => c.Key.Name == name).OrderByDescending(c => c.Value).Select(c => $"{c.Key.Reason} {c.Value}").ToList();
-            return reasons.Count == 0 ? "none" : string.Join(", ", reasons);
+            if (reasons.Count == 0)
+            {
+                return "none";
+            }
+
+            var figures = _figures.Where(f => f.Name == name && f.BaselineMs > 0).ToList();
+            return figures.Count == 0 ? string.Join(", ", reasons)
+                : string.Create(s_inv, $"{string.Join(", ", reasons)} (window medians {figures.Min(f => f.WindowMedianMs):F0}-{figures.Max(f => f.WindowMedianMs):F0} ms on baselines {figures.Min(f => f.BaselineMs):F0}-{figures.Max(f => f.BaselineMs):F0} ms)");
         }
 
         protected override void OnEventSourceCreated(EventSource eventSource)
@@ -96,6 +105,7 @@ public static class NoiseMeasurement
             if (e.EventId == FanOut.Diagnostics.FanOutEvents.LimitChangedId && e.Payload is { } p && (int)p[3]! < (int)p[2]!)
             {
                 _cuts.AddOrUpdate(((string)p[1]!, (string)p[4]!), 1, static (_, n) => n + 1);
+                _figures.Enqueue(((string)p[1]!, (double)p[5]!, (double)p[6]!));
             }
         }
     }
