@@ -28,8 +28,8 @@ internal sealed class LocalRate(TimeProvider time)
             _tat = Math.Max(_tat, now) + step;
             var wait = _tat - allowance - now;
 
-            // Whole milliseconds, rounded up (RateWait keeps an early-firing timer from cutting it short).
-            return wait <= 0 ? TimeSpan.Zero : TimeSpan.FromMilliseconds(Math.Ceiling(wait * 1000.0 / time.TimestampFrequency));
+            // Rounded up to whole TimeSpan ticks, never early; RateWait turns it into the timer's whole milliseconds.
+            return wait <= 0 ? TimeSpan.Zero : TimeSpan.FromTicks((long)Math.Ceiling(wait * (double)TimeSpan.TicksPerSecond / time.TimestampFrequency));
         }
     }
 }
