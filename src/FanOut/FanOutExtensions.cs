@@ -300,12 +300,18 @@ public static partial class FanOutExtensions
         {
             if (run.Reader is { } reader)
             {
+                var spin = default(ReaderSpin);
                 while (await reader.WaitToReadAsync().ConfigureAwait(false))
                 {
-                    while (reader.TryRead(out var outcome))
+                    do
                     {
-                        yield return TProjection.Project(outcome);
+                        while (reader.TryRead(out var outcome))
+                        {
+                            spin.Found();
+                            yield return TProjection.Project(outcome);
+                        }
                     }
+                    while (spin.SpinOnce());
                 }
             }
             else
