@@ -435,7 +435,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             // A new round in slow start (answers have grown the limit meanwhile), or a window after a change, counts only the
             // items that start from now on; an unchanged limit after slow start keeps gathering them.
-            var keep = _law.Limit == before && !_law.InSlowStart;
+            var keep = _law.Limit == before && !_law.InSlowStart && decision.Reason != LimitChangeReason.QueueSuspected;
             _statistics.ResetWindow(keep ? _statistics.WindowStart : now);
             _windowKept = keep;
             if (!keep)

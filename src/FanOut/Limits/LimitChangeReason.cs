@@ -10,7 +10,7 @@ public enum LimitChangeReason
     /// <summary>Slow start: an answer that did not queue, with more than half the limit in use, added a permit (granted at slow start's pace).</summary>
     SlowStartGrowth,
 
-    /// <summary>A slow-start round read far more latency than one round could add: the limit goes back to the round's level until the next round confirms it.</summary>
+    /// <summary>A round (in slow start) or a window (after it, right after one within the band) read far more latency than a queue could add in one: a stall until the next confirms it; in slow start the limit goes back to the round's level.</summary>
     QueueSuspected,
 
     /// <summary>Latency rose past the band around the baseline: the limit shrank so that, by Little's law, the queue drains (this ends slow start).</summary>

@@ -134,6 +134,9 @@ internal sealed class AdaptiveControlLaw
     /// <summary>Growth above the ceiling per window: 1 for a probe, doubling while probes pass (the downstream got bigger).</summary>
     private int _probeStep = 1;
 
+    /// <summary>The latency ratio of the last window after slow start (0: none): a window far above the band right after one within it is a suspected stall.</summary>
+    private double _previousRatio;
+
     /// <summary>The median latency of the window the last <see cref="Decide"/> read, in timestamp ticks (0: it read none).</summary>
     private double _windowMedian;
 
@@ -467,6 +470,16 @@ internal sealed class AdaptiveControlLaw
         }
 
         var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : Math.Min(1, latency / statistics.Baseline);
+        var previousRatio = _previousRatio;
+        _previousRatio = ratio;
+        if (ratio > InFlightFactor * _growBelow && previousRatio <= _options.Tolerance)
+        {
+            // More than a queue could add in one window after one within the band (Little's law: at most in proportion to
+            // a quarter's growth): a stall of the downstream reads like this once, a queue persists. The next window, of
+            // items started from now on, confirms it.
+            return new(limit, LimitChangeReason.QueueSuspected);
+        }
+
         if (ratio > _options.Tolerance)
         {
             // Gradient: shrink so that, by Little's law, the queue the ratio reveals drains to the growth threshold.

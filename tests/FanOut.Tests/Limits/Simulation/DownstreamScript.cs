@@ -39,6 +39,16 @@ public sealed record DownstreamState
     /// takes <see cref="Latency"/> x (1 + (n / k)^2), so throughput peaks at k in service, at twice the latency. 0: none.
     /// </summary>
     public int SmoothKnee { get; init; }
+
+    /// <summary>
+    /// Periodic stalls (a collection, a failover, a noisy neighbour): from <see cref="StallEvery"/> on, every <see cref="StallEvery"/>, the
+    /// downstream makes no progress for <see cref="StallFor"/>, so a request in service then answers that much later.
+    /// Zero: none. Capacity is unchanged: a stall is not overload.
+    /// </summary>
+    public TimeSpan StallEvery { get; init; }
+
+    /// <summary>How long each stall lasts (see <see cref="StallEvery"/>).</summary>
+    public TimeSpan StallFor { get; init; }
 }
 
 /// <summary>A downstream's state over time, from the start of a simulation: capacity, queue, latency and storms, scripted.</summary>

@@ -98,7 +98,32 @@ public sealed class ScriptedDownstream<TCall>
             factor *= 1 + Math.Pow((double)_served / state.SmoothKnee, 2);
         }
 
-        _serve(call, TimeSpan.FromTicks(Math.Max(1, (long)(state.Latency.Ticks * factor))));
+        var service = TimeSpan.FromTicks(Math.Max(1, (long)(state.Latency.Ticks * factor)));
+        _serve(call, state.StallEvery > TimeSpan.Zero ? Stalled(now, service, state.StallEvery, state.StallFor) : service);
+    }
+
+    /// <summary>The time from <paramref name="now"/> to the answer of <paramref name="service"/> of work that makes no progress during the stalls.</summary>
+    private static TimeSpan Stalled(TimeSpan now, TimeSpan service, TimeSpan every, TimeSpan stall)
+    {
+        var at = now;
+        var left = service;
+        while (true)
+        {
+            var stallStart = TimeSpan.FromTicks(at.Ticks / every.Ticks * every.Ticks);
+            if (stallStart > TimeSpan.Zero && at < stallStart + stall)
+            {
+                at = stallStart + stall; // stalled now: no progress until the stall ends
+            }
+
+            var nextStall = stallStart + every;
+            if (at + left <= nextStall)
+            {
+                return at + left - now;
+            }
+
+            left -= nextStall - at;
+            at = nextStall;
+        }
     }
 
     /// <summary>Box-Muller from the seeded generator, so a run is repeatable.</summary>
