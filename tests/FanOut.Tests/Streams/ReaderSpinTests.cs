@@ -12,22 +12,15 @@ public sealed class ReaderSpinTests
     public void SpinOnce_NothingEverFound_SpinsOneRunThenSkipsTwiceAsManyWaitsEachTime()
     {
         var spin = default(ReaderSpin);
-        if (Environment.ProcessorCount == 1)
+        if (SingleCoreNeverSpins(ref spin))
         {
-            Assert.False(spin.SpinOnce()); // a single core never spins
             return;
         }
 
         var pattern = new List<int>(); // spins before each wait
         for (var wait = 0; wait < 9; wait++)
         {
-            var spins = 0;
-            while (spin.SpinOnce())
-            {
-                spins++;
-            }
-
-            pattern.Add(spins);
+            pattern.Add(SpinsBeforeWait(ref spin));
         }
 
         // A run of spins, then 1 wait skipped, a run, 2 skipped, a run, 4 skipped...
@@ -38,22 +31,15 @@ public sealed class ReaderSpinTests
     public void SpinOnce_NothingEverFound_SpinsBeforeFewWaits()
     {
         var spin = default(ReaderSpin);
-        if (Environment.ProcessorCount == 1)
+        if (SingleCoreNeverSpins(ref spin))
         {
-            Assert.False(spin.SpinOnce()); // a single core never spins
             return;
         }
 
         var spinningWaits = 0;
         for (var wait = 0; wait < 10_000; wait++)
         {
-            var spun = false;
-            while (spin.SpinOnce())
-            {
-                spun = true;
-            }
-
-            spinningWaits += spun ? 1 : 0;
+            spinningWaits += SpinsBeforeWait(ref spin) > 0 ? 1 : 0;
         }
 
         // Skips double up to 64 waits: past the first few, one wait in 65 spins.
@@ -64,17 +50,14 @@ public sealed class ReaderSpinTests
     public void Found_AfterASpin_StartsTheBackOffAgain()
     {
         var spin = default(ReaderSpin);
-        if (Environment.ProcessorCount == 1)
+        if (SingleCoreNeverSpins(ref spin))
         {
-            Assert.False(spin.SpinOnce()); // a single core never spins
             return;
         }
 
         for (var wait = 0; wait < 100; wait++)
         {
-            while (spin.SpinOnce())
-            {
-            }
+            SpinsBeforeWait(ref spin);
         }
 
         // Backed off: the next waits skip spinning, until one spins.
@@ -85,11 +68,33 @@ public sealed class ReaderSpinTests
         spin.Found(); // that spin found a result
 
         // A miss now skips one wait, not 64.
-        while (spin.SpinOnce())
-        {
-        }
+        SpinsBeforeWait(ref spin);
 
         Assert.False(spin.SpinOnce());
         Assert.True(spin.SpinOnce());
+    }
+
+    /// <summary>Spins until the reader would wait (nothing is ever found); returns the spins.</summary>
+    private static int SpinsBeforeWait(ref ReaderSpin spin)
+    {
+        var spins = 0;
+        while (spin.SpinOnce())
+        {
+            spins++;
+        }
+
+        return spins;
+    }
+
+    /// <summary>On a single core: asserts the reader never spins, and returns true (the test has nothing more to check).</summary>
+    private static bool SingleCoreNeverSpins(ref ReaderSpin spin)
+    {
+        if (Environment.ProcessorCount > 1)
+        {
+            return false;
+        }
+
+        Assert.False(spin.SpinOnce());
+        return true;
     }
 }

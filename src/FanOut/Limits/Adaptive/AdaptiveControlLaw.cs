@@ -331,7 +331,7 @@ internal sealed class AdaptiveControlLaw
             var standardError = MedianStandardErrorFactor * statistics.Spread * Math.Sqrt((1.0 / window.Length) + (1.0 / statistics.PoolCount));
             if (window.Length >= 2 && above >= needed && ratio > _growBelow * Math.Exp(QueueTestStandardErrors * standardError))
             {
-                if (Phase != LawPhase.ConfirmingQueue && ratio > InFlightFactor * _growBelow * (window.Length >= HoldSamples ? 1 : Math.Exp(QueueTestStandardErrors * standardError)))
+                if (Phase != LawPhase.ConfirmingQueue && ratio > OneRoundQueueBound * (window.Length >= HoldSamples ? 1 : Math.Exp(QueueTestStandardErrors * standardError)))
                 {
                     // More than a queue could add in one round (Little's law: at most twice the last round's reading): a stall reads
                     // like this once, a queue persists. Confirm with one more round at the level this one ran at.
@@ -472,7 +472,7 @@ internal sealed class AdaptiveControlLaw
         var ratio = Significant(latency, statistics.Baseline) ? latency / statistics.Baseline : Math.Min(1, latency / statistics.Baseline);
         var previousRatio = _previousRatio;
         _previousRatio = ratio;
-        if (ratio > InFlightFactor * _growBelow && previousRatio <= _options.Tolerance)
+        if (ratio > OneRoundQueueBound && previousRatio <= _options.Tolerance)
         {
             // More than a queue could add in one window after one within the band (Little's law: at most in proportion to
             // a quarter's growth): a stall of the downstream reads like this once, a queue persists. The next window, of
@@ -650,6 +650,9 @@ internal sealed class AdaptiveControlLaw
         _historyCount = 0;
         RecordChange(long.MinValue, Limit); // every item running now started under this level or a lower one
     }
+
+    /// <summary>The most latency ratio a queue can add in one round or window (Little's law: the level before passed at no less than half this one): more reads as a stall until the next confirms it.</summary>
+    private double OneRoundQueueBound => InFlightFactor * _growBelow;
 
     /// <summary>True when <paramref name="latency"/> is above <paramref name="baseline"/> by more than the <see cref="NoiseFloor"/>.</summary>
     private bool Significant(double latency, double baseline) => latency - baseline > _noiseFloor;
