@@ -51,10 +51,10 @@ internal sealed class FanOutEventSource : EventSource
     /// <summary>Starts or stops the interval's timer as sessions ask for <see cref="Keywords.LimitStates"/> or stop.</summary>
     protected override void OnEventCommand(EventCommandEventArgs command)
     {
-        var watching = IsEnabled(EventLevel.Informational, Keywords.LimitStates);
-        _watching = watching;
-        if (!watching)
+        // The flag falls before the registry stops and rises after it starts, so a limit that sees it can always register.
+        if (!IsEnabled(EventLevel.Informational, Keywords.LimitStates))
         {
+            _watching = false;
             WatchedLimits.Stop();
             return;
         }
@@ -67,5 +67,6 @@ internal sealed class FanOutEventSource : EventSource
         }
 
         WatchedLimits.Start(this, interval);
+        _watching = true;
     }
 }

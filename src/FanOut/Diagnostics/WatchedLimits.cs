@@ -14,12 +14,15 @@ internal static class WatchedLimits
     private static ITimer? s_timer;
     private static int s_publishing;
 
+    /// <summary>The next limit id (taken by a limit the first time a session sees it or it changes, so ids stay small).</summary>
+    public static long NextId() => Interlocked.Increment(ref s_lastId);
+
     /// <summary>Registers <paramref name="limit"/> (called by a limit in use while <see cref="FanOutEventSource.IsWatching"/>).</summary>
     public static void Track(ConcurrencyLimit limit)
     {
         lock (s_lock)
         {
-            if (s_timer is null || !limit.TryBeginWatch(() => Interlocked.Increment(ref s_lastId)))
+            if (s_timer is null || !limit.TryBeginWatch())
             {
                 return;
             }

@@ -577,8 +577,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     }
 
     /// <summary>Publishes a change with its reason to the event source, the meter and the current activity (outside the lock).</summary>
-    private void Tell(LimitChange change) =>
+    private void Tell(LimitChange change)
+    {
+        NoteUse(); // registers for states when a session watches; the id is taken either way, so both carry the same one
         LimitChangeTelemetry.Publish(Kind, _options.Name, change.From, change.To, change.Reason, Milliseconds(change.WindowMedian), Milliseconds(change.Baseline), change.InFlight, change.Sequence, WatchId);
+    }
 
     private double Milliseconds(double ticks) => ticks * 1000 / _time.TimestampFrequency;
 

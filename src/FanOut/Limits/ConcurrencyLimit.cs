@@ -48,7 +48,7 @@ public abstract class ConcurrencyLimit
     /// <summary>Callers inside <see cref="WaitAsync"/> right now, whatever the limit's own waits are made of (see <see cref="ShouldReturnPermit"/>).</summary>
     private int _waiting;
 
-    /// <summary>This limit's id in limit-state events: 0 until a session first watched it (<see cref="WatchedLimits"/>).</summary>
+    /// <summary>This limit's id in limit-state and limit-change events: 0 until one first needs it (<see cref="WatchId"/>).</summary>
     private long _watchId;
 
     /// <summary>1 while <see cref="WatchedLimits"/> holds this limit.</summary>
@@ -173,19 +173,15 @@ public abstract class ConcurrencyLimit
         }
     }
 
-    /// <summary>Marks this limit watched, taking an id from <paramref name="nextId"/> the first time; false if it already was (under the registry's lock).</summary>
-    internal bool TryBeginWatch(Func<long> nextId)
+    /// <summary>Marks this limit watched; false if it already was (under the registry's lock).</summary>
+    internal bool TryBeginWatch()
     {
         if (_watched != 0)
         {
             return false;
         }
 
-        if (_watchId == 0)
-        {
-            Volatile.Write(ref _watchId, nextId());
-        }
-
+        _ = WatchId;
         Volatile.Write(ref _watched, 1);
         return true;
     }
@@ -193,8 +189,21 @@ public abstract class ConcurrencyLimit
     /// <summary>Marks this limit no longer watched (under the registry's lock).</summary>
     internal void EndWatch() => Volatile.Write(ref _watched, 0);
 
-    /// <summary>This limit's id in limit-state and limit-change events (0 until first watched).</summary>
-    internal long WatchId => Volatile.Read(ref _watchId);
+    /// <summary>This limit's id in limit-state and limit-change events, taken the first time either needs it.</summary>
+    internal long WatchId
+    {
+        get
+        {
+            var id = Volatile.Read(ref _watchId);
+            return id != 0 ? id : TakeWatchId();
+        }
+    }
+
+    private long TakeWatchId()
+    {
+        Interlocked.CompareExchange(ref _watchId, WatchedLimits.NextId(), 0);
+        return Volatile.Read(ref _watchId);
+    }
 
 
     /// <summary>The state a watcher sees; a limit that times its items adds latency, baseline and overloads.</summary>

@@ -50,6 +50,25 @@ public sealed class WatchedLimitsTests
     }
 
     [Fact]
+    public async Task LimitChanged_FirstChangeAfterASessionStarts_CarriesTheIdOfTheLimitsStates()
+    {
+        // Used while nobody watched, then changed (a Retry-After pause) before it is used again: the change must not say "limit 0".
+        var name = $"unseen-{Guid.NewGuid():N}";
+        var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Name = name, InitialLimit = 4 });
+        Assert.True(limit.TryAcquire());
+        limit.Release();
+
+        using var listener = new StateListener(name);
+        await listener.WaitForIntervals(1);
+        limit.RecordCompletion(System.Diagnostics.Stopwatch.GetTimestamp(), ItemOutcome.Overloaded, TimeSpan.FromMilliseconds(100));
+
+        var change = await listener.WaitForChangeId();
+        var state = await listener.WaitForState(_ => true);
+        Assert.True(change > 0, $"change published with limit id {change}");
+        Assert.Equal(state.LimitId, change);
+    }
+
+    [Fact]
     public async Task LimitState_LimitLeftIdle_IsDroppedAfterItsIdleIntervalsAndTakenBackWhenUsedAgain()
     {
         var name = $"idle-{Guid.NewGuid():N}";
@@ -92,7 +111,7 @@ public sealed class WatchedLimitsTests
     /// <summary>One LimitState event.</summary>
     private sealed record State(long LimitId, string Kind, string Name, int Limit, int InFlight, int Waiting, double LatencyMs, double BaselineMs, long Overloads, long Pauses, long Changes);
 
-    /// <summary>Asks for limit states every 0.1 s and collects those of the limits named <c>name</c>, interval by interval.</summary>
+    /// <summary>Asks for limit states every 0.1 s and for limit changes and collects those of the limits named <c>name</c>, interval by interval.</summary>
     private sealed class StateListener(string name) : EventListener
     {
         private readonly ConcurrentQueue<State> _states = new();
@@ -122,6 +141,31 @@ public sealed class WatchedLimitsTests
             }
         }
 
+        /// <summary>Waits until <paramref name="count"/> intervals have closed (the session is live).</summary>
+        public async Task WaitForIntervals(int count)
+        {
+            using var timeout = new CancellationTokenSource(EventWait);
+            for (var i = 0; i < count; i++)
+            {
+                await _intervals.WaitAsync(timeout.Token);
+            }
+        }
+
+        /// <summary>Waits, interval by interval, for the first change of this name and returns the limit id it carried.</summary>
+        public async Task<long> WaitForChangeId()
+        {
+            using var timeout = new CancellationTokenSource(EventWait);
+            while (true)
+            {
+                if (_changeIds.TryPeek(out var id))
+                {
+                    return id;
+                }
+
+                await _intervals.WaitAsync(timeout.Token);
+            }
+        }
+
         /// <summary>Waits for an interval that closed with no state of this name.</summary>
         public async Task WaitForIntervalWithout()
         {
@@ -137,7 +181,8 @@ public sealed class WatchedLimitsTests
         {
             if (eventSource.Name == FanOutEvents.SourceName)
             {
-                EnableEvents(eventSource, EventLevel.Informational, (EventKeywords)FanOutEvents.LimitStatesKeyword,
+                // Both keywords, as fanout watch asks for them: states, and the changes that must carry the same ids.
+                EnableEvents(eventSource, EventLevel.Informational, (EventKeywords)(FanOutEvents.LimitStatesKeyword | FanOutEvents.LimitChangesKeyword),
                     new Dictionary<string, string?> { [FanOutEvents.StateIntervalArgument] = "0.1" });
             }
         }
