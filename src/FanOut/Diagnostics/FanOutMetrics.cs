@@ -32,12 +32,25 @@ internal static class FanOutMetrics
         tags: null,
         advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] });
 
-    internal static void RecordLimit(int value, string kind, string? name)
+    /// <summary>
+    /// Records <paramref name="limit"/>'s current value, and again while it changed meanwhile. Changes are published
+    /// outside the limit's lock, in any order, so whichever publisher records last records the value the limit ended at.
+    /// </summary>
+    internal static void RecordLimit(ConcurrencyLimit limit)
     {
-        if (Limit.Enabled)
+        if (!Limit.Enabled)
         {
-            Limit.Record(value, Tags(kind, name));
+            return;
         }
+
+        var tags = Tags(limit.Kind, limit.Name);
+        int value;
+        do
+        {
+            value = limit.Current;
+            Limit.Record(value, tags);
+        }
+        while (limit.Current != value);
     }
 
     /// <summary>The tags of a limit's measurements: its kind, and its name when it has one.</summary>

@@ -98,7 +98,7 @@ internal abstract partial class FanOutRun<T>
     /// <summary>Starts the first worker on the thread pool; it starts the others.</summary>
     public void Start()
     {
-        FanOutMetrics.RecordLimit(_limit.Current, _limit.Kind, _limit.Name);
+        FanOutMetrics.RecordLimit(_limit);
         _limit.EnterCall();
         _permits.ReserveFirstWorker();
         Interlocked.Increment(ref s_workersStarted);

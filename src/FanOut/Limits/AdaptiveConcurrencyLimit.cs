@@ -113,7 +113,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _pauseTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPauseTimer(), this);
         _limit = options.InitialLimit;
         _peak = options.InitialLimit;
-        FanOutMetrics.RecordLimit(_limit, Kind, Name);
+        FanOutMetrics.RecordLimit(this);
     }
 
     /// <summary>The law's limit, or 0 while a Retry-After pause is on.</summary>
@@ -274,7 +274,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
         if (starts)
         {
-            FanOutMetrics.RecordLimit(0, Kind, Name);
+            FanOutMetrics.RecordLimit(this); // 0 while the pause is on
             Tell(change);
         }
 

@@ -414,7 +414,7 @@ public abstract class ConcurrencyLimit
     /// </summary>
     protected void OnCurrentChanged()
     {
-        FanOutMetrics.RecordLimit(Current, Kind, Name);
+        FanOutMetrics.RecordLimit(this);
         NoteUse();
         if (Volatile.Read(ref _waiterCount) != 0)
         {

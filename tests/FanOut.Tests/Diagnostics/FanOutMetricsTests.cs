@@ -101,6 +101,32 @@ public sealed class FanOutMetricsTests : IDisposable
         Assert.All(_measurements.Where(m => m.Instrument == FanOutInstruments.LimitCurrent), m => Assert.Equal("adaptive", m.Kind));
     }
 
+    [Fact]
+    public void Metrics_LimitChangedWhileItsChangeIsPublished_TheGaugeEndsAtTheValueTheLimitEndedAt()
+    {
+        // Changes are published outside a limit's lock: here a second change lands between the first publisher's read of
+        // the value (5) and its record, as when two threads change an adaptive limit at once and publish in the other order.
+        var limit = new ChangingLimit(5, 6);
+        limit.Change();
+
+        var last = _measurements.Last(m => m.Instrument == FanOutInstruments.LimitCurrent && m.Kind == ChangingLimit.KindName);
+        Assert.Equal(6, limit.Current);
+        Assert.Equal(6, last.Value);
+    }
+
+    /// <summary>A user-written limit whose Current reads <c>first</c> once, then <c>then</c> (another thread changed it meanwhile).</summary>
+    private sealed class ChangingLimit(int first, int then) : ConcurrencyLimit
+    {
+        public const string KindName = "changing";
+        private int _reads;
+
+        public override int Current => Interlocked.Increment(ref _reads) == 1 ? first : then;
+
+        public override string Kind => KindName;
+
+        public void Change() => OnCurrentChanged();
+    }
+
     private void Record(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
         string? kind = null, name = null;
