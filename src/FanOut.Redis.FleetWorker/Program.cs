@@ -43,6 +43,7 @@ configuration.AbortOnConnectFail = false;
 configuration.AsyncTimeout = 2000;
 configuration.SyncTimeout = 2000;
 configuration.BacklogPolicy = BacklogPolicy.FailFast;
+configuration.ClientName ??= $"fleet-worker-{Environment.ProcessId}"; // the soak tells this worker's connections apart (CLIENT LIST)
 await using var redis = arguments.Local ? null : await ConnectionMultiplexer.ConnectAsync(configuration);
 if (arguments.Rate > 0 && redis is not null)
 {

@@ -423,6 +423,16 @@ public static class FleetSoak
             victim.Kill(entireProcessTree: true); // SIGKILL: no lease is returned
             await victim.WaitForExitAsync(cancellationToken).ConfigureAwait(false);
             var primary = await PortAsync().ConfigureAwait(false);
+
+            // Redis runs what a client sent before it drops the client: once the killed worker's connection is gone, every
+            // renewal it sent has run, and the kill's time is read after them (beside two busy loops, a renewal sent before
+            // the kill ran 114 ms after the process had exited).
+            var name = string.Create(CultureInfo.InvariantCulture, $"name=fleet-worker-{pid} ");
+            for (var polls = 0; polls < 500 && (await RedisAdmin.SendAsync(primary, "CLIENT", "LIST").ConfigureAwait(false)).Any(l => l.Contains(name, StringComparison.Ordinal)); polls++)
+            {
+                await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+            }
+
             var killedAt = await RedisAdmin.TimeMsAsync(primary).ConfigureAwait(false);
             var prefix = string.Create(CultureInfo.InvariantCulture, $"{pid}-");
             var leases = $"fanout:{{{Key}}}:leases";
