@@ -32,6 +32,9 @@ internal static class FanOutMetrics
         tags: null,
         advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] });
 
+    /// <summary>The most records of one publication: a user-written limit whose value moves at every read still returns.</summary>
+    private const int MaxRecordsPerChange = 8;
+
     /// <summary>
     /// Records <paramref name="limit"/>'s current value, and again while it changed meanwhile. Changes are published
     /// outside the limit's lock, in any order, so whichever publisher records last records the value the limit ended at.
@@ -44,13 +47,15 @@ internal static class FanOutMetrics
         }
 
         var tags = Tags(limit.Kind, limit.Name);
-        int value;
-        do
+        for (var records = 0; records < MaxRecordsPerChange; records++)
         {
-            value = limit.Current;
+            var value = limit.Current;
             Limit.Record(value, tags);
+            if (limit.Current == value)
+            {
+                return;
+            }
         }
-        while (limit.Current != value);
     }
 
     /// <summary>The tags of a limit's measurements: its kind, and its name when it has one.</summary>

@@ -15,8 +15,11 @@ internal sealed class CountingTimeProvider : FakeTimeProvider
 
     public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
     {
+        // Counted once created: a test that advances the clock on seeing the count must not advance it before the timer's
+        // due time is set (beside two busy loops, a queue timeout was set after the advance and never fired).
+        var timer = base.CreateTimer(callback, state, dueTime, period);
         Interlocked.Increment(ref _timers);
-        return base.CreateTimer(callback, state, dueTime, period);
+        return timer;
     }
 
     /// <summary>Waits (really, briefly) until at least <paramref name="count"/> timers exist; fails rather than hangs.</summary>

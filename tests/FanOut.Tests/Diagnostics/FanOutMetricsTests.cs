@@ -114,6 +114,30 @@ public sealed class FanOutMetricsTests : IDisposable
         Assert.Equal(6, last.Value);
     }
 
+    [Fact]
+    public void Metrics_LimitWhoseValueMovesAtEveryRead_IsRecordedABoundedNumberOfTimes()
+    {
+        // Re-recording while the value moved must end even for a user-written limit that never holds still.
+        var limit = new MovingLimit();
+        limit.Change();
+
+        var records = _measurements.Count(m => m.Instrument == FanOutInstruments.LimitCurrent && m.Kind == MovingLimit.KindName);
+        Assert.InRange(records, 2, 8);
+    }
+
+    /// <summary>A user-written limit whose Current is one more at every read.</summary>
+    private sealed class MovingLimit : ConcurrencyLimit
+    {
+        public const string KindName = "moving";
+        private int _reads;
+
+        public override int Current => Interlocked.Increment(ref _reads);
+
+        public override string Kind => KindName;
+
+        public void Change() => OnCurrentChanged();
+    }
+
     /// <summary>A user-written limit whose Current reads <c>first</c> once, then <c>then</c> (another thread changed it meanwhile).</summary>
     private sealed class ChangingLimit(int first, int then) : ConcurrencyLimit
     {
