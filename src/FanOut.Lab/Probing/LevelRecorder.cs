@@ -77,8 +77,14 @@ internal sealed class LevelRecorder
         double? whileRejecting = null;
         if (firstRejection is { } rejectedAt)
         {
-            var span = seconds - time.GetElapsedTime(startTimestamp, rejectedAt).TotalSeconds;
-            var okAfter = workers.SelectMany(w => w.OkTimestamps).Count(t => t >= rejectedAt);
+            // The bucket is empty at the first rejection, but the requests then in flight were let through before it, out
+            // of its burst: their answers arrive up to a latency later (16 in flight of 50 ms calls read nginx's 100/s as
+            // 111/s). Counting from one p99 latency after the rejection leaves only answers the bucket's refill paid for.
+            // A level too short to reach past that latency falls back to counting from the rejection.
+            var settled = rejectedAt + (long)(ItemOutcomes.Percentile(latencies, 0.99).GetValueOrDefault() / 1000.0 * time.TimestampFrequency);
+            var from = seconds > time.GetElapsedTime(startTimestamp, settled).TotalSeconds ? settled : rejectedAt;
+            var span = seconds - time.GetElapsedTime(startTimestamp, from).TotalSeconds;
+            var okAfter = workers.SelectMany(w => w.OkTimestamps).Count(t => t >= from);
             whileRejecting = span > 0 ? okAfter / span : null;
         }
         var latencySum = workers.Sum(w => w.LatencySumMs);
