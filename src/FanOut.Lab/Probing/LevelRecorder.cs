@@ -77,10 +77,9 @@ internal sealed class LevelRecorder
         double? whileRejecting = null;
         if (firstRejection is { } rejectedAt)
         {
-            // The bucket is empty at the first rejection, but the requests then in flight were let through before it, out
-            // of its burst: their answers arrive up to a latency later (16 in flight of 50 ms calls read nginx's 100/s as
-            // 111/s). Counting from one p99 latency after the rejection leaves only answers the bucket's refill paid for.
-            // A level too short to reach past that latency falls back to counting from the rejection.
+            // The requests in flight at the first rejection were paid for by the burst and answer up to a latency later:
+            // counting from one p99 latency after it leaves only answers the refill paid for (docs/probe.md, step 5). A
+            // level too short to reach past that latency counts from the rejection.
             var settled = rejectedAt + (long)(ItemOutcomes.Percentile(latencies, 0.99).GetValueOrDefault() / 1000.0 * time.TimestampFrequency);
             var from = seconds > time.GetElapsedTime(startTimestamp, settled).TotalSeconds ? settled : rejectedAt;
             var span = seconds - time.GetElapsedTime(startTimestamp, from).TotalSeconds;

@@ -56,8 +56,8 @@ public sealed record LevelResult
     /// <summary>Rejections (429 and 503) whose answer named a rate: <c>Retry-After</c>, <c>RateLimit-*</c>, <c>X-RateLimit-*</c>.</summary>
     public long RateLimitHeaders { get; init; }
 
-    /// <summary>Ok answers per second from the level's first rejection to its end: once a token bucket's burst is spent,
-    /// the rate it lets through. Null when nothing was rejected.</summary>
+    /// <summary>Ok answers per second from one p99 latency after the level's first rejection to its end: once a token
+    /// bucket's burst is spent (and the answers it paid for are in), the rate it lets through. Null when nothing was rejected.</summary>
     public double? OkPerSecondWhileRejecting { get; init; }
 
     /// <summary>Answers 429 or 503: the server said it was overloaded.</summary>
