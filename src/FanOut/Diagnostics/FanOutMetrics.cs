@@ -47,14 +47,17 @@ internal static class FanOutMetrics
         }
 
         var tags = Tags(limit.Kind, limit.Name);
+        var value = limit.Current;
         for (var records = 0; records < MaxRecordsPerChange; records++)
         {
-            var value = limit.Current;
             Limit.Record(value, tags);
-            if (limit.Current == value)
+            var now = limit.Current;
+            if (now == value)
             {
                 return;
             }
+
+            value = now;
         }
     }
 
