@@ -73,6 +73,7 @@ internal sealed class LevelRecorder
 
         var requests = workers.Sum(w => w.Requests);
         var ok = latencies.LongLength;
+        var p99 = ItemOutcomes.Percentile(latencies, 0.99);
         var firstRejection = workers.Select(w => w.FirstRejection).Where(t => t is not null).Min();
         double? whileRejecting = null;
         if (firstRejection is { } rejectedAt)
@@ -80,7 +81,7 @@ internal sealed class LevelRecorder
             // The requests in flight at the first rejection were paid for by the burst and answer up to a latency later:
             // counting from one p99 latency after it leaves only answers the refill paid for (docs/probe.md, step 5). A
             // level too short to reach past that latency counts from the rejection.
-            var settled = rejectedAt + (long)(ItemOutcomes.Percentile(latencies, 0.99).GetValueOrDefault() / 1000.0 * time.TimestampFrequency);
+            var settled = rejectedAt + (long)(p99.GetValueOrDefault() / 1000.0 * time.TimestampFrequency);
             var from = seconds > time.GetElapsedTime(startTimestamp, settled).TotalSeconds ? settled : rejectedAt;
             var span = seconds - time.GetElapsedTime(startTimestamp, from).TotalSeconds;
             var okAfter = workers.SelectMany(w => w.OkTimestamps).Count(t => t >= from);
@@ -103,7 +104,7 @@ internal sealed class LevelRecorder
             OkPerSecond = okPerSecond,
             LatencyP50Ms = ItemOutcomes.Percentile(latencies, 0.50),
             LatencyP95Ms = ItemOutcomes.Percentile(latencies, 0.95),
-            LatencyP99Ms = ItemOutcomes.Percentile(latencies, 0.99),
+            LatencyP99Ms = p99,
             LatencyMeanMs = mean,
             LatencyStdDevMs = deviation,
             OkLittleConcurrency = okPerSecond * (mean ?? 0) / 1000.0,
