@@ -115,7 +115,9 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
                 if (outcome.Ok)
                 {
                     recorder.Ok++;
-                    recorder.Corrected.Add(time.GetElapsedTime(intended, answered).TotalMilliseconds);
+                    // From the intended start, or from the send when the scheduler released it early (it does not wait
+                    // under a millisecond): a call's corrected latency is never below its service time.
+                    recorder.Corrected.Add(time.GetElapsedTime(Math.Min(intended, sent), answered).TotalMilliseconds);
                     recorder.Service.Add(time.GetElapsedTime(sent, answered).TotalMilliseconds);
                 }
                 else
