@@ -9,6 +9,7 @@ namespace FanOut.Cli.Tests.Watch;
 /// limits and their decisions live, detaches on Ctrl+C and ends when the process exits; it says in one line why it cannot
 /// attach. Every wait is for a line of output or an exit, never for the clock.
 /// </summary>
+[Collection(WatchedProcess.Collection)]
 public sealed class WatchCommandTests
 {
     [Fact]

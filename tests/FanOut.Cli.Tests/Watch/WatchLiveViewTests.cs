@@ -7,6 +7,7 @@ namespace FanOut.Cli.Tests.Watch;
 /// Issue 39 item 1: the live view as a person sees it, in a real terminal: <c>fanout watch</c> runs in a headless tmux
 /// session (150 x 45), and the test reads the screen with <c>tmux capture-pane</c> until what it waits for is drawn.
 /// </summary>
+[Collection(WatchedProcess.Collection)]
 public sealed class WatchLiveViewTests
 {
     [TmuxFact]

@@ -6,6 +6,9 @@ namespace FanOut.Cli.Tests.Watch;
 /// <summary>FanOut.WatchTarget as a real child process: fan-outs under a limit named "orders" (or, "idle", no FanOut at all) until disposed.</summary>
 internal sealed class WatchedProcess : IAsyncDisposable
 {
+    /// <summary>The test classes that start watch targets run one at a time: a watch by name finds exactly one such process.</summary>
+    public const string Collection = "watch targets";
+
     private readonly Process _process;
 
     private WatchedProcess(Process process) => _process = process;
