@@ -50,12 +50,14 @@ internal static class ProbeRuns
     /// <summary>
     /// A confirmed probe whose capacity is judged from latency, with the client's heartbeat beside it (thread-pool work items
     /// every 10 ms). A client starved of CPU (other test assemblies, busy loops on every core) adds its own wait for a core to
-    /// every latency it measures, more at the higher levels, which reads as the server queueing. So a run whose answer is
-    /// not <paramref name="expected"/> is probed again (at most <see cref="Attempts"/> in all) only when its heartbeats were
-    /// late by more than <see cref="StarvedClientMs"/> at the 99th percentile; a wrong answer from a client that had its
-    /// cores fails as it is.
+    /// every latency it measures, more at the higher levels, which reads as the server queueing. A server slowed by the host
+    /// does the same from the other side: its own time per request rises, which no client can tell from a queue. So a run
+    /// whose answer is not <paramref name="expected"/> is probed again (at most <see cref="Attempts"/> in all) only when its
+    /// heartbeats were late by more than <see cref="StarvedClientMs"/> at the 99th percentile, or when <paramref name="server"/>'s
+    /// own log shows its time per request rose by <see cref="SlowedServerRise"/> or more in some half second; a wrong answer
+    /// from a client that had its cores and a server that kept its pace fails as it is.
     /// </summary>
-    public static async Task<ProbeReport> RunConfirmedOnAFedClientAsync(Uri url, ITestOutputHelper output, string server, Func<ProbeReport, bool> expected)
+    public static async Task<ProbeReport> RunConfirmedOnAFedClientAsync(Uri url, ITestOutputHelper output, string server, Func<ProbeReport, bool> expected, LoopbackProcess? serverProcess = null)
     {
         for (var attempt = 1; ; attempt++)
         {
@@ -73,17 +75,39 @@ internal static class ProbeRuns
 
             var beats = heartbeat.Summarize();
             output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"the client's heartbeats: pool p50 {beats.PoolP50Ms:0.0} ms, p99 {beats.PoolP99Ms:0.0} ms, max {beats.PoolMaxMs:0.0} ms late; timer p50 {beats.TimerP50Ms:0.0} p99 {beats.TimerP99Ms:0.0} ms"));
-            if (expected(report) || attempt == Attempts || beats.PoolP99Ms <= StarvedClientMs)
+            var serverRise = serverProcess is null ? 1 : ServerAccessLog.ServiceTimeRise(serverProcess);
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"the server's own time per request: its slowest half second {serverRise:0.00}x its median"));
+            if (expected(report) || attempt == Attempts)
             {
                 return report;
             }
 
-            output.WriteLine("the client was starved of CPU (a loaded host): its latencies measured its own wait for a core; probing once more");
+            if (beats.PoolP99Ms > StarvedClientMs)
+            {
+                output.WriteLine("the client was starved of CPU (a loaded host): its latencies measured its own wait for a core; probing once more");
+            }
+            else if (serverRise >= SlowedServerRise)
+            {
+                output.WriteLine("the server's own time per request rose (a loaded host): its latencies rose with no queue; probing once more");
+            }
+            else
+            {
+                return report;
+            }
+
+            if (serverProcess is not null)
+            {
+                ServerAccessLog.Clear(serverProcess);
+            }
         }
     }
 
     /// <summary>Heartbeats this late (p99, ms) say the client waited for a core: more than the latency steps the probe judges by.</summary>
     private const double StarvedClientMs = 2;
+
+    /// <summary>A rise in the server's own time per request that the probe's latency bar could read as a queue (the bar at
+    /// 12 at once is 12/11.5, 4% over the unqueued latency; a quiet host's slowest half second read 1.03-1.06x, one busy core 1.07x).</summary>
+    private const double SlowedServerRise = 1.06;
 
     private static bool QueueGrew(ProbeReport report) =>
         report.Recommendation.Status == RecommendationStatus.Unconfirmed && report.OpenLoop?.Verdict.StartsWith("the queue grew", StringComparison.Ordinal) == true;

@@ -19,7 +19,7 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
     {
         await using var upstream = await Upstream(50);
         using var apache = await RealServers.StartApacheAsync(upstream.BaseAddress, threads: 12);
-        var report = await ProbeRuns.RunConfirmedOnAFedClientAsync(new Uri(apache.BaseAddress, "item/1"), output, "apache (12 threads, 50 ms, queue)", r => r.Recommendation.Limit == 12);
+        var report = await ProbeRuns.RunConfirmedOnAFedClientAsync(new Uri(apache.BaseAddress, "item/1"), output, "apache (12 threads, 50 ms, queue)", r => r.Recommendation.Limit == 12, apache);
         AssertFinalCapacity(report, 12, CapacityFinding.Latency);
     }
 
@@ -44,10 +44,10 @@ public sealed class ProberRealServerTests(ITestOutputHelper output)
         // rate from a run that did hold nginx at its limit is asserted as it is.
         var url = new Uri(nginx.BaseAddress, "item/1");
         var report = await ProbeRuns.RunAsync(url, output, "nginx limit_req 100r/s burst 20");
-        for (var attempt = 1; attempt < 3 && !InRange(report) && NginxAccessLog.PeakOkPerSecond(nginx) < 90; attempt++)
+        for (var attempt = 1; attempt < 3 && !InRange(report) && ServerAccessLog.PeakOkPerSecond(nginx) < 90; attempt++)
         {
-            output.WriteLine($"nginx's own log: at most {NginxAccessLog.PeakOkPerSecond(nginx)} answers 200 in any second, below its limit of 100/s: the client never held it at its limit (a loaded host); probing once more");
-            NginxAccessLog.Clear(nginx);
+            output.WriteLine($"nginx's own log: at most {ServerAccessLog.PeakOkPerSecond(nginx)} answers 200 in any second, below its limit of 100/s: the client never held it at its limit (a loaded host); probing once more");
+            ServerAccessLog.Clear(nginx);
             report = await ProbeRuns.RunAsync(url, output, "nginx limit_req 100r/s burst 20");
         }
 

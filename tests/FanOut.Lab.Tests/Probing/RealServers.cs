@@ -21,6 +21,8 @@ internal static class RealServers
         LoopbackProcess.StartAsync("fanout-apache-", Apache!, async (folder, port) =>
         {
             const string Modules = "/usr/lib/apache2/modules";
+            // One line per answer as nginx's (ServerAccessLog): seconds.milliseconds, status, and the microseconds apache spent on it.
+            const string AccessLogFormat = "%{sec}t.%{msec_frac}t %>s %D";
             var user = Environment.UserName == "root" ? "User www-data\nGroup www-data" : string.Empty;
             var config = $"""
                 ServerRoot "{folder}"
@@ -29,6 +31,8 @@ internal static class RealServers
                 PidFile {folder}/httpd.pid
                 ErrorLog {folder}/error.log
                 LogLevel warn
+                LogFormat "{AccessLogFormat}" probe
+                CustomLog {folder}/access.log probe
                 Mutex file:{folder} default
                 LoadModule mpm_event_module {Modules}/mod_mpm_event.so
                 LoadModule authz_core_module {Modules}/mod_authz_core.so
@@ -72,7 +76,7 @@ internal static class RealServers
                 events { worker_connections 1024; }
                 http {
                     # One line per answer, time (s.ms) and status, written as it is answered: the server's own count of
-                    # what it was offered, which a client starved of CPU cannot skew (NginxAccessLog).
+                    # what it was offered, which a client starved of CPU cannot skew (ServerAccessLog).
                     log_format probe '$msec $status';
                     access_log {{folder}}/access.log probe;
                     client_body_temp_path {{folder}}/body;
