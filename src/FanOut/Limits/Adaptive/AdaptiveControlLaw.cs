@@ -516,9 +516,12 @@ internal sealed class AdaptiveControlLaw
         }
 
         if (_options.GrowthMustBuyThroughput && filled && window.Length >= _options.MinWindowSamples && limit > _options.MinLimit
+            && !(_overloadCeiling > 0 && !_ceilingAtKnee && limit + 1 >= _overloadCeiling)
             && (limit > _kneeFloor || ++_windowsAtFloor >= MaxProbeSpacing))
         {
             // Growth must buy throughput: a filled window that does not grow steps down one; the next window tells whether that cost throughput.
+            // Not one below a level the downstream said no at: the next step there probes that no, and a knee test would only
+            // hand the room to the downstream's other clients.
             _kneeFloor = _windowsAtFloor = 0;
             NoteStep(limit, limit - 1, latency, window.Length);
             return new(limit - 1, LimitChangeReason.KneeTest);

@@ -78,6 +78,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
     [InlineData("loop", 4)]
     [InlineData("http", 2)]
     [InlineData("http", 4)]
+    [InlineData("server", 4)]
     public void Adaptive_IndependentClientsOnOneCap_ShareItFairly(string place, int clients)
     {
         // Separate services, each with its own limit, on one downstream that takes 32 at once and refuses the rest: over the
