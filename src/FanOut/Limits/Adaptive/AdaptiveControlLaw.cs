@@ -373,13 +373,18 @@ internal sealed class AdaptiveControlLaw
             _remeasurement.NoteFirstWindow(statistics.WindowPeakInFlight, latency);
         }
 
-        if (!firstWindow && Significant(statistics.Baseline, latency * ColdBaselineRatio))
+        // The round's own median (its cohort's when known; else one sample's worth) must be faster than the baseline by
+        // ColdBaselineRatio and by two standard errors of the two medians: small samples of a heavy tail differ 4x by chance.
+        var roundSamples = Math.Max(1, statistics.RoundRanks);
+        var roundLatency = statistics.RoundRanks > 0 ? statistics.RoundSample[statistics.RoundRanks / 2] : latency;
+        var coldRatio = ColdBaselineRatio * Math.Exp(QueueTestStandardErrors * MedianStandardError(statistics, roundSamples));
+        if (!firstWindow && Significant(statistics.Baseline, roundLatency * coldRatio))
         {
             // The first window was cold (code compiled, connections opened), not the downstream's pace, and growth was judged
             // against it: slow start ends at the round's level, the baseline starts again from this round, and the pin
             // re-measures it below the level answers reached (Decide), as Envoy pins while it measures minRTT.
             statistics.ClearPool();
-            statistics.AddToPool(window, SlowStartRoundShare);
+            statistics.AddToPool(statistics.RoundRanks > 0 ? statistics.RoundSample : window, SlowStartRoundShare);
             ExitSlowStart(limit);
             _remeasurement.NoteExitRound(_roundLimit, statistics, latency);
             _coldBaseline = true;

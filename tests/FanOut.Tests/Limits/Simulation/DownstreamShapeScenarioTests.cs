@@ -17,7 +17,10 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
     private static double Throughput(LimitSimulation simulation, TimeSpan from) => simulation.Successes.Count(t => t >= from) / (simulation.Now - from).TotalSeconds;
 
     /// <summary>The worst of <see cref="Seeds"/> seeds of the place's throughput over Fixed(<paramref name="fixedLimit"/>)'s, second half of a 10 s run.</summary>
-    private double WorstThroughputRatio(string place, DownstreamScript script, int fixedLimit)
+    private double WorstThroughputRatio(string place, DownstreamScript script, int fixedLimit) => ThroughputRatios(place, script, fixedLimit)[0];
+
+    /// <summary>The place's throughput over Fixed(<paramref name="fixedLimit"/>)'s in each of <see cref="Seeds"/> seeds, worst first.</summary>
+    private double[] ThroughputRatios(string place, DownstreamScript script, int fixedLimit)
     {
         var where = LawPlace.Named(place);
         var ratios = Enumerable.Range(1, Seeds).Select(seed =>
@@ -29,7 +32,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
             return Throughput(adaptive, s_secondHalf) / Throughput(best, s_secondHalf);
         }).Order().ToArray();
         output.WriteLine($"{place}: min {ratios[0]:F2}, median {ratios[Seeds / 2]:F2}, max {ratios[^1]:F2} x Fixed({fixedLimit})");
-        return ratios[0];
+        return ratios;
     }
 
     [Theory]
@@ -74,6 +77,19 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
     }
 
     [Theory]
+    [InlineData("shared")]
+    [InlineData("server")]
+    public void Adaptive_HeavyTailWithoutOverload_KeepsThroughputInAllButOneSeed(string place)
+    {
+        // Where the target above is not met yet, small first samples of the tail must not read as a cold first window: the
+        // server's place lost 96-99% of its throughput in three seeds of 20 when a 4x faster round of one sample did.
+        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
+
+        var ratios = ThroughputRatios(place, script, 256);
+        Assert.True(ratios[1] >= 0.8, $"{ratios[1]:F2}x Fixed(256) in the second-worst seed");
+    }
+
+    [Theory]
     [InlineData("loop", 2)]
     [InlineData("loop", 4)]
     [InlineData("http", 2)]
@@ -82,8 +98,8 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
     public void Adaptive_IndependentClientsOnOneCap_ShareItFairly(string place, int clients)
     {
         // Separate services, each with its own limit, on one downstream that takes 32 at once and refuses the rest: over the
-        // second half of the run their goodputs are even (Jain's index at least 0.9) in every seed. (The server place is not
-        // there yet: docs/adaptive.md.)
+        // second half of the run their goodputs are even (Jain's index at least 0.9) in every seed. (The server place meets it
+        // with four clients, not yet with two: docs/adaptive.md.)
         var where = LawPlace.Named(place);
         var fairness = Enumerable.Range(1, Seeds).Select(seed =>
         {
