@@ -65,6 +65,27 @@ public sealed class AdaptiveKneeTests(ITestOutputHelper output)
     [Theory]
     [InlineData(4)]
     [InlineData(8)]
+    public void GrowthMustBuyThroughput_PoolThatRejectedForAWhile_HoldsTheLimitAtThePoolsSizeAgain(int capacity)
+    {
+        // The first five seconds the pool refuses what it cannot serve at once (no queue): below a level a downstream said no
+        // at, its rejections bound growth and no knee is tested. Then it queues as the pool above does: the first growth that
+        // buys no throughput makes that level a knee, and the knee tests find C again, not the latency band's quarter above it.
+        var script = DownstreamScript.Phases((TimeSpan.Zero, Pool(capacity) with { Queue = 0 }), (TimeSpan.FromSeconds(5), Pool(capacity)));
+        var context = new List<string>();
+        for (var seed = 1; seed <= 5; seed++)
+        {
+            var (simulation, _) = Run(script, growthMustBuyThroughput: true, seed);
+            var mean = MeanLimit(simulation, s_settled, s_end);
+            context.Add($"seed {seed}: mean limit {mean:F2}; {simulation.Timeline.Describe(s_end - TimeSpan.FromSeconds(5), s_end, 0.5)}");
+            Assert.True(mean >= capacity - 0.5 && mean <= capacity + 1, string.Join("\n", context));
+        }
+
+        output.WriteLine(string.Join("\n", context));
+    }
+
+    [Theory]
+    [InlineData(4)]
+    [InlineData(8)]
     public void WithoutGrowthMustBuyThroughput_PoolWithAQueue_SettlesNearAQuarterAboveThePoolsSize(int capacity)
     {
         // The default (every place but the server): the latency band holds between 1.25 and 1.5 times the baseline, so a

@@ -420,8 +420,11 @@ internal sealed class AdaptiveControlLaw
             return LimitDecision.Hold(limit);
         }
 
+        // Growth must buy throughput only where no "no" bounds it: below a level the downstream rejected at, its rejections
+        // say where it stands, and judging each step on a full window held a client cut low to a step per 32 answers.
+        var kneeTests = _options.GrowthMustBuyThroughput && !RejectedAbove;
         if (window.Length < _options.MinWindowSamples && statistics.WindowItems + limit <= statistics.WindowCapacity
-            && ((_options.GrowthMustBuyThroughput && (_steppedFrom > 0 || (_ceilingAtKnee && limit + 1 >= _overloadCeiling)))
+            && ((kneeTests && (_steppedFrom > 0 || (_ceilingAtKnee && limit + 1 >= _overloadCeiling)))
                 || !(filled && (latency < statistics.Baseline * ClearlyUncontended || ClearlyBelowGrowthThreshold(statistics, window.Length, latency)))))
         {
             // A short window may grow when it clearly reads no queue; holds, back-offs and knee tests need MinWindowSamples: extend it.
@@ -520,13 +523,10 @@ internal sealed class AdaptiveControlLaw
             }
         }
 
-        if (_options.GrowthMustBuyThroughput && filled && window.Length >= _options.MinWindowSamples && limit > _options.MinLimit
-            && !(_overloadCeiling > 0 && !_ceilingAtKnee && limit + 1 >= _overloadCeiling)
+        if (kneeTests && filled && window.Length >= _options.MinWindowSamples && limit > _options.MinLimit
             && (limit > _kneeFloor || ++_windowsAtFloor >= MaxProbeSpacing))
         {
             // Growth must buy throughput: a filled window that does not grow steps down one; the next window tells whether that cost throughput.
-            // Not one below a level the downstream said no at: the next step there probes that no, and a knee test would only
-            // hand the room to the downstream's other clients.
             _kneeFloor = _windowsAtFloor = 0;
             NoteStep(limit, limit - 1, latency, window.Length);
             return new(limit - 1, LimitChangeReason.KneeTest);
@@ -658,6 +658,10 @@ internal sealed class AdaptiveControlLaw
         _historyCount = 0;
         RecordChange(long.MinValue, Limit); // every item running now started under this level or a lower one
     }
+
+    /// <summary>True when the ceiling growth approaches is a level the downstream rejected at, not one growth bought no
+    /// throughput at (a step that buys none makes it that, and the knee tests resume).</summary>
+    private bool RejectedAbove => _overloadCeiling > 0 && !_ceilingAtKnee;
 
     /// <summary>The most latency ratio a queue can add in one round or window (Little's law: the level before passed at no less than half this one): more reads as a stall until the next confirms it.</summary>
     private double OneRoundQueueBound => InFlightFactor * _growBelow;
