@@ -53,11 +53,15 @@ internal static class ProbeRuns
     /// every latency it measures, more at the higher levels, which reads as the server queueing. A server slowed by the host
     /// does the same from the other side: its own time per request rises, which no client can tell from a queue. So a run
     /// whose answer is not <paramref name="expected"/> is probed again (at most <see cref="Attempts"/> in all) only when its
-    /// heartbeats were late by more than <see cref="StarvedClientMs"/> at the 99th percentile, or when <paramref name="server"/>'s
+    /// heartbeats were late by more than <see cref="StarvedClientMs"/> at the 99th percentile, or when <paramref name="serverProcess"/>'s
     /// own log shows its time per request rose by <see cref="SlowedServerRise"/> or more in some half second; a wrong answer
     /// from a client that had its cores and a server that kept its pace fails as it is.
     /// </summary>
-    public static async Task<ProbeReport> RunConfirmedOnAFedClientAsync(Uri url, ITestOutputHelper output, string server, Func<ProbeReport, bool> expected, LoopbackProcess? serverProcess = null)
+    public static Task<ProbeReport> RunConfirmedOnAFedClientAsync(Uri url, ITestOutputHelper output, string server, Func<ProbeReport, bool> expected, LoopbackProcess? serverProcess = null) =>
+        ConfirmedOnAFedClientAsync(() => RunConfirmedAsync(url, output, server), output, expected, serverProcess);
+
+    /// <summary>Runs <paramref name="probe"/> as <see cref="RunConfirmedOnAFedClientAsync"/> runs its probe: again only when a wrong answer came from a starved client or a slowed server.</summary>
+    public static async Task<ProbeReport> ConfirmedOnAFedClientAsync(Func<Task<ProbeReport>> probe, ITestOutputHelper output, Func<ProbeReport, bool> expected, LoopbackProcess? serverProcess = null)
     {
         for (var attempt = 1; ; attempt++)
         {
@@ -66,7 +70,7 @@ internal static class ProbeRuns
             ProbeReport report;
             try
             {
-                report = await RunConfirmedAsync(url, output, server);
+                report = await probe();
             }
             finally
             {
