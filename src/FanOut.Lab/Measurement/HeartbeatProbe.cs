@@ -39,6 +39,7 @@ public sealed class HeartbeatProbe : IDisposable
     private int _runEnd;
     private int _timerCount;
     private long _timerDueAt;
+    private long _startedAt;
     private long _executions;
     private long _poolQueued;
     private long _poolRan;
@@ -95,7 +96,8 @@ public sealed class HeartbeatProbe : IDisposable
         _runFirst = Volatile.Read(ref _next);
         _runEnd = _runFirst;
         _timerCount = 0;
-        Volatile.Write(ref _timerDueAt, Stopwatch.GetTimestamp() + _intervalTicks);
+        _startedAt = Stopwatch.GetTimestamp();
+        Volatile.Write(ref _timerDueAt, _startedAt + _intervalTicks);
         _on = true;
         _timer.Change(Interval, Timeout.InfiniteTimeSpan);
         _running.Set();
@@ -121,10 +123,19 @@ public sealed class HeartbeatProbe : IDisposable
     }
 
     /// <summary>The lateness of the run's heartbeats; call after <see cref="Stop"/>. Sorts in a buffer kept for it: allocates nothing.</summary>
-    public HeartbeatRunMetrics Summarize()
+    public HeartbeatRunMetrics Summarize() => Summarize(TimeSpan.Zero);
+
+    /// <summary>
+    /// The lateness of the heartbeats due <paramref name="skipFirst"/> or more after <see cref="Start"/>: a process's first
+    /// second is its own start-up (code compiled, the pool growing), not the host's load.
+    /// </summary>
+    public HeartbeatRunMetrics Summarize(TimeSpan skipFirst)
     {
-        var count = Math.Min(_runEnd - _runFirst, _beats.Length);
-        for (var n = 0; n < count; n++)
+        ArgumentOutOfRangeException.ThrowIfLessThan(skipFirst, TimeSpan.Zero);
+        var from = _startedAt + (long)(skipFirst.TotalSeconds * Stopwatch.Frequency);
+        var total = Math.Min(_runEnd - _runFirst, _beats.Length);
+        var count = 0;
+        for (var n = 0; n < total; n++)
         {
             var slot = (_runFirst + n) % _beats.Length;
 
@@ -134,14 +145,20 @@ public sealed class HeartbeatProbe : IDisposable
                 Thread.SpinWait(1);
             }
 
-            _scratch[n] = _poolLateMs[slot];
+            if (_scheduledAt[slot] >= from)
+            {
+                _scratch[count++] = _poolLateMs[slot];
+            }
         }
 
         var pool = Percentiles(_scratch.AsSpan(0, count));
+
+        // Timer beats are one interval apart at the earliest: the first skipFirst / Interval of them are the ones skipped.
         var timerCount = Math.Min(Volatile.Read(ref _timerCount), _timerLateMs.Length);
-        _timerLateMs.AsSpan(0, timerCount).CopyTo(_scratch);
-        var timer = Percentiles(_scratch.AsSpan(0, timerCount));
-        return new HeartbeatRunMetrics(count, pool.P50, pool.P99, pool.Max, timerCount, timer.P50, timer.P99, timer.Max);
+        var timerSkipped = (int)Math.Min(timerCount, skipFirst.Ticks / Interval.Ticks);
+        _timerLateMs.AsSpan(timerSkipped, timerCount - timerSkipped).CopyTo(_scratch);
+        var timer = Percentiles(_scratch.AsSpan(0, timerCount - timerSkipped));
+        return new HeartbeatRunMetrics(count, pool.P50, pool.P99, pool.Max, timerCount - timerSkipped, timer.P50, timer.P99, timer.Max);
     }
 
     /// <inheritdoc/>

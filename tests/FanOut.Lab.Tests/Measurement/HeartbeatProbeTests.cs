@@ -46,4 +46,21 @@ public sealed class HeartbeatProbeTests
         Assert.True(first.PoolBeats >= 1, $"the first run has {first.PoolBeats} beats");
         Assert.True(second.PoolBeats <= queued, $"the second run kept {second.PoolBeats} beats, {queued} of them its own");
     }
+
+    [Fact]
+    public void Summarize_SkippingMoreThanTheRun_CountsNoBeatAndWithoutSkipCountsThemAll()
+    {
+        using var probe = new HeartbeatProbe(TimeSpan.FromMilliseconds(1));
+        probe.Start();
+        var beat = SpinWait.SpinUntil(() => probe.TimerBeatsSoFar >= 2 && probe.PoolBeatsRan >= 2, PatienceMs);
+        probe.Stop();
+
+        var all = probe.Summarize();
+        var none = probe.Summarize(skipFirst: TimeSpan.FromHours(1));
+
+        Assert.True(beat, "the heartbeats never ran");
+        Assert.True(all.PoolBeats >= 2 && all.TimerBeats >= 2, $"pool beats {all.PoolBeats}, timer beats {all.TimerBeats}");
+        Assert.Equal((0, 0), (none.PoolBeats, none.TimerBeats));
+        Assert.Throws<ArgumentOutOfRangeException>(() => probe.Summarize(TimeSpan.FromSeconds(-1)));
+    }
 }
