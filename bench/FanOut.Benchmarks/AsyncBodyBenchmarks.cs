@@ -45,6 +45,9 @@ public class AsyncBodyBenchmarks
     public Task<int[]> FanOutAsync_Results() => _items.FanOutAsync((i, _) => RunBodyWithResult(i), _fixed);
 
     [Benchmark(OperationsPerInvoke = Items)]
+    public Task LeastLoop() => HandWrittenFanOuts.LeastLoop(_items, Dop, _body);
+
+    [Benchmark(OperationsPerInvoke = Items)]
     public Task SemaphoreSlim_WhenAll() => HandWrittenFanOuts.SemaphoreSlimWhenAll(_items, Dop, _body);
 
     [Benchmark(OperationsPerInvoke = Items)]

@@ -11,6 +11,29 @@ public static class HandWrittenFanOuts
     /// <summary>The Channel's capacity: enough that the writer rarely waits, bounded as a real pipeline would be.</summary>
     private const int ChannelCapacity = 1024;
 
+    /// <summary>
+    /// The least fan-out of asynchronous bodies, the floor under every other: <paramref name="dop"/> tasks that claim indexes
+    /// with one interlocked increment each and await the body (no cancellation, no error handling, no limit, no results).
+    /// </summary>
+    public static Task LeastLoop(int[] items, int dop, Func<int, ValueTask> body)
+    {
+        var next = -1;
+        var workers = new Task[dop];
+        for (var w = 0; w < dop; w++)
+        {
+            workers[w] = Task.Run(async () =>
+            {
+                int i;
+                while ((i = Interlocked.Increment(ref next)) < items.Length)
+                {
+                    await body(items[i]).ConfigureAwait(false);
+                }
+            });
+        }
+
+        return Task.WhenAll(workers);
+    }
+
     /// <summary>One task per item, each waiting at a <see cref="SemaphoreSlim"/> of <paramref name="dop"/>, then Task.WhenAll.</summary>
     public static async Task SemaphoreSlimWhenAll(int[] items, int dop, Func<int, ValueTask> body)
     {

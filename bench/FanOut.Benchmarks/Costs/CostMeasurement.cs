@@ -120,7 +120,7 @@ public static class CostMeasurement
                     results[x] = x;
                 });
             }),
-            new Contender("least loop", () => LeastLoopAsync(items, dop, static async (_, _) => await Task.Yield())),
+            new Contender("least loop", () => HandWrittenFanOuts.LeastLoop(items, dop, static async _ => await Task.Yield())),
         ], rounds);
         var pfea = measured[0];
         var storing = measured[3];
@@ -150,26 +150,6 @@ public static class CostMeasurement
         report.AppendLine();
         report.AppendLine(CultureInfo.InvariantCulture, $"Thread pool after this section: {ThreadPool.ThreadCount} threads, {ThreadPool.PendingWorkItemCount} work items pending; load average {HostLoad.OneMinute()}.");
         report.AppendLine();
-    }
-
-    /// <summary>The least fan-out of asynchronous bodies: <paramref name="dop"/> tasks that claim indexes with one interlocked increment each.</summary>
-    private static Task LeastLoopAsync(int[] items, int dop, Func<int, CancellationToken, ValueTask> body)
-    {
-        var next = -1;
-        var workers = new Task[dop];
-        for (var w = 0; w < dop; w++)
-        {
-            workers[w] = Task.Run(async () =>
-            {
-                int i;
-                while ((i = Interlocked.Increment(ref next)) < items.Length)
-                {
-                    await body(items[i], default).ConfigureAwait(false);
-                }
-            });
-        }
-
-        return Task.WhenAll(workers);
     }
 
     private static void AppendAsyncRow(StringBuilder report, Measured fanOut, Measured pfea, int count) =>
