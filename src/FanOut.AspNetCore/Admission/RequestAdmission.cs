@@ -70,6 +70,9 @@ internal sealed class RequestAdmission : IDisposable
 
     /// <summary>The median time an admitted request takes, from <see cref="Release"/>: what a sheddable request's wait is measured in.</summary>
     private readonly ServiceTimeEstimate _serviceTime;
+
+    /// <summary>The wait in the thread pool before a request reaches the admission.</summary>
+    private readonly ThreadPoolLag _poolLag;
     private readonly LimiterFailureMode _limiterFailure;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
@@ -111,7 +114,7 @@ internal sealed class RequestAdmission : IDisposable
     private long _refused;
     private long _canceled;
 
-    public RequestAdmission(FanOutConcurrencyOptions options, ILogger logger, Func<double>? random = null)
+    public RequestAdmission(FanOutConcurrencyOptions options, ILogger logger, Func<double>? random = null, Action<IThreadPoolWorkItem>? poolQueue = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         _time = options.TimeProvider;
@@ -123,6 +126,7 @@ internal sealed class RequestAdmission : IDisposable
         _sheddableWaitPerServiceTime = options.SheddableWaitPerServiceTime;
         _normalWaitPerServiceTime = options.NormalWaitPerServiceTime;
         _serviceTime = new ServiceTimeEstimate(_time);
+        _poolLag = new ThreadPoolLag(_time, poolQueue);
         _limiterFailure = options.LimiterFailure;
         _logger = logger;
         _random = random ?? Random.Shared.NextDouble;
@@ -148,6 +152,13 @@ internal sealed class RequestAdmission : IDisposable
 
     /// <summary>The estimated median time an admitted request takes (from the times given to <see cref="Release"/>); null until one was given.</summary>
     public TimeSpan? ServiceTime => _serviceTime.Median;
+
+    /// <summary>
+    /// True when work waits longer in the thread pool than a request takes to serve: requests queue in front of the
+    /// admission (the service's own CPU is its bottleneck), so a request served now is an overload for the limit, however
+    /// fast its own service was.
+    /// </summary>
+    public bool PoolLagsService => _serviceTime.Median is { } serviceTime && _poolLag.Current > serviceTime;
 
     /// <summary>Counts since start: admitted at once, admitted after queueing, refused, canceled while queued.</summary>
     public (long AdmittedAtOnce, long AdmittedFromQueue, long Refused, long Canceled) Counts =>
@@ -651,6 +662,7 @@ internal sealed class RequestAdmission : IDisposable
     /// <summary>Refuses what still waits (the host stops): the pump's wait ends, and a queue whose pump parked is refused here. The source is not disposed: a late arrival may still read its token.</summary>
     public void Dispose()
     {
+        _poolLag.Dispose();
         _disposed.Cancel();
         FailQueued(AdmissionStatus.Refused);
     }

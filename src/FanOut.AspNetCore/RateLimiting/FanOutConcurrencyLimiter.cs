@@ -237,7 +237,7 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
             outcome = Classify(context);
             if (start is { } started)
             {
-                _limit.RecordCompletion(started, outcome);
+                _limit.RecordCompletion(started, ForTheLimit(outcome));
             }
         }
         catch (Exception exception)
@@ -258,7 +258,7 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
             var outcome = Classify(context);
             if (start is { } started)
             {
-                _limit.RecordCompletion(started, outcome);
+                _limit.RecordCompletion(started, ForTheLimit(outcome));
             }
 
             if (outcome == ItemOutcome.Succeeded)
@@ -271,6 +271,14 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
             s_recordFailed(_logger, exception);
         }
     }
+
+    /// <summary>
+    /// A success while the thread pool lags more than a request's service, with more requests running than the machine has
+    /// cores, is an overload for the limit: requests wait in front of the admission, and only requests beyond the cores can
+    /// be what holds the pool's threads (fewer than that would leave the cores idle, whoever else lags the pool).
+    /// </summary>
+    private ItemOutcome ForTheLimit(ItemOutcome outcome) =>
+        outcome == ItemOutcome.Succeeded && _limit.InFlight > Environment.ProcessorCount && _admission.PoolLagsService ? ItemOutcome.Overloaded : outcome;
 
     /// <summary>How an admitted request ended, for the limit: a client that went away says nothing about the service's load.</summary>
     /// <remarks>

@@ -1,0 +1,98 @@
+using FanOut.AspNetCore.Admission;
+
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Time.Testing;
+
+namespace FanOut.AspNetCore.Tests.Admission;
+
+/// <summary>The pool's lag, read from probes a held queue stands in for (the fake clock moves, the pool does not).</summary>
+public sealed class ThreadPoolLagTests
+{
+    [Fact]
+    public void Current_ProbeStillWaiting_ReadsItsAgeAndOneProbeAtATime()
+    {
+        var time = new FakeTimeProvider();
+        var queued = new List<IThreadPoolWorkItem>();
+        using var lag = new ThreadPoolLag(time, queued.Add);
+
+        Assert.Equal(TimeSpan.Zero, lag.Current);
+        time.Advance(ThreadPoolLag.Interval);
+        Assert.Single(queued);
+        time.Advance(TimeSpan.FromMilliseconds(40)); // four more ticks while the probe waits: no second probe
+
+        Assert.Single(queued);
+        Assert.Equal(TimeSpan.FromMilliseconds(40), lag.Current);
+    }
+
+    [Fact]
+    public void Current_AfterTheProbeRan_ReadsItsWaitUntilTheNextProbeRuns()
+    {
+        var time = new FakeTimeProvider();
+        var queued = new List<IThreadPoolWorkItem>();
+        using var lag = new ThreadPoolLag(time, queued.Add);
+        time.Advance(ThreadPoolLag.Interval);
+        time.Advance(TimeSpan.FromMilliseconds(25));
+
+        queued[0].Execute();
+        Assert.Equal(TimeSpan.FromMilliseconds(25), lag.Current);
+        time.Advance(ThreadPoolLag.Interval);
+        Assert.Equal(2, queued.Count);
+        queued[1].Execute(); // a pool that keeps up again
+
+        Assert.Equal(TimeSpan.Zero, lag.Current);
+    }
+
+    [Fact]
+    public void Dispose_StopsTheProbes()
+    {
+        var time = new FakeTimeProvider();
+        var queued = new List<IThreadPoolWorkItem>();
+        var lag = new ThreadPoolLag(time, queued.Add);
+
+        lag.Dispose();
+        time.Advance(TimeSpan.FromSeconds(1));
+
+        Assert.Empty(queued);
+    }
+
+    [Fact]
+    public async Task Limiter_SuccessWhileThePoolLagsWithMoreRunningThanCores_IsAnOverloadForTheLimitOnly()
+    {
+        var time = new FakeTimeProvider();
+        var queued = new List<IThreadPoolWorkItem>();
+        var cores = Environment.ProcessorCount;
+        var limit = new RecordingLimit(cores + 1);
+        var options = new FanOutConcurrencyOptions { Limit = limit, QueueLimit = 0, TimeProvider = time };
+        using var admission = new RequestAdmission(options, NullLogger.Instance, poolQueue: queued.Add);
+        var limiter = new FanOutConcurrencyLimiter(admission, options, NullLogger.Instance);
+
+        await ServeAsync(); // teaches a service time of 5 ms; no probe has run yet
+        time.Advance(ThreadPoolLag.Interval);
+        time.Advance(TimeSpan.FromMilliseconds(20)); // the probe waits 20 ms: requests wait longer in the pool than they take
+        var others = new List<System.Threading.RateLimiting.RateLimitLease>();
+        for (var i = 0; i < cores - 1; i++)
+        {
+            others.Add(await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default));
+        }
+
+        await ServeAsync(); // as many running as cores: the lag is not theirs to cure
+        others.Add(await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default));
+        await ServeAsync(); // one more than the cores: an overload
+        queued[0].Execute();
+        time.Advance(ThreadPoolLag.Interval);
+        queued[1].Execute(); // the pool keeps up again
+        others.ForEach(lease => lease.Dispose());
+        await ServeAsync();
+
+        Assert.Equal([ItemOutcome.Succeeded, ItemOutcome.Succeeded, ItemOutcome.Overloaded, .. Enumerable.Repeat(ItemOutcome.Succeeded, cores + 1)], limit.Outcomes);
+        Assert.Equal(0, limit.InFlight);
+
+        async Task ServeAsync()
+        {
+            using var lease = await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default);
+            Assert.True(lease.IsAcquired);
+            time.Advance(TimeSpan.FromMilliseconds(5));
+        }
+    }
+}
