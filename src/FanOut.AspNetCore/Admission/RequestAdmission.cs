@@ -160,6 +160,9 @@ internal sealed class RequestAdmission : IDisposable
     /// </summary>
     public bool PoolLagsService => _serviceTime.Median is { } serviceTime && _poolLag.Current > serviceTime;
 
+    /// <summary>How long work waits in the thread pool now (<see cref="ThreadPoolLag.Current"/>).</summary>
+    public TimeSpan PoolLag => _poolLag.Current;
+
     /// <summary>Counts since start: admitted at once, admitted after queueing, refused, canceled while queued.</summary>
     public (long AdmittedAtOnce, long AdmittedFromQueue, long Refused, long Canceled) Counts =>
         (Interlocked.Read(ref _admittedAtOnce), Interlocked.Read(ref _admittedFromQueue), Interlocked.Read(ref _refused), Interlocked.Read(ref _canceled));

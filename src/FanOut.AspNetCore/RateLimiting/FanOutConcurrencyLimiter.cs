@@ -45,7 +45,24 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
     private static readonly Action<ILogger, Exception?> s_recordFailed = LoggerMessage.Define(
         LogLevel.Error, new EventId(3, "RecordFailed"), "The concurrency limit threw while a request started or ended; its permit is given back.");
 
+    private static readonly Action<ILogger, double, double, Exception?> s_poolLagging = LoggerMessage.Define<double, double>(
+        LogLevel.Warning, new EventId(4, "ThreadPoolLagging"), "The thread pool lags {LagMs:0} ms, more than a request's median service of {ServiceMs:0.0} ms: requests queue in front of the admission, so successes reach the limit as overloads until it keeps up.");
+
+    private static readonly Action<ILogger, Exception?> s_poolKeepsUp = LoggerMessage.Define(
+        LogLevel.Information, new EventId(5, "ThreadPoolKeepsUp"), "The thread pool keeps up again: successes reach the limit as successes.");
+
     private readonly RequestAdmission _admission;
+
+    /// <summary>The least time between two warnings that the pool lags.</summary>
+    private static readonly TimeSpan LagLogSpacing = TimeSpan.FromSeconds(10);
+
+    /// <summary>1 while successes reach the limit as overloads because the pool lags.</summary>
+    private int _lagging;
+
+    /// <summary>When the last warning that the pool lags was logged (0: never), and 1 while its "keeps up" is owed.</summary>
+    private long _lagLoggedAt;
+
+    private int _lagTold;
     private readonly ConcurrencyLimit _limit;
     private readonly ILogger _logger;
     private readonly RequestPriority _defaultPriority;
@@ -277,8 +294,32 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
     /// cores, is an overload for the limit: requests wait in front of the admission, and only requests beyond the cores can
     /// be what holds the pool's threads (fewer than that would leave the cores idle, whoever else lags the pool).
     /// </summary>
-    private ItemOutcome ForTheLimit(ItemOutcome outcome) =>
-        outcome == ItemOutcome.Succeeded && _limit.InFlight > Environment.ProcessorCount && _admission.PoolLagsService ? ItemOutcome.Overloaded : outcome;
+    private ItemOutcome ForTheLimit(ItemOutcome outcome)
+    {
+        if (outcome != ItemOutcome.Succeeded || _limit.InFlight <= Environment.ProcessorCount)
+        {
+            return outcome;
+        }
+
+        var lagging = _admission.PoolLagsService;
+        if (Interlocked.Exchange(ref _lagging, lagging ? 1 : 0) != (lagging ? 1 : 0))
+        {
+            // Logged when it changes, and a lag that comes and goes is told once per LagLogSpacing.
+            var now = _time.GetTimestamp();
+            var last = Interlocked.Read(ref _lagLoggedAt);
+            if (lagging && (last == 0 || _time.GetElapsedTime(last, now) >= LagLogSpacing) && Interlocked.CompareExchange(ref _lagLoggedAt, now, last) == last)
+            {
+                s_poolLagging(_logger, _admission.PoolLag.TotalMilliseconds, _admission.ServiceTime.GetValueOrDefault().TotalMilliseconds, null);
+                Volatile.Write(ref _lagTold, 1);
+            }
+            else if (!lagging && Interlocked.Exchange(ref _lagTold, 0) == 1)
+            {
+                s_poolKeepsUp(_logger, null);
+            }
+        }
+
+        return lagging ? ItemOutcome.Overloaded : outcome;
+    }
 
     /// <summary>How an admitted request ended, for the limit: a client that went away says nothing about the service's load.</summary>
     /// <remarks>

@@ -65,7 +65,8 @@ public sealed class ThreadPoolLagTests
         var limit = new RecordingLimit(cores + 1);
         var options = new FanOutConcurrencyOptions { Limit = limit, QueueLimit = 0, TimeProvider = time };
         using var admission = new RequestAdmission(options, NullLogger.Instance, poolQueue: queued.Add);
-        var limiter = new FanOutConcurrencyLimiter(admission, options, NullLogger.Instance);
+        var logger = new ListLogger();
+        var limiter = new FanOutConcurrencyLimiter(admission, options, logger);
 
         await ServeAsync(); // teaches a service time of 5 ms; no probe has run yet
         time.Advance(ThreadPoolLag.Interval);
@@ -82,10 +83,11 @@ public sealed class ThreadPoolLagTests
         queued[0].Execute();
         time.Advance(ThreadPoolLag.Interval);
         queued[1].Execute(); // the pool keeps up again
-        others.ForEach(lease => lease.Dispose());
         await ServeAsync();
+        others.ForEach(lease => lease.Dispose());
 
         Assert.Equal([ItemOutcome.Succeeded, ItemOutcome.Succeeded, ItemOutcome.Overloaded, .. Enumerable.Repeat(ItemOutcome.Succeeded, cores + 1)], limit.Outcomes);
+        Assert.Equal(["ThreadPoolLagging", "ThreadPoolKeepsUp"], logger.Events);
         Assert.Equal(0, limit.InFlight);
 
         async Task ServeAsync()
@@ -93,6 +95,37 @@ public sealed class ThreadPoolLagTests
             using var lease = await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default);
             Assert.True(lease.IsAcquired);
             time.Advance(TimeSpan.FromMilliseconds(5));
+        }
+    }
+
+    /// <summary>Records the names of the events logged to it.</summary>
+    private sealed class ListLogger : Microsoft.Extensions.Logging.ILogger
+    {
+        private readonly List<string> _events = [];
+
+        public IReadOnlyList<string> Events
+        {
+            get
+            {
+                lock (_events)
+                {
+                    return [.. _events];
+                }
+            }
+        }
+
+        public IDisposable? BeginScope<TState>(TState state)
+            where TState : notnull => null;
+
+        public bool IsEnabled(Microsoft.Extensions.Logging.LogLevel logLevel) => true;
+
+        public void Log<TState>(Microsoft.Extensions.Logging.LogLevel logLevel, Microsoft.Extensions.Logging.EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+        {
+            _ = formatter(state, exception); // the message must format
+            lock (_events)
+            {
+                _events.Add(eventId.Name ?? "?");
+            }
         }
     }
 }
