@@ -32,7 +32,13 @@ internal sealed class TestApp : IAsyncDisposable
         var gate = new Gate();
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseTestServer();
-        builder.Services.AddFanOutConcurrency(configure);
+        // These tests judge order, not time: a queued request waits until the test lets it go, and a second on a loaded
+        // machine is no timeout (two busy loops made it one). Tests of QueueTimeout set their own.
+        builder.Services.AddFanOutConcurrency(o =>
+        {
+            o.QueueTimeout = TimeSpan.FromMinutes(1);
+            configure(o);
+        });
         var app = builder.Build();
 
         // An exception handler outside the limiter, as an app has one: /throw answers 500 (TestServer would rethrow to the client).
