@@ -154,14 +154,11 @@ internal sealed class RequestAdmission : IDisposable
     public TimeSpan? ServiceTime => _serviceTime.Median;
 
     /// <summary>
-    /// True when work waits longer in the thread pool than a request takes to serve: requests queue in front of the
-    /// admission (the service's own CPU is its bottleneck), so a request served now is an overload for the limit, however
-    /// fast its own service was.
+    /// How long work waits in the thread pool now, when that is longer than a request takes to serve (else null): requests
+    /// queue in front of the admission (the service's own CPU is its bottleneck), so a request served now is an overload
+    /// for the limit, however fast its own service was.
     /// </summary>
-    public bool PoolLagsService => _serviceTime.Median is { } serviceTime && _poolLag.Current > serviceTime;
-
-    /// <summary>How long work waits in the thread pool now (<see cref="ThreadPoolLag.Current"/>).</summary>
-    public TimeSpan PoolLag => _poolLag.Current;
+    public TimeSpan? PoolLagBeyondService => _serviceTime.Median is { } serviceTime && _poolLag.Current is var lag && lag > serviceTime ? lag : null;
 
     /// <summary>Counts since start: admitted at once, admitted after queueing, refused, canceled while queued.</summary>
     public (long AdmittedAtOnce, long AdmittedFromQueue, long Refused, long Canceled) Counts =>

@@ -51,24 +51,25 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
     private static readonly Action<ILogger, Exception?> s_poolKeepsUp = LoggerMessage.Define(
         LogLevel.Information, new EventId(5, "ThreadPoolKeepsUp"), "The thread pool keeps up again: successes reach the limit as successes.");
 
-    private readonly RequestAdmission _admission;
-
     /// <summary>The least time between two warnings that the pool lags.</summary>
     private static readonly TimeSpan LagLogSpacing = TimeSpan.FromSeconds(10);
 
-    /// <summary>1 while successes reach the limit as overloads because the pool lags.</summary>
-    private int _lagging;
-
-    /// <summary>When the last warning that the pool lags was logged (0: never), and 1 while its "keeps up" is owed.</summary>
-    private long _lagLoggedAt;
-
-    private int _lagTold;
+    private readonly RequestAdmission _admission;
     private readonly ConcurrencyLimit _limit;
     private readonly ILogger _logger;
     private readonly RequestPriority _defaultPriority;
     private readonly Func<HttpContext, RequestPriority?>? _selector;
     private readonly TimeProvider _time;
     private readonly RefusedLease _refused;
+
+    /// <summary>1 while successes reach the limit as overloads because the pool lags.</summary>
+    private int _lagging;
+
+    /// <summary>When the last warning that the pool lags was logged, in timestamp ticks (0: never).</summary>
+    private long _lagLoggedAt;
+
+    /// <summary>1 while a warning was logged for this lag and its "keeps up" is owed.</summary>
+    private int _lagTold;
 
     internal FanOutConcurrencyLimiter(RequestAdmission admission, FanOutConcurrencyOptions options, ILogger logger)
     {
@@ -301,7 +302,8 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
             return outcome;
         }
 
-        var lagging = _admission.PoolLagsService;
+        var lag = _admission.PoolLagBeyondService;
+        var lagging = lag is not null;
         if (Interlocked.Exchange(ref _lagging, lagging ? 1 : 0) != (lagging ? 1 : 0))
         {
             // Logged when it changes, and a lag that comes and goes is told once per LagLogSpacing.
@@ -309,7 +311,7 @@ public sealed class FanOutConcurrencyLimiter : PartitionedRateLimiter<HttpContex
             var last = Interlocked.Read(ref _lagLoggedAt);
             if (lagging && (last == 0 || _time.GetElapsedTime(last, now) >= LagLogSpacing) && Interlocked.CompareExchange(ref _lagLoggedAt, now, last) == last)
             {
-                s_poolLagging(_logger, _admission.PoolLag.TotalMilliseconds, _admission.ServiceTime.GetValueOrDefault().TotalMilliseconds, null);
+                s_poolLagging(_logger, lag!.Value.TotalMilliseconds, _admission.ServiceTime.GetValueOrDefault().TotalMilliseconds, null);
                 Volatile.Write(ref _lagTold, 1);
             }
             else if (!lagging && Interlocked.Exchange(ref _lagTold, 0) == 1)
