@@ -122,6 +122,32 @@ public sealed class RequestAdmissionTests
     }
 
     [Fact]
+    public async Task AdmitAsync_ShortServiceTime_CriticalQueuesAStallsWorthBeyondThreeLimits()
+    {
+        // A 5 ms service at a limit of 2: 100 ms of stall is 40 requests, where three limits hold 6 (15 ms).
+        var limit = ConcurrencyLimit.Fixed(2);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 0.25, RejectionStart = 1, PriorityReserve = 0, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance,
+            () => 0.99);
+        await admission.AdmitAtOnceAsync(RequestPriority.Normal);
+        admission.Release(TimeSpan.FromMilliseconds(5));
+        await admission.AdmitAtOnceAsync(RequestPriority.Normal, 2);
+
+        var room = (int)Math.Ceiling(2 * (RequestAdmission.CriticalQueueStall / TimeSpan.FromMilliseconds(5)));
+        Assert.True(room > RequestAdmission.CriticalQueueLimits * 2);
+        var critical = Enumerable.Range(0, room).Select(_ => admission.AdmitAsync(RequestPriority.Critical, default).AsTask()).ToArray();
+
+        Assert.Equal(room, admission.Queued);
+        Assert.All(critical, t => Assert.False(t.IsCompleted));
+        Assert.Equal(AdmissionStatus.Refused, await admission.AdmitAsync(RequestPriority.Critical, default)); // a stall's worth: full
+        admission.Dispose();
+        Assert.All(await Task.WhenAll(critical), s => Assert.Equal(AdmissionStatus.Refused, s));
+        limit.Release();
+        limit.Release();
+    }
+
+    [Fact]
     public async Task AdmitAsync_CancellationsRacingGrants_EveryPermitHasOneOwner()
     {
         var limit = ConcurrencyLimit.Fixed(4);

@@ -1,5 +1,7 @@
 using System.Net;
 
+using Microsoft.Extensions.Time.Testing;
+
 namespace FanOut.AspNetCore.Tests.Middleware;
 
 /// <summary>Priorities: critical requests served first from the queue, and taking the place of lower ones when it is full.</summary>
@@ -108,8 +110,9 @@ public sealed class PriorityTests
     public async Task Reserve_HandlerThrowsAndAWaitingClientLeaves_EveryPlaceAndPermitGoesBack()
     {
         // A limit of 4 with a reserve of 1 (0.25 x 4): with a critical request about, normal and sheddable ones stop at 3.
+        // The reserve stands for a second after the critical request: on a clock that never moves, however slow the machine.
         var limit = ConcurrencyLimit.Fixed(4);
-        await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; o.PriorityReserve = 0.25; });
+        await using var app = await TestApp.StartAsync(o => { o.Limit = limit; o.QueuePerPermit = 2; o.RejectionStart = 1; o.PriorityReserve = 0.25; o.TimeProvider = new FakeTimeProvider(); });
 
         var critical = await app.SendAdmittedAsync("/critical?id=c");
         using var failed = await app.Client.GetAsync("/throw");
