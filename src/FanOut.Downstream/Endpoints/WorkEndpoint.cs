@@ -76,6 +76,7 @@ internal sealed class WorkEndpoint
         // One token for both ways a request ends early: the client goes away, or the server crashes.
         using var abort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _crash.Token);
         bool admitted;
+        _counters.OnArrivedAtGate(); // until it holds no slot or queue place: see DownstreamStats.PeakAtGate
         try
         {
             // With a full queue this completes at once, turned away.
@@ -84,6 +85,7 @@ internal sealed class WorkEndpoint
         catch (OperationCanceledException)
         {
             _counters.OnCancelledWhileQueued();
+            _counters.OnLeftGate();
             context.Abort();
             return;
         }
@@ -91,6 +93,7 @@ internal sealed class WorkEndpoint
         if (!admitted)
         {
             _counters.OnRejectedCapacity();
+            _counters.OnLeftGate();
             Reject(context, "capacity");
             return;
         }
@@ -119,6 +122,7 @@ internal sealed class WorkEndpoint
             // Before the slot is given back: see ServerCounters.OnServeEnded.
             var latencyMicroseconds = (long)Stopwatch.GetElapsedTime(arrived).TotalMicroseconds;
             _counters.OnServeEnded(served, latencyMicroseconds);
+            _counters.OnLeftGate();
             _gate.Exit();
         }
     }

@@ -36,6 +36,13 @@ public sealed record DownstreamStats
     /// <summary>The most requests that held a slot at the same time; never above the highest capacity in effect since the last reset.</summary>
     public int PeakConcurrentServed { get; init; }
 
+    /// <summary>
+    /// The most requests at the slots and the queue at the same time since the last reset: served, waiting, or being turned
+    /// away there. The slots and the queue hold capacity + queue at most, so a peak above that is a capacity 429 and a
+    /// client that never brought that many at once was owed none.
+    /// </summary>
+    public int PeakAtGate { get; init; }
+
     /// <summary>The capacity N in effect now: <see cref="DownstreamOptions.Capacity"/> unless a change set another.</summary>
     public int Capacity { get; init; }
 

@@ -16,6 +16,8 @@ internal sealed class ServerCounters
     private readonly LatencyHistogram _latency = new();
     private int _inFlight;
     private int _peakInFlight;
+    private int _atGate;
+    private int _peakAtGate;
     private long _served;
     private long _cancelled;
     private long _rejectedCapacity;
@@ -25,6 +27,26 @@ internal sealed class ServerCounters
 
     /// <summary>Requests being served right now; read without the lock, for samplers that must not allocate or block.</summary>
     public int InFlight => Volatile.Read(ref _inFlight);
+
+    /// <summary>A request reached the slots and the queue (past the storm and the rate limit): it is served, waits, or is turned away there.</summary>
+    public void OnArrivedAtGate()
+    {
+        lock (_lock)
+        {
+            _atGate++;
+            _peakAtGate = Math.Max(_peakAtGate, _atGate);
+        }
+    }
+
+    /// <summary>A request that reached the slots and the queue is done with them (served, turned away or gone).</summary>
+    public void OnLeftGate()
+    {
+        lock (_lock)
+        {
+            _atGate--;
+            AssertInvariants();
+        }
+    }
 
     /// <summary>A request got a capacity slot and starts its simulated work.</summary>
     /// <remarks>Call after the slot is acquired, so in-flight never exceeds the capacity.</remarks>
@@ -116,6 +138,7 @@ internal sealed class ServerCounters
         {
             AssertInvariants();
             _peakInFlight = _inFlight;
+            _peakAtGate = _atGate;
             _served = 0;
             _cancelled = 0;
             _rejectedCapacity = 0;
@@ -145,6 +168,7 @@ internal sealed class ServerCounters
                 InFlight = _inFlight,
                 Queued = state.Queued,
                 PeakConcurrentServed = _peakInFlight,
+                PeakAtGate = _peakAtGate,
                 Capacity = state.Capacity,
                 QueueLimit = state.QueueLimit,
                 Latency = state.Latency,
@@ -167,6 +191,7 @@ internal sealed class ServerCounters
         // The capacity may have been lowered under requests being served: only the largest one bounds them.
         Debug.Assert(_inFlight >= 0 && _inFlight <= DownstreamOptions.MaxCapacity, "In-flight is within [0, the largest capacity].");
         Debug.Assert(_peakInFlight >= _inFlight, "The peak is at least in-flight.");
+        Debug.Assert(_atGate >= _inFlight && _peakAtGate >= _atGate, "Requests at the gate include those served; the peak is at least those.");
         Debug.Assert(_latency.Count == _served, "Every served request has exactly one latency sample.");
     }
 }

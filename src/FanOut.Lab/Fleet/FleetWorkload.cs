@@ -143,6 +143,7 @@ public sealed class FleetWorkload : Workload, ICaseLifecycle
             FailuresOther = _reports.Sum(r => r.Failed),
             SuccessesPerSecond = seconds > 0 ? ok / seconds : 0,
             PeakConcurrentServed = stats.PeakConcurrentServed,
+            PeakAtGate = stats.PeakAtGate,
             Rejected429 = stats.Rejected429,
             RequestsServed = stats.RequestsServed,
             PermitWaitMsPerItem = _needsRedis && items > 0 ? _reports.Sum(r => r.PermitWaitMs) / items : null,

@@ -34,6 +34,9 @@ public sealed record IoRunMetrics
     /// <summary>The server's <c>peakConcurrentServed</c> for the run; null without a server.</summary>
     public int? PeakConcurrentServed { get; init; }
 
+    /// <summary>The server's <c>peakAtGate</c> for the run (served, queued or being turned away at once); null without a server.</summary>
+    public int? PeakAtGate { get; init; }
+
     /// <summary>The server's <c>rejected429</c> (capacity + rate limit) for the run; null without a server.</summary>
     public long? Rejected429 { get; init; }
 

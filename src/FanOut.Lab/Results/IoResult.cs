@@ -43,6 +43,9 @@ public sealed record IoResult
     /// <summary>The server's peak of requests served at once (its <c>peakConcurrentServed</c>), to read beside the client's <c>peakInFlight</c>; null without a server.</summary>
     public double? PeakConcurrentServed { get; init; }
 
+    /// <summary>The server's peak of requests at its slots and queue at once (its <c>peakAtGate</c>): capacity 429s are owed only above capacity + queue; null without a server.</summary>
+    public double? PeakAtGate { get; init; }
+
     /// <summary>The server's 429 answers (its <c>rejected429</c>); null without a server.</summary>
     public double? Rejected429 { get; init; }
 
@@ -135,6 +138,7 @@ public sealed record IoResult
             ItemLatencyP99Ms = MeanOrNull(r => r.LatencyP99Ms),
             SuccessesPerSecond = Mean(r => r.SuccessesPerSecond),
             PeakConcurrentServed = CountOrNull(r => r.PeakConcurrentServed),
+            PeakAtGate = CountOrNull(r => r.PeakAtGate),
             Rejected429 = CountOrNull(r => r.Rejected429),
             RequestsServed = CountOrNull(r => r.RequestsServed),
             WriteWaitMs = MeanOrNull(r => r.WriteWaitMs),

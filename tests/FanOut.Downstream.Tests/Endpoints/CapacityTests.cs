@@ -73,7 +73,8 @@ public class CapacityTests
         var held = Enumerable.Range(0, Capacity + Queue)
             .Select(id => TestServer.GetItemStatusAsync(client, id, holders.Token))
             .ToList();
-        await TestServer.WaitForStatsAsync(client, s => s.InFlight == Capacity && s.Queued == Queue);
+        var full = await TestServer.WaitForStatsAsync(client, s => s.InFlight == Capacity && s.Queued == Queue);
+        Assert.Equal(Capacity + Queue, full.PeakAtGate); // every slot and queue place, nobody turned away yet
 
         for (var i = 0; i < Extra; i++)
         {
@@ -87,6 +88,9 @@ public class CapacityTests
         Assert.Equal(Extra, stats.Rejected429Capacity);
         Assert.Equal(Extra, stats.Rejected429);
         Assert.Equal(0, stats.Rejected429RateLimit);
+        Assert.Equal(Capacity + Queue + 1, stats.PeakAtGate); // one turned away at a time, each above capacity + queue
+        (await client.PostAsync(new Uri("stats/reset", UriKind.Relative), content: null)).Dispose();
+        Assert.Equal(Capacity + Queue, (await TestServer.GetStatsAsync(client)).PeakAtGate); // restarts from those held
 
         // Cancelling the holders must reach the server: slots and queue places come back.
         await holders.CancelAsync();
@@ -97,6 +101,8 @@ public class CapacityTests
 
         var after = await TestServer.WaitForStatsAsync(client, s => s.InFlight == 0 && s.Queued == 0 && s.RequestsCancelled == Capacity + Queue);
         Assert.Equal(0, after.RequestsServed);
+        (await client.PostAsync(new Uri("stats/reset", UriKind.Relative), content: null)).Dispose();
+        Assert.Equal(0, (await TestServer.GetStatsAsync(client)).PeakAtGate); // every place given back
     }
 
     [Fact]

@@ -181,7 +181,7 @@ public static class ResultColumns
             Legend = "the client's peak of calls in flight beside the server's peak of requests served at once",
             Tables = ColumnTables.Io,
             Cell = (c, _) => $"{CellText.Count(c.PeakInFlight)} / {(c.Io?.PeakConcurrentServed is { } peak ? CellText.Count(peak) : "-")}",
-            Csv = [new("peakConcurrentServed", c => c.Io?.PeakConcurrentServed)],
+            Csv = [new("peakConcurrentServed", c => c.Io?.PeakConcurrentServed), new("peakAtGate", c => c.Io?.PeakAtGate)],
         },
         new()
         {

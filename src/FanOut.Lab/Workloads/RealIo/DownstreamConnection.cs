@@ -109,6 +109,7 @@ internal sealed class DownstreamConnection(DownstreamOptions options, TimeSpan c
         return metrics with
         {
             PeakConcurrentServed = stats.PeakConcurrentServed,
+            PeakAtGate = stats.PeakAtGate,
             Rejected429 = stats.Rejected429,
             RequestsServed = stats.RequestsServed,
         };
