@@ -54,8 +54,8 @@ internal sealed class RequestAdmission : IDisposable
     /// <summary>The machine's stall a critical queue absorbs, in time: the requests the limit serves in it may wait, if more than <see cref="CriticalQueueLimits"/>' worth.</summary>
     /// <remarks>
     /// Stalls of a loaded machine are tens of milliseconds whatever the service time: three limits hold 15 ms of a 5 ms
-    /// service, and at 4x load over the service's own CPU (critical requests alone 90% of its capacity) 4-8% of them were
-    /// refused; docs/server.md rule 4.
+    /// service, and at 4x load over the service's own CPU (critical requests alone 90% of its capacity) 4-6% of them were
+    /// refused in every quiet round; docs/server.md rule 4.
     /// </remarks>
     internal static readonly TimeSpan CriticalQueueStall = TimeSpan.FromMilliseconds(100);
 
@@ -409,12 +409,10 @@ internal sealed class RequestAdmission : IDisposable
         if (priority == RequestPriority.Critical)
         {
             // Critical requests may queue three limits' worth, or a stall's worth of service, even when the others get less (see CriticalQueueStall).
-            var room = CriticalQueueLimits * Math.Max(current, 1);
-            if (_serviceTime.Median is { } service && service > TimeSpan.Zero)
-            {
-                room = (int)Math.Max(room, Math.Ceiling(Math.Max(current, 1) * (CriticalQueueStall / service)));
-            }
-
+            var permits = Math.Max(current, 1);
+            var room = _serviceTime.Median is { } service && service > TimeSpan.Zero
+                ? Math.Max(CriticalQueueLimits * permits, Math.Ceiling(permits * (CriticalQueueStall / service)))
+                : CriticalQueueLimits * permits;
             capacity = (int)Math.Min(_queueLimit, Math.Max(capacity, room));
         }
 

@@ -76,7 +76,7 @@ internal sealed class WorkEndpoint
         // One token for both ways a request ends early: the client goes away, or the server crashes.
         using var abort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _crash.Token);
         bool admitted;
-        _counters.OnArrivedAtGate(); // until it holds no slot or queue place: see DownstreamStats.PeakAtGate
+        _counters.OnArrivedAtGate(); // until it is turned away, leaves the queue or ends its service: see DownstreamStats.PeakAtGate
         try
         {
             // With a full queue this completes at once, turned away.
@@ -85,7 +85,6 @@ internal sealed class WorkEndpoint
         catch (OperationCanceledException)
         {
             _counters.OnCancelledWhileQueued();
-            _counters.OnLeftGate();
             context.Abort();
             return;
         }
@@ -93,7 +92,6 @@ internal sealed class WorkEndpoint
         if (!admitted)
         {
             _counters.OnRejectedCapacity();
-            _counters.OnLeftGate();
             Reject(context, "capacity");
             return;
         }
@@ -122,7 +120,6 @@ internal sealed class WorkEndpoint
             // Before the slot is given back: see ServerCounters.OnServeEnded.
             var latencyMicroseconds = (long)Stopwatch.GetElapsedTime(arrived).TotalMicroseconds;
             _counters.OnServeEnded(served, latencyMicroseconds);
-            _counters.OnLeftGate();
             _gate.Exit();
         }
     }

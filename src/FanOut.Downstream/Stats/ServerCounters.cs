@@ -28,23 +28,16 @@ internal sealed class ServerCounters
     /// <summary>Requests being served right now; read without the lock, for samplers that must not allocate or block.</summary>
     public int InFlight => Volatile.Read(ref _inFlight);
 
-    /// <summary>A request reached the slots and the queue (past the storm and the rate limit): it is served, waits, or is turned away there.</summary>
+    /// <summary>
+    /// A request reached the slots and the queue (past the storm and the rate limit): it is served, waits, or is turned away
+    /// there, and it leaves them with <see cref="OnServeEnded"/>, <see cref="OnCancelledWhileQueued"/> or <see cref="OnRejectedCapacity"/>.
+    /// </summary>
     public void OnArrivedAtGate()
     {
         lock (_lock)
         {
             _atGate++;
             _peakAtGate = Math.Max(_peakAtGate, _atGate);
-        }
-    }
-
-    /// <summary>A request that reached the slots and the queue is done with them (served, turned away or gone).</summary>
-    public void OnLeftGate()
-    {
-        lock (_lock)
-        {
-            _atGate--;
-            AssertInvariants();
         }
     }
 
@@ -70,6 +63,7 @@ internal sealed class ServerCounters
         {
             AssertInvariants();
             _inFlight--;
+            _atGate--;
             if (served)
             {
                 _served++;
@@ -90,6 +84,8 @@ internal sealed class ServerCounters
         lock (_lock)
         {
             _cancelled++;
+            _atGate--;
+            AssertInvariants();
         }
     }
 
@@ -99,6 +95,8 @@ internal sealed class ServerCounters
         lock (_lock)
         {
             _rejectedCapacity++;
+            _atGate--;
+            AssertInvariants();
         }
     }
 
