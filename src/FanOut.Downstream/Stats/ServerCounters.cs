@@ -38,6 +38,7 @@ internal sealed class ServerCounters
         {
             _atGate++;
             _peakAtGate = Math.Max(_peakAtGate, _atGate);
+            AssertInvariants();
         }
     }
 

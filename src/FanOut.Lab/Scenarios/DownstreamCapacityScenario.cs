@@ -7,8 +7,11 @@ namespace FanOut.Lab.Scenarios;
 public sealed class DownstreamCapacityScenario : Scenario
 {
     private const int Items = 2000;
-    private const int Capacity = 64;
-    private const int Queue = 64;
+    /// <summary>Requests the server serves at once.</summary>
+    public const int Capacity = 64;
+
+    /// <summary>Requests the server queues beyond those it serves; past capacity + queue it answers 429.</summary>
+    public const int Queue = 64;
 
     /// <inheritdoc/>
     public override string Id => "downstream-capacity";

@@ -89,7 +89,7 @@ public class CapacityTests
         Assert.Equal(Extra, stats.Rejected429);
         Assert.Equal(0, stats.Rejected429RateLimit);
         Assert.Equal(Capacity + Queue + 1, stats.PeakAtGate); // one turned away at a time, each above capacity + queue
-        (await client.PostAsync(new Uri("stats/reset", UriKind.Relative), content: null)).Dispose();
+        server.ResetStats();
         Assert.Equal(Capacity + Queue, (await TestServer.GetStatsAsync(client)).PeakAtGate); // restarts from those held
 
         // Cancelling the holders must reach the server: slots and queue places come back.
@@ -101,7 +101,7 @@ public class CapacityTests
 
         var after = await TestServer.WaitForStatsAsync(client, s => s.InFlight == 0 && s.Queued == 0 && s.RequestsCancelled == Capacity + Queue);
         Assert.Equal(0, after.RequestsServed);
-        (await client.PostAsync(new Uri("stats/reset", UriKind.Relative), content: null)).Dispose();
+        server.ResetStats();
         Assert.Equal(0, (await TestServer.GetStatsAsync(client)).PeakAtGate); // every place given back
     }
 

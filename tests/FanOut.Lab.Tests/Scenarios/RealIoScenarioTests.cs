@@ -34,8 +34,9 @@ public sealed class RealIoScenarioTests
 
         // The server owes 429s only when 128 calls reach it at once; a starved client (two busy loops on both cores) opens its
         // 500 connections too slowly for that, and then nothing may be turned away and the verdict must say so.
-        var overwhelmed = whenAll.Io!.PeakAtGate > 64 + 64;
-        Assert.True(overwhelmed == whenAll.Io.Rejected429 > 0, $"429s {whenAll.Io.Rejected429} with {whenAll.Io.PeakAtGate} at the server's slots and queue at once (capacity 64 + queue 64)");
+        const int capacity = DownstreamCapacityScenario.Capacity;
+        var overwhelmed = whenAll.Io!.PeakAtGate > capacity + DownstreamCapacityScenario.Queue;
+        Assert.True(overwhelmed == whenAll.Io.Rejected429 > 0, $"429s {whenAll.Io.Rejected429} with {whenAll.Io.PeakAtGate} at the server's slots and queue at once (capacity {capacity} + queue {DownstreamCapacityScenario.Queue})");
         Assert.Equal(whenAll.Io.Rejected429, whenAll.Io.FailuresByStatus.GetValueOrDefault("429"));
         Assert.Contains(overwhelmed ? "turned calls away" : "so it turned none away", result.Verdict, StringComparison.Ordinal);
         Assert.Equal(items, whenAll.Io.Successes + whenAll.Io.Failures);
@@ -43,10 +44,10 @@ public sealed class RealIoScenarioTests
         Assert.Equal(0, dop50.Io!.Failures);
         Assert.Equal(items, dop50.Io.Successes);
         Assert.InRange(dop50.Io.PeakConcurrentServed!.Value, 1, 50);
-        Assert.InRange(whenAll.Io.PeakConcurrentServed!.Value, 1, 64);
-        if (whenAll.Io.PeakAtGate > 64)
+        Assert.InRange(whenAll.Io.PeakConcurrentServed!.Value, 1, capacity);
+        if (whenAll.Io.PeakAtGate > capacity)
         {
-            Assert.Equal(64, whenAll.Io.PeakConcurrentServed); // a call waited: every slot was taken
+            Assert.Equal(capacity, whenAll.Io.PeakConcurrentServed); // a call waited: every slot was taken
         }
         Assert.InRange(byDefault.Io!.PeakConcurrentServed!.Value, 1, Environment.ProcessorCount);
         Assert.StartsWith("Agrees", result.Verdict, StringComparison.Ordinal);
