@@ -21,6 +21,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private readonly Func<Exception, bool> _isOverload;
     private readonly LatencyStatistics _statistics;
     private readonly AdaptiveControlLaw _law;
+
+    /// <summary>The staged law on the bandwidth-delay product, when the options ask for it (then <see cref="_law"/> is not fed).</summary>
+    private readonly BandwidthDelayLaw? _model;
     private readonly SlowStartPacer _pacer;
 
     /// <summary>Grants slow start's paced growth when it is due (see <see cref="OnPaceTimer"/>).</summary>
@@ -108,6 +111,12 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         _isOverload = options.IsOverload ?? AdaptiveLimitOptions.IsOverloadByDefault;
         _statistics = new LatencyStatistics(options.MaxLimit, options.MinWindowSamples);
         _law = new AdaptiveControlLaw(options);
+        if (options.UsesBandwidthDelayLaw)
+        {
+            _model = new BandwidthDelayLaw(options);
+            _countingFirstWindow = false;
+        }
+
         _pacer = new SlowStartPacer(options.InitialLimit, options.SlowStartPace, _time.TimestampFrequency);
         _paceTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPaceTimer(), this);
         _pauseTimer = new LimitTimer(_time, static s => ((AdaptiveConcurrencyLimit)s!).OnPauseTimer(), this);
@@ -131,7 +140,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             var latency = _answered == 0 ? -1 : Milliseconds((double)_answeredLatency / _answered);
             _answeredLatency = _answered = 0;
-            return new(Current, InFlight, Waiting, latency, _statistics.PoolCount > 0 ? Milliseconds(_statistics.Baseline) : 0, Volatile.Read(ref _overloads), _pauses, _changes);
+            return new(Current, InFlight, Waiting, latency, Milliseconds(LawBaseline), Volatile.Read(ref _overloads), _pauses, _changes);
         }
     }
 
@@ -142,7 +151,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             lock (_lock)
             {
-                return TimeSpan.FromSeconds(_statistics.Baseline / _time.TimestampFrequency);
+                return TimeSpan.FromSeconds(LawBaseline / _time.TimestampFrequency);
             }
         }
     }
@@ -154,7 +163,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             lock (_lock)
             {
-                return _law.InSlowStart;
+                return LawInSlowStart;
             }
         }
     }
@@ -163,6 +172,15 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>Synchronous bodies gain nothing from more workers than cores, whatever the limit allows asynchronous ones.</summary>
     internal override int WorkerHint => Math.Min(_limit, Environment.ProcessorCount);
+
+    /// <summary>The limit the law in use decided (under the lock).</summary>
+    private int LawLimit => _model?.Limit ?? _law.Limit;
+
+    /// <summary>True while the law in use is in slow start (under the lock).</summary>
+    private bool LawInSlowStart => _model?.InSlowStart ?? _law.InSlowStart;
+
+    /// <summary>The latency without a queue the law in use compares with, in timestamp ticks (0: none yet; under the lock).</summary>
+    private double LawBaseline => _model?.Baseline ?? (_statistics.PoolCount > 0 ? _statistics.Baseline : 0);
 
     public override TimeProvider TimeProvider => _time;
 
@@ -293,7 +311,17 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             // Latency and failures of a canceled run describe the cancellation, not the downstream. A first window that
             // loses an item to it can never close: open it again, so the next call on this limit still measures a baseline.
-            ReopenFirstWindowAfter(startTimestamp);
+            if (_model is null)
+            {
+                ReopenFirstWindowAfter(startTimestamp);
+            }
+
+            return;
+        }
+
+        if (_model is not null)
+        {
+            LearnFromModel(startTimestamp, outcome);
             return;
         }
 
@@ -358,6 +386,43 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
                     Decide(inFlight, now);
                 }
+            }
+
+            change = Publish(now, inFlight, out paceDue);
+        }
+
+        if (paceDue > 0)
+        {
+            _paceTimer.Arm(paceDue);
+        }
+
+        NoteUse();
+        Announce(change);
+    }
+
+    /// <summary>What the staged law learns from one completion: every answer goes to it, and it decides.</summary>
+    private void LearnFromModel(long startTimestamp, ItemOutcome outcome)
+    {
+        var model = _model!;
+        var now = _time.GetTimestamp();
+        var inFlight = InFlight;
+        var succeeded = outcome == ItemOutcome.Succeeded;
+        LimitChange change;
+        long paceDue;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (succeeded)
+            {
+                _answeredLatency += now - startTimestamp;
+                _answered++;
+            }
+
+            var decision = model.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, now);
+            if (decision.Reason != LimitChangeReason.Hold)
+            {
+                _reason = decision.Reason;
+                _reasonMedian = model.ReadingMedian;
             }
 
             change = Publish(now, inFlight, out paceDue);
@@ -546,8 +611,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private LimitChange Publish(long now, int inFlight, out long paceDue)
     {
         var before = _limit;
-        var limit = _pacer.Follow(_law.Limit, _law.InSlowStart, _statistics.PoolCount > 0 ? _statistics.Baseline : 0, now, out paceDue);
-        if (limit != _limit)
+        var limit = _pacer.Follow(LawLimit, LawInSlowStart, LawBaseline, now, out paceDue);
+        if (limit != _limit && _model is null)
         {
             _law.RecordChange(now, limit);
         }
@@ -560,8 +625,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         // A paced grant of growth decided earlier is slow start's, whatever the law decided since.
-        var reason = limit > before && _law.InSlowStart && limit < _law.Limit ? LimitChangeReason.SlowStartGrowth : _reason;
-        return new(before, limit, reason, _reasonMedian, _statistics.Baseline, inFlight, limit != before ? ++_changes : 0);
+        var reason = limit > before && LawInSlowStart && limit < LawLimit ? LimitChangeReason.SlowStartGrowth : _reason;
+        return new(before, limit, reason, _reasonMedian, LawBaseline, inFlight, limit != before ? ++_changes : 0);
     }
 
     /// <summary>Wakes the waiters a rise admits, records the change on the gauge and publishes its reason (outside the lock).</summary>
@@ -589,7 +654,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private void AssertInvariants()
     {
         Debug.Assert(_lock.IsHeldByCurrentThread);
-        Debug.Assert(_limit == _law.Limit || (_limit < _law.Limit && _law.InSlowStart));
+        Debug.Assert(_limit == LawLimit || (_limit < LawLimit && LawInSlowStart));
         Debug.Assert(_limit >= _options.MinLimit && _limit <= _options.MaxLimit);
         Debug.Assert(_peak >= _limit);
     }

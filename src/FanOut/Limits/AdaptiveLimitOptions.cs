@@ -143,6 +143,15 @@ public sealed record AdaptiveLimitOptions
         _ => false,
     };
 
+    /// <summary>
+    /// True to run the staged law on the bandwidth-delay product (<see cref="Limits.Adaptive.BandwidthDelayLaw"/>) instead of
+    /// the band; for the simulation suite while it is measured against every shape (docs/adaptive.md, "Toward one law").
+    /// </summary>
+    internal bool UsesBandwidthDelayLaw { get; init; } = StagedLawByDefault;
+
+    /// <summary>Makes every options instance created from now on run the staged law (FanOut.Tests sets it from FANOUT_TEST_LAW=bdp).</summary>
+    internal static bool StagedLawByDefault { get; set; }
+
     internal void Validate()
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(MinLimit, 1, nameof(MinLimit));

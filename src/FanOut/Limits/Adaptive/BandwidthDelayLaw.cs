@@ -1,0 +1,390 @@
+using System.Diagnostics;
+
+namespace FanOut.Limits.Adaptive;
+
+/// <summary>
+/// The adaptive law on the bandwidth-delay product (BBR's model; staged, not the default yet: docs/adaptive.md, "Toward one
+/// law"). The limit is what the downstream has been seen to carry: the most answers per second times the least latency,
+/// with a little room. Slow start doubles per round trip on answers that did not queue; after it, one decision per reading
+/// of every answer grows the limit toward that target or cuts it to it; a "no" backs off and growth goes on one permit per
+/// round trip (AIMD). Never touches a clock or a lock: the owning limit calls it under its lock.
+/// </summary>
+internal sealed class BandwidthDelayLaw
+{
+    /// <summary>Answers a reading takes after slow start: a median and a rate within about an eighth.</summary>
+    private const int ReadingAnswers = 64;
+
+    /// <summary>Answers a reading takes in slow start and in a drain: a decision every round or two at small limits.</summary>
+    private const int ShortReadingAnswers = 16;
+
+    /// <summary>Answers whose median is slow start's reference for "did not queue": the fewest that outvote one stray answer.</summary>
+    private const int ReferenceAnswers = 8;
+
+    /// <summary>Readings the model remembers: the most answers per second and the least median are taken over them (BBR's window).</summary>
+    private const int ModelReadings = 28;
+
+    /// <summary>The target's room above the product: rate noise and the tail keep the limit from sitting under what the downstream carries.</summary>
+    private const double TargetGain = 1.35;
+
+    /// <summary>Slow start grows on an answer within this ratio of its reference (a queue of half a round is a queue).</summary>
+    private const double QueuedRatio = 1.5;
+
+    /// <summary>A slow-start reading whose median is this many times its reference has met a queue: slow start ends.</summary>
+    private const double ExitRatio = 2;
+
+    /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
+    private const double FullPipeGrowth = 1.25;
+
+    /// <summary>Readings between two drains: the least latency is re-measured before it falls out of the model's window.</summary>
+    private const int DrainEvery = 24;
+
+    /// <summary>Slow start's evidence bound: an answer grows the limit only while more than half of it is in use.</summary>
+    private const int InFlightFactor = 2;
+
+    /// <summary>Round trips the limit holds at the level the downstream last said no at before it probes above it.</summary>
+    private const int MinProbeSpacing = 2;
+
+    /// <summary>The most round trips between two probes above a level that keeps saying no (the spacing doubles per refused probe).</summary>
+    private const int MaxProbeSpacing = 8;
+
+    /// <summary>Latency rises smaller than this are scheduling noise whatever their ratio (late timers, thread-pool hops).</summary>
+    private static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
+
+    private readonly AdaptiveLimitOptions _options;
+    private readonly double _noiseFloor;
+    private readonly long _frequency;
+
+    // The reading being taken: every answer since the last decision.
+    private readonly long[] _latencies = new long[ReadingAnswers];
+    private int _answers;
+    private double _latencySum;
+    private long _readingStart = long.MinValue;
+    private int _peakInFlight;
+
+    // The model: the last ModelReadings readings' rates and medians (a drain's reading has a median and no rate).
+    private readonly double[] _rates = new double[ModelReadings];
+    private readonly double[] _medians = new double[ModelReadings];
+    private int _readings;
+    private int _readingsSinceDrain;
+
+    /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; the least of means is biased by rare slow answers).</summary>
+    private double _meanOverMedian;
+
+    // Slow start.
+    private readonly long[] _referenceAnswers = new long[ReferenceAnswers];
+    private int _referenceCount;
+    private double _reference = double.PositiveInfinity;
+    private double _slowStartLeastMedian = double.PositiveInfinity;
+    private double _fullPipeRate;
+    private int _flatReadings;
+
+    // A drain: the limit at half the product until a reading of items started after it began.
+    private long _drainStart;
+    private int _drainFrom;
+
+    // After a "no".
+    private int _ceiling;
+    private double _growthCredit;
+    private int _roundTripsAtCeiling;
+    private int _probeSpacing = MinProbeSpacing;
+    private long _lastCutAt = long.MinValue;
+
+    public BandwidthDelayLaw(AdaptiveLimitOptions options)
+    {
+        _options = options;
+        _frequency = options.TimeProvider.TimestampFrequency;
+        _noiseFloor = NoiseFloor.TotalSeconds * _frequency;
+        Limit = options.InitialLimit;
+    }
+
+    public int Limit { get; private set; }
+
+    public BandwidthDelayPhase Phase { get; private set; }
+
+    public bool InSlowStart => Phase == BandwidthDelayPhase.SlowStart;
+
+    /// <summary>The least median latency the model holds, in timestamp ticks (0: none yet); slow start's reference before any reading.</summary>
+    public double Baseline => LeastMedian() is > 0 and var least ? least : double.IsFinite(_reference) ? _reference : 0;
+
+    /// <summary>The median of the reading the last change was decided on, in timestamp ticks (0: none).</summary>
+    public double ReadingMedian { get; private set; }
+
+    /// <summary>What the model says the downstream carries with room (0: nothing measured yet).</summary>
+    public int Target
+    {
+        get
+        {
+            var product = Product();
+            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product));
+        }
+    }
+
+    /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>.</summary>
+    public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long now)
+    {
+        var before = Limit;
+        var decision = overload ? Rejected(start, inFlight, now)
+            : succeeded ? Answered(start, latency, inFlight, now)
+            : LimitDecision.Hold(Limit);
+        Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
+        Debug.Assert(decision.Limit == Limit && (Limit == before || decision.Reason != LimitChangeReason.Hold));
+        return decision;
+    }
+
+    private LimitDecision Answered(long start, long latency, int inFlight, long now)
+    {
+        if (Phase == BandwidthDelayPhase.Draining && start < _drainStart)
+        {
+            return LimitDecision.Hold(Limit); // queued behind the level the drain left: says nothing of the latency without a queue
+        }
+
+        var growth = Grow(latency, inFlight);
+        if (_readingStart == long.MinValue)
+        {
+            _readingStart = now - latency;
+        }
+
+        _latencies[_answers++] = latency;
+        _latencySum += latency;
+        _peakInFlight = Math.Max(_peakInFlight, inFlight);
+        var size = Phase == BandwidthDelayPhase.Steady ? ReadingAnswers : ShortReadingAnswers;
+        if (_answers < size)
+        {
+            return growth;
+        }
+
+        var decided = Decide(now);
+        return decided.Reason == LimitChangeReason.Hold && growth.Reason != LimitChangeReason.Hold ? new(Limit, growth.Reason) : decided;
+    }
+
+    /// <summary>Growth on one answer: slow start's (one per answer that did not queue) or, below a level that said no, one per round trip.</summary>
+    private LimitDecision Grow(long latency, int inFlight)
+    {
+        if (Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit)
+        {
+            return LimitDecision.Hold(Limit); // half the limit idle: nothing says more would be used
+        }
+
+        if (Phase == BandwidthDelayPhase.SlowStart)
+        {
+            var queued = latency > Math.Max(QueuedRatio * _reference, _reference + _noiseFloor);
+            TakeReference(latency);
+            return queued ? LimitDecision.Hold(Limit) : Set(Limit + 1, LimitChangeReason.SlowStartGrowth);
+        }
+
+        if (Phase != BandwidthDelayPhase.Steady || _ceiling == 0 || (_growthCredit += 1.0 / Limit) < 1)
+        {
+            return LimitDecision.Hold(Limit);
+        }
+
+        // AIMD's additive half, one permit per round trip: clients sharing a downstream that says no converge to equal shares.
+        _growthCredit = 0;
+        if (Limit + 1 < _ceiling)
+        {
+            return Set(Limit + 1, LimitChangeReason.Growth);
+        }
+
+        // At the level that said no: a probe above it every few round trips, spaced wider while probes are refused.
+        if (++_roundTripsAtCeiling < _probeSpacing)
+        {
+            return LimitDecision.Hold(Limit);
+        }
+
+        _roundTripsAtCeiling = 0;
+        _ceiling = Math.Max(_ceiling, Limit + 1);
+        return Set(Limit + 1, LimitChangeReason.Probe);
+    }
+
+    /// <summary>Slow start's reference: the least median of <see cref="ReferenceAnswers"/> answers in a row (a cold first round is outvoted by the next).</summary>
+    private void TakeReference(long latency)
+    {
+        _referenceAnswers[_referenceCount++] = latency;
+        if (_referenceCount == ReferenceAnswers)
+        {
+            Array.Sort(_referenceAnswers);
+            _reference = Math.Min(_reference, _referenceAnswers[ReferenceAnswers / 2]);
+            _referenceCount = 0;
+        }
+    }
+
+    /// <summary>A reading is complete: the model takes it and the phase's rule decides.</summary>
+    private LimitDecision Decide(long now)
+    {
+        var answers = _latencies.AsSpan(0, _answers);
+        answers.Sort();
+        var median = (double)answers[answers.Length / 2];
+        var duration = Math.Max(1, now - _readingStart);
+        var rate = answers.Length * (double)_frequency / duration;
+        var level = _latencySum / duration;
+        var mean = _latencySum / answers.Length;
+        var filled = (long)InFlightFactor * _peakInFlight > Limit;
+        _answers = 0;
+        _latencySum = 0;
+        _peakInFlight = 0;
+        _readingStart = now;
+        ReadingMedian = median;
+
+        switch (Phase)
+        {
+            case BandwidthDelayPhase.Draining:
+                Remember(rate: 0, median);
+                Phase = BandwidthDelayPhase.Steady;
+                return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
+
+            case BandwidthDelayPhase.SlowStart:
+                Remember(filled ? rate : 0, median);
+                _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
+                if (median > ExitRatio * _slowStartLeastMedian && median - _slowStartLeastMedian > _noiseFloor)
+                {
+                    return Drain(now, LimitChangeReason.QueueSeen); // a queue: slow start is over
+                }
+
+                if (!filled)
+                {
+                    return LimitDecision.Hold(Limit);
+                }
+
+                if (rate >= FullPipeGrowth * _fullPipeRate)
+                {
+                    _fullPipeRate = rate;
+                    _flatReadings = 0;
+                    return LimitDecision.Hold(Limit);
+                }
+
+                // The rate stopped growing with the limit: the pipe is full, whatever latency says.
+                return ++_flatReadings < 2 ? LimitDecision.Hold(Limit) : Drain(now, LimitChangeReason.QueueSeen);
+
+            default:
+                Remember(filled ? rate : 0, median);
+                _meanOverMedian = _meanOverMedian == 0 ? mean / median : (0.75 * _meanOverMedian) + (0.25 * mean / median);
+                return DecideSteady(now, level, filled);
+        }
+    }
+
+    /// <summary>After slow start, once per reading: cut to the target when the calls in flight on average were above it, else grow toward it.</summary>
+    private LimitDecision DecideSteady(long now, double level, bool filled)
+    {
+        var target = Target;
+        if (target > 0 && level > target && Limit > target)
+        {
+            // More in flight than the downstream carries with room: the rest only queued (Little's law).
+            return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
+        }
+
+        if (_ceiling == 0 && ++_readingsSinceDrain >= DrainEvery && Limit > _options.MinLimit)
+        {
+            return Drain(now, LimitChangeReason.Remeasure);
+        }
+
+        if (_ceiling == 0 && filled && target > Limit)
+        {
+            // Room in the model: grow to it (the product grows with the rate it buys, so an elastic downstream is found at 1.35x a reading).
+            return Set(Math.Min(target, 2 * Limit), LimitChangeReason.Growth);
+        }
+
+        return LimitDecision.Hold(Limit);
+    }
+
+    /// <summary>Drops the limit to half the product for one reading of items started from now: its median is the latency without a queue.</summary>
+    private LimitDecision Drain(long now, LimitChangeReason reason)
+    {
+        var target = Target;
+        _drainFrom = Math.Max(_options.MinLimit, target);
+        _drainStart = now;
+        _readingsSinceDrain = 0;
+        _answers = 0;
+        _latencySum = 0;
+        _peakInFlight = 0;
+        _readingStart = long.MinValue;
+        Phase = BandwidthDelayPhase.Draining;
+        var half = Clamp((int)(Product() / 2));
+        return Set(Math.Min(Limit, half), reason);
+    }
+
+    /// <summary>A "no": multiplicative back-off once per cut (a "no" to an item started before the last cut is already answered by it).</summary>
+    private LimitDecision Rejected(long start, int inFlight, long now)
+    {
+        var level = Clamp(inFlight);
+        if (start < _lastCutAt)
+        {
+            // Stale: no new back-off, but the downstream took no more than the calls still in flight.
+            _ceiling = _ceiling > 0 ? Math.Min(_ceiling, level) : level;
+            return Set(Math.Min(Limit, Clamp(inFlight - 1)), LimitChangeReason.Overload);
+        }
+
+        if (_ceiling > 0 && level >= _ceiling)
+        {
+            _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing); // a probe refused again: wait longer before the next
+        }
+
+        _ceiling = level;
+        _roundTripsAtCeiling = 0;
+        _growthCredit = 0;
+        _lastCutAt = now;
+        _answers = 0;
+        _latencySum = 0;
+        _peakInFlight = 0;
+        _readingStart = long.MinValue;
+        Phase = BandwidthDelayPhase.Steady;
+        var backedOff = Math.Min((int)(Limit * _options.BackoffRatio), inFlight - 1);
+        return Set(Clamp(Math.Min(backedOff, Limit - 1)), LimitChangeReason.Overload);
+    }
+
+    private void Remember(double rate, double median)
+    {
+        _rates[_readings % ModelReadings] = rate;
+        _medians[_readings % ModelReadings] = median;
+        _readings++;
+    }
+
+    /// <summary>The bandwidth-delay product: the most answers per second times the least median, times the mean over the median.</summary>
+    private double Product()
+    {
+        var least = LeastMedian();
+        var most = 0.0;
+        for (var i = 0; i < Math.Min(_readings, ModelReadings); i++)
+        {
+            most = Math.Max(most, _rates[i]);
+        }
+
+        return most * least / _frequency * Math.Max(1, _meanOverMedian);
+    }
+
+    private double LeastMedian()
+    {
+        var least = 0.0;
+        for (var i = 0; i < Math.Min(_readings, ModelReadings); i++)
+        {
+            least = least == 0 ? _medians[i] : Math.Min(least, _medians[i]);
+        }
+
+        return least;
+    }
+
+    private LimitDecision Set(int limit, LimitChangeReason reason)
+    {
+        limit = Clamp(limit);
+        if (limit == Limit)
+        {
+            return LimitDecision.Hold(Limit);
+        }
+
+        Limit = limit;
+        return new(limit, reason);
+    }
+
+    private int Clamp(int limit) => Math.Clamp(limit, _options.MinLimit, _options.MaxLimit);
+}
+
+/// <summary>Which rules of <see cref="BandwidthDelayLaw"/> decide: the law alone changes it.</summary>
+internal enum BandwidthDelayPhase
+{
+    /// <summary>One permit per answer that did not queue, until a reading meets a queue, the rate stops growing, or a "no".</summary>
+    SlowStart,
+
+    /// <summary>The limit at half the product for one reading of items started after it: the latency without a queue.</summary>
+    Draining,
+
+    /// <summary>One decision per reading toward the product's target; after a "no", one permit per round trip and spaced probes.</summary>
+    Steady,
+}

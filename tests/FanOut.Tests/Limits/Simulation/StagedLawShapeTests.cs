@@ -1,0 +1,145 @@
+using Xunit.Abstractions;
+
+namespace FanOut.Tests.Limits.Simulation;
+
+/// <summary>
+/// Issue 36: the staged law on the bandwidth-delay product (<c>BandwidthDelayLaw</c>, not the default yet) against the
+/// downstream shapes, 20 seeds per cell at every place. Each cell prints the worst seed and the median; the cells asserted
+/// are the shapes the band on main does not meet (docs/adaptive.md, "Toward one law"). Run with FANOUT_TEST_LAW=bdp, every
+/// simulated limit test runs the staged law instead of the band.
+/// </summary>
+public sealed class StagedLawShapeTests(ITestOutputHelper output)
+{
+    private const int Seeds = 20;
+    private static readonly TimeSpan s_run = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan s_secondHalf = TimeSpan.FromSeconds(5);
+
+    /// <summary>The place's options running the staged law.</summary>
+    private static AdaptiveLimitOptions Staged(string place) => LawPlace.Named(place).Options with { UsesBandwidthDelayLaw = true };
+
+    /// <summary>The staged law's throughput over Fixed(<paramref name="fixedLimit"/>)'s from <paramref name="from"/> to <paramref name="to"/>, per seed, worst first.</summary>
+    private double[] ThroughputRatios(string place, DownstreamScript script, int fixedLimit, TimeSpan from, TimeSpan to, string shape)
+    {
+        var callSize = LawPlace.Named(place).CallSize;
+        var ratios = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var staged = new LimitSimulation(script, seed) { CallSize = callSize };
+            staged.Run(ConcurrencyLimit.Adaptive(staged.Options(Staged(place))), duration: to);
+            var best = new LimitSimulation(script, seed) { CallSize = callSize };
+            best.Run(ConcurrencyLimit.Fixed(fixedLimit), duration: to);
+            return (double)staged.Successes.Count(t => t >= from) / best.Successes.Count(t => t >= from);
+        }).Order().ToArray();
+        output.WriteLine($"{shape}, {place}: worst {ratios[0]:F2}, median {ratios[Seeds / 2]:F2} x Fixed({fixedLimit})");
+        return ratios;
+    }
+
+    public static TheoryData<string> Places() => LawPlace.Names();
+
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void StagedLaw_LatencyRisingSmoothly_FindsThePeak(string place)
+    {
+        // Throughput peaks at 22 in service (latency x (1 + (n/22)^2)): the band holds at 0.83-0.84x; the rate finds it.
+        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, SmoothKnee = 22 });
+
+        Assert.True(ThroughputRatios(place, script, 22, s_secondHalf, s_run, "smooth knee")[0] >= 0.85);
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughput(string place)
+    {
+        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
+
+        Assert.True(ThroughputRatios(place, script, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.75);
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void StagedLaw_BimodalWithoutOverload_KeepsThroughput(string place)
+    {
+        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Shape = LatencyShape.Bimodal });
+
+        Assert.True(ThroughputRatios(place, script, 256, s_secondHalf, s_run, "bimodal")[0] >= 0.8);
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void StagedLaw_CapacityHalvesOnAHeavyTail_KeepsThroughput(string place)
+    {
+        // 64 -> 32 from 3 s to 6 s on a heavy tail (20 ms, p99 10x), a hard cap and then a queue as deep: the band reads its
+        // fastest answers as the baseline and cuts to 4-8 (0.29-0.79x); judged from 3.5 s to 6 s against Fixed(32).
+        foreach (var queue in new[] { 0, 1 })
+        {
+            var state = new DownstreamState { Latency = TimeSpan.FromMilliseconds(20), Shape = LatencyShape.HeavyTail };
+            var script = DownstreamScript.Phases(
+                (TimeSpan.Zero, state with { Capacity = 64, Queue = 64 * queue }),
+                (IncidentScenarios.Halved, state with { Capacity = 32, Queue = 32 * queue }),
+                (IncidentScenarios.HalvingRecovered, state with { Capacity = 64, Queue = 64 * queue }));
+            var ratios = ThroughputRatios(place, script, 32, IncidentScenarios.Halved + TimeSpan.FromSeconds(0.5), IncidentScenarios.HalvingRecovered, queue == 0 ? "halving on a heavy tail, hard cap" : "halving on a heavy tail, queue");
+            Assert.True(ratios[0] >= 0.8);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void StagedLaw_DownstreamThatSaysNoSlowly_RejectsFewCalls(string place)
+    {
+        var callSize = LawPlace.Named(place).CallSize;
+        var rejected = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new LimitSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed)
+            {
+                CallSize = callSize,
+                RejectionTime = TimeSpan.FromMilliseconds(200),
+            };
+            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), duration: s_run);
+            return 100.0 * simulation.Rejected / simulation.Calls.Count;
+        }).Order().ToArray();
+        output.WriteLine($"slow no, {place}: refused worst {rejected[^1]:F2}%, median {rejected[Seeds / 2]:F2}%");
+
+        Assert.True(rejected[^1] <= 5);
+    }
+
+    [Theory]
+    [InlineData("loop", 2)]
+    [InlineData("loop", 4)]
+    [InlineData("http", 2)]
+    [InlineData("http", 4)]
+    [InlineData("server", 2)]
+    [InlineData("server", 4)]
+    public void StagedLaw_IndependentClientsOnOneCap_ShareItFairly(string place, int clients)
+    {
+        var fairness = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new SharedDownstreamSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed);
+            for (var i = 0; i < clients; i++)
+            {
+                simulation.AddClient(clock => ConcurrencyLimit.Adaptive(Staged(place) with { TimeProvider = clock }));
+            }
+
+            return simulation.Run(s_run).Fairness(s_secondHalf, s_run);
+        }).Order().ToArray();
+        output.WriteLine($"{clients} clients, {place}: Jain worst {fairness[0]:F2}, median {fairness[Seeds / 2]:F2}");
+
+        Assert.True(fairness[0] >= 0.9);
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void StagedLaw_ClientJoiningAFullDownstream_GetsItsShare(string place)
+    {
+        var shares = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new SharedDownstreamSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed)
+                .AddClient(clock => ConcurrencyLimit.Adaptive(Staged(place) with { TimeProvider = clock }))
+                .AddClient(clock => ConcurrencyLimit.Adaptive(Staged(place) with { TimeProvider = clock }), TimeSpan.FromSeconds(3));
+            simulation.Run(s_run);
+            var joiner = simulation.Successes(1, s_secondHalf, s_run);
+            return (double)joiner / (simulation.Successes(0, s_secondHalf, s_run) + joiner);
+        }).Order().ToArray();
+        output.WriteLine($"joiner, {place}: share worst {shares[0]:F2}, median {shares[Seeds / 2]:F2}");
+
+        Assert.True(shares[0] >= 0.25);
+    }
+}
