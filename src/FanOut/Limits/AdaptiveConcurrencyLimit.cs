@@ -24,6 +24,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>The staged law on the bandwidth-delay product, when the options ask for it (then <see cref="_law"/> is not fed).</summary>
     private readonly BandwidthDelayLaw? _model;
+
+    /// <summary>Items started so far, for the staged law (its drain's cohort is counted from them).</summary>
+    private long _starts;
     private readonly SlowStartPacer _pacer;
 
     /// <summary>Grants slow start's paced growth when it is due (see <see cref="OnPaceTimer"/>).</summary>
@@ -200,6 +203,11 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     protected override long OnItemStarting()
     {
         var timestamp = _time.GetTimestamp();
+        if (_model is not null)
+        {
+            Interlocked.Increment(ref _starts);
+        }
+
         if (_countingFirstWindow)
         {
             CountFirstWindowStart(timestamp);
@@ -404,6 +412,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private void LearnFromModel(long startTimestamp, ItemOutcome outcome)
     {
         var model = _model!;
+        var started = Interlocked.Read(ref _starts); // before the time: an item counted here started before it
         var now = _time.GetTimestamp();
         var inFlight = InFlight;
         var succeeded = outcome == ItemOutcome.Succeeded;
@@ -418,7 +427,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 _answered++;
             }
 
-            var decision = model.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, now);
+            var decision = model.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, started, now);
             if (decision.Reason != LimitChangeReason.Hold)
             {
                 _reason = decision.Reason;

@@ -20,7 +20,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Answers whose median is slow start's reference for "did not queue": the fewest that outvote one stray answer.</summary>
     private const int ReferenceAnswers = 8;
 
-    /// <summary>Readings the model remembers: the most answers per second and the least median are taken over them (BBR's window).</summary>
+    /// <summary>Readings the model remembers: the most answers per second is taken over them (BBR's window).</summary>
     private const int ModelReadings = 28;
 
     /// <summary>The target's room above the product: rate noise and the tail keep the limit from sitting under what the downstream carries.</summary>
@@ -35,8 +35,8 @@ internal sealed class BandwidthDelayLaw
     /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
     private const double FullPipeGrowth = 1.25;
 
-    /// <summary>Readings between two drains: the least latency is re-measured before it falls out of the model's window.</summary>
-    private const int DrainEvery = 24;
+    /// <summary>Answers between two drains, in drains' worth of answers: a drain runs at half the product, so it costs about 1/64 of the throughput.</summary>
+    private const int DrainSpacing = 32;
 
     /// <summary>Slow start's evidence bound: an answer grows the limit only while more than half of it is in use.</summary>
     private const int InFlightFactor = 2;
@@ -61,11 +61,13 @@ internal sealed class BandwidthDelayLaw
     private long _readingStart = long.MinValue;
     private int _peakInFlight;
 
-    // The model: the last ModelReadings readings' rates and medians (a drain's reading has a median and no rate).
+    // The model: the last ModelReadings readings' rates, and the latency without a queue (the last drain's median; before
+    // the first drain, the least median of slow start's readings).
     private readonly double[] _rates = new double[ModelReadings];
-    private readonly double[] _medians = new double[ModelReadings];
     private int _readings;
-    private int _readingsSinceDrain;
+    private double _base;
+    private int _answersSinceDrain;
+    private int _drainAnswers = ReadingAnswers;
 
     /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; the least of means is biased by rare slow answers).</summary>
     private double _meanOverMedian;
@@ -78,9 +80,17 @@ internal sealed class BandwidthDelayLaw
     private double _fullPipeRate;
     private int _flatReadings;
 
-    // A drain: the limit at half the product until a reading of items started after it began.
+    // A drain: the limit at half the product until the median of a cohort of items started after it began is known.
     private long _drainStart;
     private int _drainFrom;
+    private long _cohortBase;
+    private int _cohortSize = -1;
+    private long _cohortEnd;
+    private readonly long[] _cohort = new long[ReadingAnswers];
+    private int _cohortAnswered;
+
+    /// <summary>Items started so far, as of the last answer.</summary>
+    private long _started;
 
     // After a "no".
     private int _ceiling;
@@ -104,7 +114,7 @@ internal sealed class BandwidthDelayLaw
     public bool InSlowStart => Phase == BandwidthDelayPhase.SlowStart;
 
     /// <summary>The least median latency the model holds, in timestamp ticks (0: none yet); slow start's reference before any reading.</summary>
-    public double Baseline => LeastMedian() is > 0 and var least ? least : double.IsFinite(_reference) ? _reference : 0;
+    public double Baseline => _base > 0 ? _base : double.IsFinite(_reference) ? _reference : 0;
 
     /// <summary>The median of the reading the last change was decided on, in timestamp ticks (0: none).</summary>
     public double ReadingMedian { get; private set; }
@@ -119,11 +129,13 @@ internal sealed class BandwidthDelayLaw
         }
     }
 
-    /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>.</summary>
-    public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long now)
+    /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>; <paramref name="started"/> items have started so far.</summary>
+    public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long started, long now)
     {
+        _started = started;
         var before = Limit;
         var decision = overload ? Rejected(start, inFlight, now)
+            : Phase == BandwidthDelayPhase.Draining ? Drained(start, latency, started, now)
             : succeeded ? Answered(start, latency, inFlight, now)
             : LimitDecision.Hold(Limit);
         Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
@@ -133,11 +145,6 @@ internal sealed class BandwidthDelayLaw
 
     private LimitDecision Answered(long start, long latency, int inFlight, long now)
     {
-        if (Phase == BandwidthDelayPhase.Draining && start < _drainStart)
-        {
-            return LimitDecision.Hold(Limit); // queued behind the level the drain left: says nothing of the latency without a queue
-        }
-
         var growth = Grow(latency, inFlight);
         if (_readingStart == long.MinValue)
         {
@@ -226,14 +233,10 @@ internal sealed class BandwidthDelayLaw
 
         switch (Phase)
         {
-            case BandwidthDelayPhase.Draining:
-                Remember(rate: 0, median);
-                Phase = BandwidthDelayPhase.Steady;
-                return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
-
             case BandwidthDelayPhase.SlowStart:
-                Remember(filled ? rate : 0, median);
+                Remember(filled ? rate : 0);
                 _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
+                _base = _slowStartLeastMedian;
                 if (median > ExitRatio * _slowStartLeastMedian && median - _slowStartLeastMedian > _noiseFloor)
                 {
                     return Drain(now, LimitChangeReason.QueueSeen); // a queue: slow start is over
@@ -255,7 +258,8 @@ internal sealed class BandwidthDelayLaw
                 return ++_flatReadings < 2 ? LimitDecision.Hold(Limit) : Drain(now, LimitChangeReason.QueueSeen);
 
             default:
-                Remember(filled ? rate : 0, median);
+                Remember(filled ? rate : 0);
+                _answersSinceDrain += answers.Length;
                 _meanOverMedian = _meanOverMedian == 0 ? mean / median : (0.75 * _meanOverMedian) + (0.25 * mean / median);
                 return DecideSteady(now, level, filled);
         }
@@ -271,7 +275,7 @@ internal sealed class BandwidthDelayLaw
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
-        if (_ceiling == 0 && ++_readingsSinceDrain >= DrainEvery && Limit > _options.MinLimit)
+        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > _options.MinLimit)
         {
             return Drain(now, LimitChangeReason.Remeasure);
         }
@@ -285,19 +289,62 @@ internal sealed class BandwidthDelayLaw
         return LimitDecision.Hold(Limit);
     }
 
+    /// <summary>
+    /// An answer during a drain. The drain's cohort is the first items started after it began (answers of items started
+    /// before queued behind the level it left); its median is known once more than half of it answered and every item still
+    /// out has been out longer than that median, so the first answers, the fastest, do not bias it.
+    /// </summary>
+    private LimitDecision Drained(long start, long latency, long started, long now)
+    {
+        if (_cohortSize < 0 && started - _cohortBase >= _drainAnswers)
+        {
+            _cohortSize = (int)(started - _cohortBase);
+            _cohortEnd = now;
+        }
+
+        if (start < _drainStart || (_cohortSize >= 0 && start >= _cohortEnd) || _cohortAnswered == _cohort.Length)
+        {
+            return LimitDecision.Hold(Limit);
+        }
+
+        _cohort[_cohortAnswered++] = latency;
+        if (_cohortSize < 0 || 2 * _cohortAnswered <= _cohortSize)
+        {
+            return LimitDecision.Hold(Limit);
+        }
+
+        var answered = _cohort.AsSpan(0, _cohortAnswered);
+        answered.Sort();
+        var median = answered[_cohortSize / 2];
+        if (_cohortAnswered < _cohortSize && median > now - _cohortEnd)
+        {
+            return LimitDecision.Hold(Limit); // an item still out may yet answer faster than this
+        }
+
+        _base = median;
+        ReadingMedian = median;
+        Phase = BandwidthDelayPhase.Steady;
+        _readingStart = now;
+        return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
+    }
+
     /// <summary>Drops the limit to half the product for one reading of items started from now: its median is the latency without a queue.</summary>
     private LimitDecision Drain(long now, LimitChangeReason reason)
     {
+        _cohortBase = _started;
+        _cohortSize = -1;
+        _cohortAnswered = 0;
         var target = Target;
         _drainFrom = Math.Max(_options.MinLimit, target);
         _drainStart = now;
-        _readingsSinceDrain = 0;
+        _answersSinceDrain = 0;
         _answers = 0;
         _latencySum = 0;
         _peakInFlight = 0;
         _readingStart = long.MinValue;
         Phase = BandwidthDelayPhase.Draining;
         var half = Clamp((int)(Product() / 2));
+        _drainAnswers = Math.Clamp(4 * half, ShortReadingAnswers, ReadingAnswers);
         return Set(Math.Min(Limit, half), reason);
     }
 
@@ -330,36 +377,21 @@ internal sealed class BandwidthDelayLaw
         return Set(Clamp(Math.Min(backedOff, Limit - 1)), LimitChangeReason.Overload);
     }
 
-    private void Remember(double rate, double median)
-    {
-        _rates[_readings % ModelReadings] = rate;
-        _medians[_readings % ModelReadings] = median;
-        _readings++;
-    }
+    private void Remember(double rate) => _rates[_readings++ % ModelReadings] = rate;
 
-    /// <summary>The bandwidth-delay product: the most answers per second times the least median, times the mean over the median.</summary>
+    /// <summary>The bandwidth-delay product: the most answers per second times the latency without a queue, times the mean over the median.</summary>
     private double Product()
     {
-        var least = LeastMedian();
         var most = 0.0;
         for (var i = 0; i < Math.Min(_readings, ModelReadings); i++)
         {
             most = Math.Max(most, _rates[i]);
         }
 
-        return most * least / _frequency * Math.Max(1, _meanOverMedian);
+        return most * _base / _frequency * Math.Max(1, _meanOverMedian);
     }
 
-    private double LeastMedian()
-    {
-        var least = 0.0;
-        for (var i = 0; i < Math.Min(_readings, ModelReadings); i++)
-        {
-            least = least == 0 ? _medians[i] : Math.Min(least, _medians[i]);
-        }
-
-        return least;
-    }
+    internal static Action<string>? Trace;
 
     private LimitDecision Set(int limit, LimitChangeReason reason)
     {
@@ -367,6 +399,11 @@ internal sealed class BandwidthDelayLaw
         if (limit == Limit)
         {
             return LimitDecision.Hold(Limit);
+        }
+
+        if (Trace is { } trace && reason != LimitChangeReason.SlowStartGrowth && !(reason == LimitChangeReason.Growth && _ceiling > 0))
+        {
+            trace($"{Limit}->{limit} {reason} phase {Phase} target {Target} product {Product():F1} base {_base * 1000 / _frequency:F1}ms ratio {_meanOverMedian:F2} reading {ReadingMedian * 1000 / _frequency:F1}ms ceiling {_ceiling}");
         }
 
         Limit = limit;
