@@ -17,9 +17,6 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Answers a reading takes in slow start and in a drain: a decision every round or two at small limits.</summary>
     private const int ShortReadingAnswers = 16;
 
-    /// <summary>Answers whose median is slow start's reference for "did not queue": the fewest that outvote one stray answer.</summary>
-    private const int ReferenceAnswers = 8;
-
     /// <summary>Readings the model remembers: the most answers per second is taken over them (BBR's window).</summary>
     private const int ModelReadings = 28;
 
@@ -73,8 +70,7 @@ internal sealed class BandwidthDelayLaw
     private double _meanOverMedian;
 
     // Slow start.
-    private readonly long[] _referenceAnswers = new long[ReferenceAnswers];
-    private int _referenceCount;
+    /// <summary>Slow start's reference for "did not queue": the fastest answer so far (a cold first round is outdone by the first warm answer).</summary>
     private double _reference = double.PositiveInfinity;
     private double _slowStartLeastMedian = double.PositiveInfinity;
     private double _fullPipeRate;
@@ -174,8 +170,8 @@ internal sealed class BandwidthDelayLaw
 
         if (Phase == BandwidthDelayPhase.SlowStart)
         {
+            _reference = Math.Min(_reference, latency);
             var queued = latency > Math.Max(QueuedRatio * _reference, _reference + _noiseFloor);
-            TakeReference(latency);
             return queued ? LimitDecision.Hold(Limit) : Set(Limit + 1, LimitChangeReason.SlowStartGrowth);
         }
 
@@ -200,18 +196,6 @@ internal sealed class BandwidthDelayLaw
         _roundTripsAtCeiling = 0;
         _ceiling = Math.Max(_ceiling, Limit + 1);
         return Set(Limit + 1, LimitChangeReason.Probe);
-    }
-
-    /// <summary>Slow start's reference: the least median of <see cref="ReferenceAnswers"/> answers in a row (a cold first round is outvoted by the next).</summary>
-    private void TakeReference(long latency)
-    {
-        _referenceAnswers[_referenceCount++] = latency;
-        if (_referenceCount == ReferenceAnswers)
-        {
-            Array.Sort(_referenceAnswers);
-            _reference = Math.Min(_reference, _referenceAnswers[ReferenceAnswers / 2]);
-            _referenceCount = 0;
-        }
     }
 
     /// <summary>A reading is complete: the model takes it and the phase's rule decides.</summary>
