@@ -4,8 +4,8 @@ namespace FanOut.Limits.Adaptive;
 
 /// <summary>
 /// The adaptive law on the bandwidth-delay product (BBR's model; staged, not the default yet: docs/adaptive.md, "Toward one
-/// law"). The limit is what the downstream has been seen to carry: the most answers per second times the least latency,
-/// with a little room. Slow start doubles per round trip on answers that did not queue; after it, one decision per reading
+/// law"). The limit is what the downstream has been seen to carry: the most answers per second times the latency without
+/// a queue (measured by drains, as BBR's ProbeRTT and Envoy's pinned minRTT), with a little room. Slow start doubles per round trip on answers that did not queue; after it, one decision per reading
 /// of every answer grows the limit toward that target or cuts it to it; a "no" backs off and growth goes on one permit per
 /// round trip (AIMD). Never touches a clock or a lock: the owning limit calls it under its lock.
 /// </summary>
@@ -29,11 +29,23 @@ internal sealed class BandwidthDelayLaw
     /// <summary>A slow-start reading whose median is this many times its reference has met a queue: slow start ends.</summary>
     private const double ExitRatio = 2;
 
+    /// <summary>Standard errors of the two medians the exit ratio must be cleared by: a heavy tail's readings spread that far by chance.</summary>
+    private const double ExitStandardErrors = 2;
+
+    /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
+    private const double MedianStandardErrorFactor = 1.2533;
+
     /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
     private const double FullPipeGrowth = 1.25;
 
     /// <summary>Answers between two drains, in drains' worth of answers: a drain runs at half the product, so it costs about 1/64 of the throughput.</summary>
     private const int DrainSpacing = 32;
+
+    /// <summary>The least level a drain goes to: BBR's ProbeRTT keeps 4 packets, Envoy pins 3; below that a cohort takes too many round trips.</summary>
+    private const int LeastDrainLevel = 4;
+
+    /// <summary>Readings between two probes of the product: the limit steps a quarter above it, and keeps the step only if the rate followed (BBR's ProbeBW).</summary>
+    private const int ProbeEvery = 8;
 
     /// <summary>Slow start's evidence bound: an answer grows the limit only while more than half of it is in use.</summary>
     private const int InFlightFactor = 2;
@@ -58,16 +70,25 @@ internal sealed class BandwidthDelayLaw
     private long _readingStart = long.MinValue;
     private int _peakInFlight;
 
-    // The model: the last ModelReadings readings' rates, and the latency without a queue (the last drain's median; before
-    // the first drain, the least median of slow start's readings).
+    // The model: the last ModelReadings readings' rates, and the latency without a queue (the median of the last drains'
+    // cohorts; before the first drain, the least median of slow start's readings).
     private readonly double[] _rates = new double[ModelReadings];
     private int _readings;
     private double _base;
+
+    /// <summary>How far above <see cref="_base"/> the latency without a queue may be (two standard errors of the pool's median): a cut needs the level above the target by that much.</summary>
+    private double _baseUncertainty = 1;
+
+    /// <summary>The answers of the last drains' cohorts (those still out counted as the slowest): the latency without a queue is their median.</summary>
+    private readonly long[] _basePool = new long[ReadingAnswers];
+    private int _basePoolCount;
+    private int _basePoolNext;
+
+    /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; a median is robust to rare slow answers).</summary>
+    private double _meanOverMedian;
     private int _answersSinceDrain;
     private int _drainAnswers = ReadingAnswers;
-
-    /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; the least of means is biased by rare slow answers).</summary>
-    private double _meanOverMedian;
+    private int _readingsSinceProbe;
 
     // Slow start.
     /// <summary>Slow start's reference for "did not queue": the fastest answer so far (a cold first round is outdone by the first warm answer).</summary>
@@ -109,7 +130,7 @@ internal sealed class BandwidthDelayLaw
 
     public bool InSlowStart => Phase == BandwidthDelayPhase.SlowStart;
 
-    /// <summary>The least median latency the model holds, in timestamp ticks (0: none yet); slow start's reference before any reading.</summary>
+    /// <summary>The latency without a queue the model holds, in timestamp ticks (0: none yet); slow start's reference before any reading.</summary>
     public double Baseline => _base > 0 ? _base : double.IsFinite(_reference) ? _reference : 0;
 
     /// <summary>The median of the reading the last change was decided on, in timestamp ticks (0: none).</summary>
@@ -163,6 +184,11 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Growth on one answer: slow start's (one per answer that did not queue) or, below a level that said no, one per round trip.</summary>
     private LimitDecision Grow(long latency, int inFlight)
     {
+        if (Phase == BandwidthDelayPhase.SlowStart)
+        {
+            _reference = Math.Min(_reference, latency);
+        }
+
         if (Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit)
         {
             return LimitDecision.Hold(Limit); // half the limit idle: nothing says more would be used
@@ -170,7 +196,6 @@ internal sealed class BandwidthDelayLaw
 
         if (Phase == BandwidthDelayPhase.SlowStart)
         {
-            _reference = Math.Min(_reference, latency);
             var queued = latency > Math.Max(QueuedRatio * _reference, _reference + _noiseFloor);
             return queued ? LimitDecision.Hold(Limit) : Set(Limit + 1, LimitChangeReason.SlowStartGrowth);
         }
@@ -219,9 +244,11 @@ internal sealed class BandwidthDelayLaw
         {
             case BandwidthDelayPhase.SlowStart:
                 Remember(filled ? rate : 0);
+                var least = _slowStartLeastMedian;
                 _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
                 _base = _slowStartLeastMedian;
-                if (median > ExitRatio * _slowStartLeastMedian && median - _slowStartLeastMedian > _noiseFloor)
+                if (median - least > _noiseFloor
+                    && Math.Log(median / least) > Math.Log(ExitRatio) + (ExitStandardErrors * MedianStandardErrorFactor * LogSpread(answers) * Math.Sqrt(2.0 / answers.Length)))
                 {
                     return Drain(now, LimitChangeReason.QueueSeen); // a queue: slow start is over
                 }
@@ -253,15 +280,23 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision DecideSteady(long now, double level, bool filled)
     {
         var target = Target;
-        if (target > 0 && level > target && Limit > target)
+        if (target > 0 && level > target * _baseUncertainty && Limit > target)
         {
             // More in flight than the downstream carries with room: the rest only queued (Little's law).
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
-        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > _options.MinLimit)
+        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > Math.Max(_options.MinLimit, Product()))
         {
             return Drain(now, LimitChangeReason.Remeasure);
+        }
+
+        if (_ceiling == 0 && filled && Limit < _options.MaxLimit && ++_readingsSinceProbe >= ProbeEvery)
+        {
+            // A model that reads low (a lucky drain) never grows out of it by its own target: a quarter more in flight for a
+            // reading tells. If the rate follows, the product rises with it and the step stays; if not, the level cuts it back.
+            _readingsSinceProbe = 0;
+            return Set(Math.Max(Math.Max(target, Limit) + 1, (int)(1.25 * Math.Max(target, Limit))), LimitChangeReason.Probe);
         }
 
         if (_ceiling == 0 && filled && target > Limit)
@@ -305,12 +340,36 @@ internal sealed class BandwidthDelayLaw
             return LimitDecision.Hold(Limit); // an item still out may yet answer faster than this
         }
 
-        _base = median;
+        foreach (var answer in answered)
+        {
+            Pool(answer);
+        }
+
+        for (var i = _cohortAnswered; i < _cohortSize; i++)
+        {
+            Pool(long.MaxValue);
+        }
+
+        var pool = _basePool[.._basePoolCount];
+        Array.Sort(pool);
+        _base = pool[pool.Length / 2];
+        _baseUncertainty = Math.Exp(ExitStandardErrors * MedianStandardErrorFactor * LogSpread(pool) / Math.Sqrt(pool.Length));
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
         return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
     }
+
+    private void Pool(long latency)
+    {
+        _basePool[_basePoolNext] = latency;
+        _basePoolNext = (_basePoolNext + 1) % _basePool.Length;
+        _basePoolCount = Math.Min(_basePoolCount + 1, _basePool.Length);
+    }
+
+    /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their interquartile range (robust to a stray answer).</summary>
+    private static double LogSpread(ReadOnlySpan<long> answers) =>
+        Math.Log((double)Math.Max(1, answers[3 * answers.Length / 4]) / Math.Max(1, answers[answers.Length / 4])) / 1.349;
 
     /// <summary>Drops the limit to half the product for one reading of items started from now: its median is the latency without a queue.</summary>
     private LimitDecision Drain(long now, LimitChangeReason reason)
@@ -327,7 +386,7 @@ internal sealed class BandwidthDelayLaw
         _peakInFlight = 0;
         _readingStart = long.MinValue;
         Phase = BandwidthDelayPhase.Draining;
-        var half = Clamp((int)(Product() / 2));
+        var half = Clamp(Math.Max(LeastDrainLevel, (int)(Product() / 2)));
         _drainAnswers = Math.Clamp(4 * half, ShortReadingAnswers, ReadingAnswers);
         return Set(Math.Min(Limit, half), reason);
     }
@@ -375,19 +434,12 @@ internal sealed class BandwidthDelayLaw
         return most * _base / _frequency * Math.Max(1, _meanOverMedian);
     }
 
-    internal static Action<string>? Trace;
-
     private LimitDecision Set(int limit, LimitChangeReason reason)
     {
         limit = Clamp(limit);
         if (limit == Limit)
         {
             return LimitDecision.Hold(Limit);
-        }
-
-        if (Trace is { } trace && reason != LimitChangeReason.SlowStartGrowth && !(reason == LimitChangeReason.Growth && _ceiling > 0))
-        {
-            trace($"{Limit}->{limit} {reason} phase {Phase} target {Target} product {Product():F1} base {_base * 1000 / _frequency:F1}ms ratio {_meanOverMedian:F2} reading {ReadingMedian * 1000 / _frequency:F1}ms ceiling {_ceiling}");
         }
 
         Limit = limit;
