@@ -38,14 +38,14 @@ internal sealed class BandwidthDelayLaw
     /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
     private const double FullPipeGrowth = 1.25;
 
-    /// <summary>Answers between two drains, in drains' worth of answers: a drain runs at half the product, so it costs about 1/64 of the throughput.</summary>
+    /// <summary>Answers between two drains, in drains' worth of answers: a drain runs at three quarters of the product, so it costs about 1/128 of the throughput.</summary>
     private const int DrainSpacing = 32;
 
     /// <summary>The least level a drain goes to: BBR's ProbeRTT keeps 4 packets, Envoy pins 3; below that a cohort takes too many round trips.</summary>
     private const int LeastDrainLevel = 4;
 
-    /// <summary>Readings between two probes of the product: the limit steps a quarter above it, and keeps the step only if the rate followed (BBR's ProbeBW).</summary>
-    private const int ProbeEvery = 8;
+    /// <summary>A drain's level, as a share of the product: below what the downstream carries (the product reads up to a quarter high), so the queue empties.</summary>
+    private const double DrainGain = 0.75;
 
     /// <summary>Slow start's evidence bound: an answer grows the limit only while more than half of it is in use.</summary>
     private const int InFlightFactor = 2;
@@ -76,7 +76,7 @@ internal sealed class BandwidthDelayLaw
     private int _readings;
     private double _base;
 
-    /// <summary>How far above <see cref="_base"/> the latency without a queue may be (two standard errors of the pool's median): a cut needs the level above the target by that much.</summary>
+    /// <summary>How far above <see cref="_base"/> the latency without a queue may be (two standard errors of the pool's median).</summary>
     private double _baseUncertainty = 1;
 
     /// <summary>The answers of the last drains' cohorts (those still out counted as the slowest): the latency without a queue is their median.</summary>
@@ -88,7 +88,6 @@ internal sealed class BandwidthDelayLaw
     private double _meanOverMedian;
     private int _answersSinceDrain;
     private int _drainAnswers = ReadingAnswers;
-    private int _readingsSinceProbe;
 
     // Slow start.
     /// <summary>Slow start's reference for "did not queue": the fastest answer so far (a cold first round is outdone by the first warm answer).</summary>
@@ -97,7 +96,7 @@ internal sealed class BandwidthDelayLaw
     private double _fullPipeRate;
     private int _flatReadings;
 
-    // A drain: the limit at half the product until the median of a cohort of items started after it began is known.
+    // A drain: the limit below the product until the median of a cohort of items started after it began is known.
     private long _drainStart;
     private int _drainFrom;
     private long _cohortBase;
@@ -136,13 +135,17 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The median of the reading the last change was decided on, in timestamp ticks (0: none).</summary>
     public double ReadingMedian { get; private set; }
 
-    /// <summary>What the model says the downstream carries with room (0: nothing measured yet).</summary>
+    /// <summary>
+    /// What the model says the downstream carries with room (0: nothing measured yet), taking the latency without a queue at
+    /// the top of its two-standard-error range: an uncertain model grows and does not cut until its readings say otherwise
+    /// (a lucky drain on a heavy tail held the limit at 5 for 6 s on an elastic downstream when it did not).
+    /// </summary>
     public int Target
     {
         get
         {
             var product = Product();
-            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product));
+            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product * _baseUncertainty));
         }
     }
 
@@ -280,7 +283,7 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision DecideSteady(long now, double level, bool filled)
     {
         var target = Target;
-        if (target > 0 && level > target * _baseUncertainty && Limit > target)
+        if (target > 0 && level > target && Limit > target)
         {
             // More in flight than the downstream carries with room: the rest only queued (Little's law).
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
@@ -289,14 +292,6 @@ internal sealed class BandwidthDelayLaw
         if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > Math.Max(_options.MinLimit, Product()))
         {
             return Drain(now, LimitChangeReason.Remeasure);
-        }
-
-        if (_ceiling == 0 && filled && Limit < _options.MaxLimit && ++_readingsSinceProbe >= ProbeEvery)
-        {
-            // A model that reads low (a lucky drain) never grows out of it by its own target: a quarter more in flight for a
-            // reading tells. If the rate follows, the product rises with it and the step stays; if not, the level cuts it back.
-            _readingsSinceProbe = 0;
-            return Set(Math.Max(Math.Max(target, Limit) + 1, (int)(1.25 * Math.Max(target, Limit))), LimitChangeReason.Probe);
         }
 
         if (_ceiling == 0 && filled && target > Limit)
@@ -371,7 +366,7 @@ internal sealed class BandwidthDelayLaw
     private static double LogSpread(ReadOnlySpan<long> answers) =>
         Math.Log((double)Math.Max(1, answers[3 * answers.Length / 4]) / Math.Max(1, answers[answers.Length / 4])) / 1.349;
 
-    /// <summary>Drops the limit to half the product for one reading of items started from now: its median is the latency without a queue.</summary>
+    /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue.</summary>
     private LimitDecision Drain(long now, LimitChangeReason reason)
     {
         _cohortBase = _started;
@@ -386,9 +381,9 @@ internal sealed class BandwidthDelayLaw
         _peakInFlight = 0;
         _readingStart = long.MinValue;
         Phase = BandwidthDelayPhase.Draining;
-        var half = Clamp(Math.Max(LeastDrainLevel, (int)(Product() / 2)));
-        _drainAnswers = Math.Clamp(4 * half, ShortReadingAnswers, ReadingAnswers);
-        return Set(Math.Min(Limit, half), reason);
+        var level = Clamp(Math.Max(LeastDrainLevel, (int)(DrainGain * Product())));
+        _drainAnswers = Math.Clamp(4 * level, ShortReadingAnswers, ReadingAnswers);
+        return Set(Math.Min(Limit, level), reason);
     }
 
     /// <summary>A "no": multiplicative back-off once per cut (a "no" to an item started before the last cut is already answered by it).</summary>
@@ -455,7 +450,7 @@ internal enum BandwidthDelayPhase
     /// <summary>One permit per answer that did not queue, until a reading meets a queue, the rate stops growing, or a "no".</summary>
     SlowStart,
 
-    /// <summary>The limit at half the product for one reading of items started after it: the latency without a queue.</summary>
+    /// <summary>The limit below the product until the median of a cohort of items started in it is known: the latency without a queue.</summary>
     Draining,
 
     /// <summary>One decision per reading toward the product's target; after a "no", one permit per round trip and spaced probes.</summary>
