@@ -35,6 +35,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
     private const double MedianStandardErrorFactor = 1.2533;
 
+    /// <summary>An answer this many times faster than a reference set by the first round proves that round cold (connections opened, code compiled): slow start ends.</summary>
+    private const double ColdRatio = 4;
+
     /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
     private const double FullPipeGrowth = 1.25;
 
@@ -92,6 +95,12 @@ internal sealed class BandwidthDelayLaw
     // Slow start.
     /// <summary>Slow start's reference for "did not queue": the fastest answer so far (a cold first round is outdone by the first warm answer).</summary>
     private double _reference = double.PositiveInfinity;
+
+    /// <summary>When the first answer came in: items started before it are the first round, whose answers may all be cold.</summary>
+    private long _firstAnswerAt = long.MaxValue;
+
+    /// <summary>True while <see cref="_reference"/> was set by an item of the first round.</summary>
+    private bool _referenceFromFirstRound;
     private double _slowStartLeastMedian = double.PositiveInfinity;
     private double _fullPipeRate;
     private int _flatReadings;
@@ -165,6 +174,22 @@ internal sealed class BandwidthDelayLaw
 
     private LimitDecision Answered(long start, long latency, int inFlight, long now)
     {
+        _firstAnswerAt = Math.Min(_firstAnswerAt, now);
+        if (Phase == BandwidthDelayPhase.SlowStart && _referenceFromFirstRound && ColdRatio * latency < _reference)
+        {
+            // The first round was cold: the answers slow start grew on measured the start-up, not the downstream's pace, and the
+            // backlog they let in hides the pace from every answer after. End slow start and measure it.
+            _reference = latency;
+            _referenceFromFirstRound = false;
+            return Drain(now, LimitChangeReason.QueueSeen);
+        }
+
+        if (Phase == BandwidthDelayPhase.SlowStart && latency < _reference)
+        {
+            _reference = latency;
+            _referenceFromFirstRound = start < _firstAnswerAt;
+        }
+
         var growth = Grow(latency, inFlight);
         if (_readingStart == long.MinValue)
         {
@@ -187,11 +212,6 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Growth on one answer: slow start's (one per answer that did not queue) or, below a level that said no, one per round trip.</summary>
     private LimitDecision Grow(long latency, int inFlight)
     {
-        if (Phase == BandwidthDelayPhase.SlowStart)
-        {
-            _reference = Math.Min(_reference, latency);
-        }
-
         if (Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit)
         {
             return LimitDecision.Hold(Limit); // half the limit idle: nothing says more would be used
@@ -373,7 +393,7 @@ internal sealed class BandwidthDelayLaw
         _cohortSize = -1;
         _cohortAnswered = 0;
         var target = Target;
-        _drainFrom = Math.Max(_options.MinLimit, target);
+        _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
         _drainStart = now;
         _answersSinceDrain = 0;
         _answers = 0;
