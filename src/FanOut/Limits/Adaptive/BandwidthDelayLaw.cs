@@ -21,7 +21,7 @@ internal sealed class BandwidthDelayLaw
     private const int ModelReadings = 28;
 
     /// <summary>The target's room above the product: rate noise and the tail keep the limit from sitting under what the downstream carries.</summary>
-    private const double TargetGain = 1.35;
+    private const double TargetGain = 1.25;
 
     /// <summary>Slow start grows on an answer within this ratio of its reference (a queue of half a round is a queue).</summary>
     private const double QueuedRatio = 1.5;
@@ -67,7 +67,7 @@ internal sealed class BandwidthDelayLaw
     private readonly long _frequency;
 
     // The reading being taken: every answer since the last decision.
-    private readonly long[] _latencies = new long[ReadingAnswers];
+    private readonly long[] _latencies;
     private int _answers;
     private double _latencySum;
     private long _readingStart = long.MinValue;
@@ -130,6 +130,9 @@ internal sealed class BandwidthDelayLaw
         _frequency = options.TimeProvider.TimestampFrequency;
         _noiseFloor = NoiseFloor.TotalSeconds * _frequency;
         Limit = options.InitialLimit;
+
+        // A reading spans a round trip, so it holds a limit's worth of answers and more; it closes when full all the same.
+        _latencies = new long[Math.Clamp(4L * options.MaxLimit, ReadingAnswers, 4096)];
     }
 
     public int Limit { get; private set; }
@@ -199,8 +202,10 @@ internal sealed class BandwidthDelayLaw
         _latencies[_answers++] = latency;
         _latencySum += latency;
         _peakInFlight = Math.Max(_peakInFlight, inFlight);
+        // A reading spans a round trip at least: answers of one round come back together, and a rate read over a fraction of
+        // a round trip counts that burst as throughput.
         var size = Phase == BandwidthDelayPhase.Steady ? ReadingAnswers : ShortReadingAnswers;
-        if (_answers < size)
+        if ((_answers < size || now - _readingStart < Baseline) && _answers < _latencies.Length)
         {
             return growth;
         }
@@ -332,8 +337,7 @@ internal sealed class BandwidthDelayLaw
     {
         if (_cohortSize < 0 && started - _cohortBase >= _drainAnswers)
         {
-            _cohortSize = (int)(started - _cohortBase);
-            _cohortEnd = now;
+            CloseCohort((int)(started - _cohortBase), now);
         }
 
         if (start < _drainStart || (_cohortSize >= 0 && start >= _cohortEnd) || _cohortAnswered == _cohort.Length)
@@ -342,6 +346,11 @@ internal sealed class BandwidthDelayLaw
         }
 
         _cohort[_cohortAnswered++] = latency;
+        if (_cohortSize < 0 && _cohortAnswered >= _drainAnswers)
+        {
+            CloseCohort(_cohortAnswered, now); // a caller that does not report starts (RecordStart): the cohort is the first answers
+        }
+
         if (_cohortSize < 0 || 2 * _cohortAnswered <= _cohortSize)
         {
             return LimitDecision.Hold(Limit);
@@ -373,6 +382,12 @@ internal sealed class BandwidthDelayLaw
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
         return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
+    }
+
+    private void CloseCohort(int size, long now)
+    {
+        _cohortSize = Math.Min(size, _cohort.Length);
+        _cohortEnd = now;
     }
 
     private void Pool(long latency)
