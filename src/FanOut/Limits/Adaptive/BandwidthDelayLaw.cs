@@ -12,13 +12,16 @@ namespace FanOut.Limits.Adaptive;
 internal sealed class BandwidthDelayLaw
 {
     /// <summary>Answers a reading takes after slow start: a median and a rate within about an eighth.</summary>
-    private const int ReadingAnswers = 64;
+    private const int ReadingAnswers = 32;
+
+    /// <summary>Answers the latency without a queue is the median of (the last drains' cohorts): within about an eighth on a tight downstream.</summary>
+    private const int PoolAnswers = 64;
 
     /// <summary>Answers a reading takes in slow start and in a drain: a decision every round or two at small limits.</summary>
     private const int ShortReadingAnswers = 16;
 
     /// <summary>Readings the model remembers: the most answers per second is taken over them (BBR's window).</summary>
-    private const int ModelReadings = 28;
+    private const int ModelReadings = 10;
 
     /// <summary>The target's room above the product: rate noise and the tail keep the limit from sitting under what the downstream carries.</summary>
     private const double TargetGain = 1.25;
@@ -83,14 +86,14 @@ internal sealed class BandwidthDelayLaw
     private double _baseUncertainty = 1;
 
     /// <summary>The answers of the last drains' cohorts (those still out counted as the slowest): the latency without a queue is their median.</summary>
-    private readonly long[] _basePool = new long[ReadingAnswers];
+    private readonly long[] _basePool = new long[PoolAnswers];
     private int _basePoolCount;
     private int _basePoolNext;
 
     /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; a median is robust to rare slow answers).</summary>
     private double _meanOverMedian;
     private int _answersSinceDrain;
-    private int _drainAnswers = ReadingAnswers;
+    private int _drainAnswers = PoolAnswers;
 
     // Slow start.
     /// <summary>Slow start's reference for "did not queue": the fastest answer so far (a cold first round is outdone by the first warm answer).</summary>
@@ -111,7 +114,7 @@ internal sealed class BandwidthDelayLaw
     private long _cohortBase;
     private int _cohortSize = -1;
     private long _cohortEnd;
-    private readonly long[] _cohort = new long[ReadingAnswers];
+    private readonly long[] _cohort = new long[PoolAnswers];
     private int _cohortAnswered;
 
     /// <summary>Items started so far, as of the last answer.</summary>
@@ -321,8 +324,9 @@ internal sealed class BandwidthDelayLaw
 
         if (_ceiling == 0 && filled && target > Limit)
         {
-            // Room in the model: grow to it (the product grows with the rate it buys, so an elastic downstream is found at 1.35x a reading).
-            return Set(Math.Min(target, 2 * Limit), LimitChangeReason.Growth);
+            // Room in the model: grow toward it by a quarter a reading (BBR's probing gain), so a queue shows before the next
+            // step; the product grows with the rate each step buys, so an elastic downstream is found at 1.25x a reading.
+            return Set(Math.Min(target, Limit + Math.Max(1, Limit / 4)), LimitChangeReason.Growth);
         }
 
         return LimitDecision.Hold(Limit);
@@ -417,7 +421,7 @@ internal sealed class BandwidthDelayLaw
         _readingStart = long.MinValue;
         Phase = BandwidthDelayPhase.Draining;
         var level = Clamp(Math.Max(LeastDrainLevel, (int)(DrainGain * Product())));
-        _drainAnswers = Math.Clamp(4 * level, ShortReadingAnswers, ReadingAnswers);
+        _drainAnswers = Math.Clamp(4 * level, ShortReadingAnswers, PoolAnswers);
         return Set(Math.Min(Limit, level), reason);
     }
 
