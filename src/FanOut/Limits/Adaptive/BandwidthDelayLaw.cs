@@ -47,6 +47,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Answers between two drains, in drains' worth of answers: a drain runs at three quarters of the product, so it costs about 1/128 of the throughput.</summary>
     private const int DrainSpacing = 32;
 
+    /// <summary>A drain whose latency fell by this share of its level's fall (in logs) or more still queued: it goes on at half the level (a smooth knee's latency falls by less, and is measured where it is used).</summary>
+    private const double DeeperDrainShare = 0.9;
+
     /// <summary>The least level a drain goes to: BBR's ProbeRTT keeps 4 packets, Envoy pins 3; below that a cohort takes too many round trips.</summary>
     private const int LeastDrainLevel = 4;
 
@@ -112,6 +115,10 @@ internal sealed class BandwidthDelayLaw
     private long _drainStart;
     private int _drainFrom;
     private long _cohortBase;
+
+    /// <summary>The level a drain came from and the median read there (0: none): a drain whose latency falls in proportion to its level goes deeper.</summary>
+    private int _drainedFromLevel;
+    private double _drainedFromMedian;
     private int _cohortSize = -1;
     private long _cohortEnd;
     private readonly long[] _cohort = new long[PoolAnswers];
@@ -368,6 +375,18 @@ internal sealed class BandwidthDelayLaw
             return LimitDecision.Hold(Limit); // an item still out may yet answer faster than this
         }
 
+        var level = Limit;
+        if (_drainedFromMedian > 0 && level > _options.MinLimit
+            && Math.Log(median / _drainedFromMedian) < DeeperDrainShare * Math.Log((double)level / _drainedFromLevel))
+        {
+            // Latency fell with the level, nearly in proportion (Little's law: the calls only queued, as on shared cores, where
+            // latency is in proportion to the calls at every level above the cores): the drain's level still queues. Drain deeper.
+            _drainedFromMedian = median;
+            _drainedFromLevel = level;
+            BeginCohort(now);
+            return Set(level / 2, LimitChangeReason.Remeasure);
+        }
+
         foreach (var answer in answered)
         {
             Pool(answer);
@@ -386,6 +405,14 @@ internal sealed class BandwidthDelayLaw
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
         return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
+    }
+
+    private void BeginCohort(long now)
+    {
+        _cohortBase = _started;
+        _cohortSize = -1;
+        _cohortAnswered = 0;
+        _drainStart = now;
     }
 
     private void CloseCohort(int size, long now)
@@ -408,12 +435,11 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue.</summary>
     private LimitDecision Drain(long now, LimitChangeReason reason)
     {
-        _cohortBase = _started;
-        _cohortSize = -1;
-        _cohortAnswered = 0;
+        BeginCohort(now);
         var target = Target;
         _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
-        _drainStart = now;
+        _drainedFromLevel = Limit;
+        _drainedFromMedian = ReadingMedian;
         _answersSinceDrain = 0;
         _answers = 0;
         _latencySum = 0;
