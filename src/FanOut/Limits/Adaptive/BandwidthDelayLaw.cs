@@ -132,6 +132,14 @@ internal sealed class BandwidthDelayLaw
     private double _growthCredit;
     private int _roundTripsAtCeiling;
     private int _probeSpacing = MinProbeSpacing;
+    private int _probeStep = 1;
+
+    /// <summary>When the last probe began, and the answers of items started since: a probe passed once a round at its level answered.</summary>
+    private long _probedAt = long.MaxValue;
+    private int _answersSinceProbe;
+
+    /// <summary>How long the downstream's last "no" took: a probe is not judged passed before that much time.</summary>
+    private long _rejectionLatency;
     private long _lastCutAt = long.MinValue;
 
     public BandwidthDelayLaw(AdaptiveLimitOptions options)
@@ -203,7 +211,7 @@ internal sealed class BandwidthDelayLaw
             _referenceFromFirstRound = start < _firstAnswerAt;
         }
 
-        var growth = Grow(latency, inFlight);
+        var growth = Grow(start, latency, inFlight, now);
         if (_readingStart == long.MinValue)
         {
             _readingStart = now - latency;
@@ -225,7 +233,7 @@ internal sealed class BandwidthDelayLaw
     }
 
     /// <summary>Growth on one answer: slow start's (one per answer that did not queue) or, below a level that said no, one per round trip.</summary>
-    private LimitDecision Grow(long latency, int inFlight)
+    private LimitDecision Grow(long start, long latency, int inFlight, long now)
     {
         if (Limit >= _options.MaxLimit || (long)InFlightFactor * inFlight <= Limit)
         {
@@ -236,6 +244,11 @@ internal sealed class BandwidthDelayLaw
         {
             var queued = latency > Math.Max(QueuedRatio * _reference, _reference + _noiseFloor);
             return queued ? LimitDecision.Hold(Limit) : Set(Limit + 1, LimitChangeReason.SlowStartGrowth);
+        }
+
+        if (start >= _probedAt)
+        {
+            _answersSinceProbe++;
         }
 
         if (Phase != BandwidthDelayPhase.Steady || _ceiling == 0 || (_growthCredit += 1.0 / Limit) < 1)
@@ -257,8 +270,19 @@ internal sealed class BandwidthDelayLaw
         }
 
         _roundTripsAtCeiling = 0;
-        _ceiling = Math.Max(_ceiling, Limit + 1);
-        return Set(Limit + 1, LimitChangeReason.Probe);
+        if (Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency)
+        {
+            // The last probe passed (a round of items started at its level answered, and no "no" came within the time a "no"
+            // takes to come): the level that said no no longer holds; probes come sooner and their steps double
+            // (a downstream that recovered is found in a few probes, not one permit at a time).
+            _probeStep = Math.Min(2 * _probeStep, Math.Max(1, Limit / 4));
+            _probeSpacing = MinProbeSpacing;
+        }
+
+        _ceiling = Limit + _probeStep;
+        _probedAt = now;
+        _answersSinceProbe = 0;
+        return Set(Limit + _probeStep, LimitChangeReason.Probe);
     }
 
     /// <summary>A reading is complete: the model takes it and the phase's rule decides.</summary>
@@ -454,6 +478,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>A "no": multiplicative back-off once per cut (a "no" to an item started before the last cut is already answered by it).</summary>
     private LimitDecision Rejected(long start, int inFlight, long now)
     {
+        _rejectionLatency = now - start;
         var level = Clamp(inFlight);
         if (start < _lastCutAt)
         {
@@ -466,6 +491,8 @@ internal sealed class BandwidthDelayLaw
         {
             _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing); // a probe refused again: wait longer before the next
         }
+
+        _probeStep = 1;
 
         _ceiling = level;
         _roundTripsAtCeiling = 0;
