@@ -22,13 +22,16 @@ namespace FanOut.Benchmarks;
 /// <c>-- fast-start [rounds] [results-dir]</c> the adaptive default against Fixed, Parallel.ForEachAsync and Task.WhenAll;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
 /// <c>-- tracing [rounds]</c> the tracing overhead per item, with and without listeners, in alternating rounds;
-/// <c>-- noise [rounds] [results-dir]</c> heavy-tailed latency without overload on the real clock: the default and a shared limit against Fixed(256);
+/// <c>-- noise [rounds] [results-dir]</c> heavy-tailed latency without overload on the real clock: the default and a shared limit against Fixed(256)
+/// (FANOUT_LAW=bdp runs every adaptive limit on the staged law on the bandwidth-delay product);
+/// <c>-- io-cpu [rounds] [results-dir]</c> I/O then CPU on the real clock: the band and the staged law against Fixed(16) and Fixed(256);
 /// <c>-- fresh waits [rounds]</c> / <c>-- fresh http --fanout PATH [rounds]</c> first contact, each case in a fresh process.
 /// </summary>
 public static class Program
 {
     public static async Task<int> Main(string[] args)
     {
+        AdaptiveLimitOptions.StagedLawByDefault = Environment.GetEnvironmentVariable("FANOUT_LAW") == "bdp";
         if (args is ["adaptive", ..])
         {
             var results = args.Length > 1 ? args[1] : Path.Combine("bench", "FanOut.Benchmarks", "results");
@@ -92,6 +95,13 @@ public static class Program
         {
             var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : NoiseMeasurement.DefaultRounds;
             await NoiseMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
+            return 0;
+        }
+
+        if (args is ["io-cpu", ..])
+        {
+            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : IoThenCpuMeasurement.DefaultRounds;
+            await IoThenCpuMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
             return 0;
         }
 

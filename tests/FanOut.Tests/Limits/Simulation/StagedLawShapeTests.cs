@@ -48,13 +48,12 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughputInMostSeeds(string place)
+    public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughput(string place)
     {
-        // Target 0.8x Fixed(256) in every seed: met in the median seed (0.99-1.00x), not in the worst (0.28-0.77x: a drain's
-        // cohort of 16 at a small level that reads the tail's fast side; docs/adaptive.md).
+        // Target 0.8x Fixed(256) in every seed (the shared place's worst seed reads 0.90x, the others 0.99x).
         var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
 
-        Assert.True(ThroughputRatios(place, script, 256, s_secondHalf, s_run, "heavy tail")[Seeds / 2] >= 0.9);
+        Assert.True(ThroughputRatios(place, script, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8);
     }
 
     [Theory]
