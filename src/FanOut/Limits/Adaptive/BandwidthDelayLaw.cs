@@ -4,14 +4,15 @@ namespace FanOut.Limits.Adaptive;
 
 /// <summary>
 /// The adaptive law on the bandwidth-delay product (BBR's model; staged, not the default yet: docs/adaptive.md, "Toward one
-/// law"). The limit is what the downstream has been seen to carry: the most answers per second times the latency without
-/// a queue (measured by drains, as BBR's ProbeRTT and Envoy's pinned minRTT), with a little room. Slow start doubles per round trip on answers that did not queue; after it, one decision per reading
-/// of every answer grows the limit toward that target or cuts it to it; a "no" backs off and growth goes on one permit per
-/// round trip (AIMD). Never touches a clock or a lock: the owning limit calls it under its lock.
+/// law"). The limit is what the downstream has been seen to carry: the most answers per second times the latency without a
+/// queue (measured by drains, as BBR's ProbeRTT and Envoy's pinned minRTT), with a little room. Slow start doubles per round
+/// trip on answers that did not queue; after it, one decision per reading of every answer grows the limit toward that
+/// target or cuts it to it; a "no" backs off, and growth goes on one permit per round trip (AIMD) with spaced probes above
+/// the level that said no. Never touches a clock or a lock: the owning limit calls it under its lock.
 /// </summary>
 internal sealed class BandwidthDelayLaw
 {
-    /// <summary>Answers a reading takes after slow start: a median and a rate within about an eighth.</summary>
+    /// <summary>Answers a reading takes after slow start (and a round trip at least): a rate within about a fifth.</summary>
     private const int ReadingAnswers = 32;
 
     /// <summary>Answers the latency without a queue is the median of (the last drains' cohorts): within about an eighth on a tight downstream.</summary>
