@@ -96,6 +96,8 @@ internal sealed class BandwidthDelayLaw
 
     /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; a median is robust to rare slow answers).</summary>
     private double _meanOverMedian;
+
+    /// <summary>Answers since the last drain, and the answers that drain's cohort took: drains are spaced by <see cref="DrainSpacing"/> of those.</summary>
     private int _answersSinceDrain;
     private int _drainAnswers = PoolAnswers;
 
@@ -108,7 +110,11 @@ internal sealed class BandwidthDelayLaw
 
     /// <summary>True while <see cref="_reference"/> was set by an item of the first round.</summary>
     private bool _referenceFromFirstRound;
+
+    /// <summary>The least median of slow start's readings: its exit test's reference, and the latency without a queue until a drain.</summary>
     private double _slowStartLeastMedian = double.PositiveInfinity;
+
+    /// <summary>The rate the full-pipe test compares with, and the readings in a row that did not raise it by a quarter.</summary>
     private double _fullPipeRate;
     private int _flatReadings;
 
@@ -116,19 +122,19 @@ internal sealed class BandwidthDelayLaw
     private long _drainStart;
     private int _drainFrom;
     private long _cohortBase;
-
-    /// <summary>The level a drain came from and the median read there (0: none): a drain whose latency falls in proportion to its level goes deeper.</summary>
-    private int _drainedFromLevel;
-    private double _drainedFromMedian;
     private int _cohortSize = -1;
     private long _cohortEnd;
     private readonly long[] _cohort = new long[PoolAnswers];
     private int _cohortAnswered;
 
+    /// <summary>The level a drain came from and the median read there (0: none): a drain whose latency falls in proportion to its level goes deeper.</summary>
+    private int _drainedFromLevel;
+    private double _drainedFromMedian;
+
     /// <summary>Items started so far, as of the last answer.</summary>
     private long _started;
 
-    // After a "no".
+    // After a "no": the level that said no (0: none), growth per round trip below it, and spaced probes onto and above it.
     private int _ceiling;
     private double _growthCredit;
     private int _roundTripsAtCeiling;
@@ -166,19 +172,15 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The median of the reading the last change was decided on, in timestamp ticks (0: none).</summary>
     public double ReadingMedian { get; private set; }
 
+    /// <summary>What the model says the downstream carries with room (0: nothing measured yet): growth goes to it.</summary>
+    public int Target => Product() is > 0 and var product ? Clamp((int)Math.Ceiling(TargetGain * product)) : 0;
+
     /// <summary>
-    /// What the model says the downstream carries with room (0: nothing measured yet), taking the latency without a queue at
-    /// the top of its two-standard-error range: an uncertain model grows and does not cut until its readings say otherwise
-    /// (a lucky drain on a heavy tail held the limit at 5 for 6 s on an elastic downstream when it did not).
+    /// The level above which a reading cuts: the target with the latency without a queue at the top of its two-standard-error
+    /// range, so an uncertain model does not cut until its readings say otherwise (a lucky drain on a heavy tail held the
+    /// limit at 5 for 6 s on an elastic downstream when it did not).
     /// </summary>
-    public int Target
-    {
-        get
-        {
-            var product = Product();
-            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product * _baseUncertainty));
-        }
-    }
+    private int CutLevel => Product() is > 0 and var product ? Clamp((int)Math.Ceiling(TargetGain * product * _baseUncertainty)) : 0;
 
     /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>; <paramref name="started"/> items have started so far.</summary>
     public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long started, long now)
@@ -343,13 +345,15 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision DecideSteady(long now, double level, bool filled)
     {
         var target = Target;
-        if (target > 0 && level > target && Limit > target)
+        var cutLevel = CutLevel;
+        if (cutLevel > 0 && level > cutLevel && Limit > cutLevel)
         {
             // More in flight than the downstream carries with room: the rest only queued (Little's law).
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
-        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > Math.Max(_options.MinLimit, Product()))
+        // A thin pool (the first drains') is refreshed sooner, so one lucky cohort does not hold the model for long.
+        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers * Math.Max(0.25, (double)_basePoolCount / PoolAnswers) && Limit > Math.Max(_options.MinLimit, Product()))
         {
             return Drain(now, LimitChangeReason.Remeasure);
         }
@@ -429,7 +433,7 @@ internal sealed class BandwidthDelayLaw
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
-        return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
+        return Set(Math.Max(_drainFrom, CutLevel), LimitChangeReason.RemeasureDone); // back to the top of what the model allows
     }
 
     private void BeginCohort(long now)
@@ -461,8 +465,8 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision Drain(long now, LimitChangeReason reason)
     {
         BeginCohort(now);
-        var target = Target;
-        _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
+        var cutLevel = CutLevel;
+        _drainFrom = cutLevel > 0 ? cutLevel : Limit; // with no rate read yet, the drain goes back to where it left
         _drainedFromLevel = Limit;
         _drainedFromMedian = ReadingMedian;
         _answersSinceDrain = 0;
