@@ -172,15 +172,19 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The median of the reading the last change was decided on, in timestamp ticks (0: none).</summary>
     public double ReadingMedian { get; private set; }
 
-    /// <summary>What the model says the downstream carries with room (0: nothing measured yet): growth goes to it.</summary>
-    public int Target => Product() is > 0 and var product ? Clamp((int)Math.Ceiling(TargetGain * product)) : 0;
-
     /// <summary>
-    /// The level above which a reading cuts: the target with the latency without a queue at the top of its two-standard-error
-    /// range, so an uncertain model does not cut until its readings say otherwise (a lucky drain on a heavy tail held the
-    /// limit at 5 for 6 s on an elastic downstream when it did not).
+    /// What the model says the downstream carries with room (0: nothing measured yet), taking the latency without a queue at
+    /// the top of its two-standard-error range: an uncertain model grows and does not cut until its readings say otherwise
+    /// (a lucky drain on a heavy tail held the limit at 5 for 6 s on an elastic downstream when it did not).
     /// </summary>
-    private int CutLevel => Product() is > 0 and var product ? Clamp((int)Math.Ceiling(TargetGain * product * _baseUncertainty)) : 0;
+    public int Target
+    {
+        get
+        {
+            var product = Product();
+            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product * _baseUncertainty));
+        }
+    }
 
     /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>; <paramref name="started"/> items have started so far.</summary>
     public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long started, long now)
@@ -345,15 +349,13 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision DecideSteady(long now, double level, bool filled)
     {
         var target = Target;
-        var cutLevel = CutLevel;
-        if (cutLevel > 0 && level > cutLevel && Limit > cutLevel)
+        if (target > 0 && level > target && Limit > target)
         {
             // More in flight than the downstream carries with room: the rest only queued (Little's law).
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
-        // A thin pool (the first drains') is refreshed sooner, so one lucky cohort does not hold the model for long.
-        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers * Math.Max(0.25, (double)_basePoolCount / PoolAnswers) && Limit > Math.Max(_options.MinLimit, Product()))
+        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > Math.Max(_options.MinLimit, Product()))
         {
             return Drain(now, LimitChangeReason.Remeasure);
         }
@@ -433,7 +435,7 @@ internal sealed class BandwidthDelayLaw
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
-        return Set(Math.Max(_drainFrom, CutLevel), LimitChangeReason.RemeasureDone); // back to the top of what the model allows
+        return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
     }
 
     private void BeginCohort(long now)
@@ -465,8 +467,8 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision Drain(long now, LimitChangeReason reason)
     {
         BeginCohort(now);
-        var cutLevel = CutLevel;
-        _drainFrom = cutLevel > 0 ? cutLevel : Limit; // with no rate read yet, the drain goes back to where it left
+        var target = Target;
+        _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
         _drainedFromLevel = Limit;
         _drainedFromMedian = ReadingMedian;
         _answersSinceDrain = 0;
