@@ -345,8 +345,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _firstAnswerAt = Math.Min(_firstAnswerAt, now);
             if (succeeded)
             {
-                _answeredLatency += now - startTimestamp;
-                _answered++;
+                CountAnswer(now - startTimestamp);
                 _law.OnSuccess(startTimestamp, now - startTimestamp, _statistics);
                 Answer(now - startTimestamp, inFlight);
             }
@@ -399,13 +398,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             change = Publish(now, inFlight, out paceDue);
         }
 
-        if (paceDue > 0)
-        {
-            _paceTimer.Arm(paceDue);
-        }
-
-        NoteUse();
-        Announce(change);
+        Decided(change, paceDue);
     }
 
     /// <summary>What the staged law learns from one completion: every answer goes to it, and it decides.</summary>
@@ -423,8 +416,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             AssertInvariants();
             if (succeeded)
             {
-                _answeredLatency += now - startTimestamp;
-                _answered++;
+                CountAnswer(now - startTimestamp);
             }
 
             var decision = model.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, started, now);
@@ -437,6 +429,19 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             change = Publish(now, inFlight, out paceDue);
         }
 
+        Decided(change, paceDue);
+    }
+
+    /// <summary>Counts a successful answer's latency for watchers (under the lock).</summary>
+    private void CountAnswer(long latency)
+    {
+        _answeredLatency += latency;
+        _answered++;
+    }
+
+    /// <summary>After an answer's decision (outside the lock): arms the pace for growth still owed, and publishes the change.</summary>
+    private void Decided(LimitChange change, long paceDue)
+    {
         if (paceDue > 0)
         {
             _paceTimer.Arm(paceDue);

@@ -303,10 +303,7 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
-        _answers = 0;
-        _latencySum = 0;
-        _peakInFlight = 0;
-        _readingStart = now;
+        StartReading(now);
         ReadingMedian = median;
 
         switch (Phase)
@@ -472,10 +469,7 @@ internal sealed class BandwidthDelayLaw
         _drainedFromLevel = Limit;
         _drainedFromMedian = ReadingMedian;
         _answersSinceDrain = 0;
-        _answers = 0;
-        _latencySum = 0;
-        _peakInFlight = 0;
-        _readingStart = long.MinValue;
+        StartReading(long.MinValue);
         Phase = BandwidthDelayPhase.Draining;
         var level = Clamp(Math.Max(LeastDrainLevel, (int)(DrainGain * Product())));
         _drainAnswers = Math.Clamp(4 * level, ShortReadingAnswers, PoolAnswers);
@@ -500,18 +494,23 @@ internal sealed class BandwidthDelayLaw
         }
 
         _probeStep = 1;
-
         _ceiling = level;
         _roundTripsAtCeiling = 0;
         _growthCredit = 0;
         _lastCutAt = now;
-        _answers = 0;
-        _latencySum = 0;
-        _peakInFlight = 0;
-        _readingStart = long.MinValue;
+        StartReading(long.MinValue);
         Phase = BandwidthDelayPhase.Steady;
         var backedOff = Math.Min((int)(Limit * _options.BackoffRatio), inFlight - 1);
         return Set(Clamp(Math.Min(backedOff, Limit - 1)), LimitChangeReason.Overload);
+    }
+
+    /// <summary>Begins a reading at <paramref name="at"/> (<see cref="long.MinValue"/>: at the start of the next answer's item).</summary>
+    private void StartReading(long at)
+    {
+        _answers = 0;
+        _latencySum = 0;
+        _peakInFlight = 0;
+        _readingStart = at;
     }
 
     private void Remember(double rate) => _rates[_readings++ % ModelReadings] = rate;

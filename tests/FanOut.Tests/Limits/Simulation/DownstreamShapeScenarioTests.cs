@@ -9,12 +9,7 @@ namespace FanOut.Tests.Limits.Simulation;
 /// </summary>
 public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
 {
-    private const int Seeds = 20;
-    private static readonly TimeSpan s_run = TimeSpan.FromSeconds(10);
-    private static readonly TimeSpan s_secondHalf = TimeSpan.FromSeconds(5);
-
-    /// <summary>Successes per second from <paramref name="from"/> to the end.</summary>
-    private static double Throughput(LimitSimulation simulation, TimeSpan from) => simulation.Successes.Count(t => t >= from) / (simulation.Now - from).TotalSeconds;
+    private const int Seeds = ShapeMeasurement.Seeds;
 
     /// <summary>The worst of <see cref="Seeds"/> seeds of the place's throughput over Fixed(<paramref name="fixedLimit"/>)'s, second half of a 10 s run.</summary>
     private double WorstThroughputRatio(string place, DownstreamScript script, int fixedLimit) => ThroughputRatios(place, script, fixedLimit)[0];
@@ -23,14 +18,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
     private double[] ThroughputRatios(string place, DownstreamScript script, int fixedLimit)
     {
         var where = LawPlace.Named(place);
-        var ratios = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var adaptive = new LimitSimulation(script, seed) { CallSize = where.CallSize };
-            adaptive.Run(where.Create(adaptive), duration: s_run);
-            var best = new LimitSimulation(script, seed) { CallSize = where.CallSize };
-            best.Run(ConcurrencyLimit.Fixed(fixedLimit), duration: s_run);
-            return Throughput(adaptive, s_secondHalf) / Throughput(best, s_secondHalf);
-        }).Order().ToArray();
+        var ratios = ShapeMeasurement.ThroughputRatios(where.Options, where.CallSize, script, fixedLimit, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run);
         output.WriteLine($"{place}: min {ratios[0]:F2}, median {ratios[Seeds / 2]:F2}, max {ratios[^1]:F2} x Fixed({fixedLimit})");
         return ratios;
     }
@@ -101,17 +89,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
         // Separate services, each with its own limit, on one downstream that takes 32 at once and refuses the rest: over the
         // second half of the run their goodputs are even (Jain's index at least 0.9) in every seed. (docs/adaptive.md has
         // every place's figures.)
-        var where = LawPlace.Named(place);
-        var fairness = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new SharedDownstreamSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed);
-            for (var i = 0; i < clients; i++)
-            {
-                simulation.AddClient(clock => ConcurrencyLimit.Adaptive(where.Options with { TimeProvider = clock }));
-            }
-
-            return simulation.Run(s_run).Fairness(s_secondHalf, s_run);
-        }).Order().ToArray();
+        var fairness = ShapeMeasurement.Fairness(LawPlace.Named(place).Options, clients, DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
         output.WriteLine($"{place}, {clients} clients: Jain's index min {fairness[0]:F2}, median {fairness[Seeds / 2]:F2}");
 
         Assert.True(fairness[0] >= 0.9, $"Jain's index {fairness[0]:F2} in the worst seed");
@@ -124,16 +102,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
         // A cap of 32 whose 429 takes 200 ms, ten round trips of an answer: the limit must learn from a "no" it hears late,
         // not settle where the calls waiting for their "no" fill half of it. Target: at most 5% of calls refused in every seed.
         var where = LawPlace.Named(place);
-        var rejected = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new LimitSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed)
-            {
-                CallSize = where.CallSize,
-                RejectionTime = TimeSpan.FromMilliseconds(200),
-            };
-            simulation.Run(where.Create(simulation), duration: s_run);
-            return 100.0 * simulation.Rejected / simulation.Calls.Count;
-        }).Order().ToArray();
+        var rejected = ShapeMeasurement.RefusedPercents(where.Options, where.CallSize, DownstreamScript.Constant(IncidentScenarios.HardCap(32)), TimeSpan.FromMilliseconds(200));
         output.WriteLine($"{place}: refused min {rejected[0]:F2}%, median {rejected[Seeds / 2]:F2}%, max {rejected[^1]:F2}%");
 
         Assert.True(rejected[^1] <= 5, $"{rejected[^1]:F2}% refused in the worst seed");
@@ -148,16 +117,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
         // A client that joins at 3 s a cap of 32 another client fills: from 5 s on it gets at least a quarter of the goodput
         // (half its fair share) in every seed, asserted with the 15% margin. (FanOut.Http's limit meets the target
         // without the margin, 0.29, and the server place not at all: docs/adaptive.md.)
-        var where = LawPlace.Named(place);
-        var shares = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new SharedDownstreamSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed)
-                .AddClient(clock => ConcurrencyLimit.Adaptive(where.Options with { TimeProvider = clock }))
-                .AddClient(clock => ConcurrencyLimit.Adaptive(where.Options with { TimeProvider = clock }), TimeSpan.FromSeconds(3));
-            simulation.Run(s_run);
-            var joiner = simulation.Successes(1, s_secondHalf, s_run);
-            return (double)joiner / (simulation.Successes(0, s_secondHalf, s_run) + joiner);
-        }).Order().ToArray();
+        var shares = ShapeMeasurement.JoinerShares(LawPlace.Named(place).Options, DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
         output.WriteLine($"{place}: the joiner's share min {shares[0]:F2}, median {shares[Seeds / 2]:F2}");
 
         Assert.True(shares[0] >= 0.25 * 1.15, $"the joiner's share {shares[0]:F2} in the worst seed");

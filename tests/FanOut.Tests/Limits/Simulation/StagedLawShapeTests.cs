@@ -10,9 +10,9 @@ namespace FanOut.Tests.Limits.Simulation;
 /// </summary>
 public sealed class StagedLawShapeTests(ITestOutputHelper output)
 {
-    private const int Seeds = 20;
-    private static readonly TimeSpan s_run = TimeSpan.FromSeconds(10);
-    private static readonly TimeSpan s_secondHalf = TimeSpan.FromSeconds(5);
+    private const int Seeds = ShapeMeasurement.Seeds;
+    private static readonly TimeSpan s_run = ShapeMeasurement.Run;
+    private static readonly TimeSpan s_secondHalf = ShapeMeasurement.SecondHalf;
 
     /// <summary>The place's options running the staged law.</summary>
     private static AdaptiveLimitOptions Staged(string place) => LawPlace.Named(place).Options with { UsesBandwidthDelayLaw = true };
@@ -20,15 +20,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     /// <summary>The staged law's throughput over Fixed(<paramref name="fixedLimit"/>)'s from <paramref name="from"/> to <paramref name="to"/>, per seed, worst first.</summary>
     private double[] ThroughputRatios(string place, DownstreamScript script, int fixedLimit, TimeSpan from, TimeSpan to, string shape)
     {
-        var callSize = LawPlace.Named(place).CallSize;
-        var ratios = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var staged = new LimitSimulation(script, seed) { CallSize = callSize };
-            staged.Run(ConcurrencyLimit.Adaptive(staged.Options(Staged(place))), duration: to);
-            var best = new LimitSimulation(script, seed) { CallSize = callSize };
-            best.Run(ConcurrencyLimit.Fixed(fixedLimit), duration: to);
-            return (double)staged.Successes.Count(t => t >= from) / best.Successes.Count(t => t >= from);
-        }).Order().ToArray();
+        var ratios = ShapeMeasurement.ThroughputRatios(Staged(place), LawPlace.Named(place).CallSize, script, fixedLimit, from, to);
         output.WriteLine($"{shape}, {place}: worst {ratios[0]:F2}, median {ratios[Seeds / 2]:F2} x Fixed({fixedLimit})");
         return ratios;
     }
@@ -92,17 +84,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     public void StagedLaw_DownstreamThatSaysNoSlowly_RejectsFewCalls(string place)
     {
         // A cap of 32 whose "no" takes 200 ms: at most 5% of calls refused in every seed.
-        var callSize = LawPlace.Named(place).CallSize;
-        var rejected = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new LimitSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed)
-            {
-                CallSize = callSize,
-                RejectionTime = TimeSpan.FromMilliseconds(200),
-            };
-            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), duration: s_run);
-            return 100.0 * simulation.Rejected / simulation.Calls.Count;
-        }).Order().ToArray();
+        var rejected = ShapeMeasurement.RefusedPercents(Staged(place), LawPlace.Named(place).CallSize, DownstreamScript.Constant(IncidentScenarios.HardCap(32)), TimeSpan.FromMilliseconds(200));
         output.WriteLine($"slow no, {place}: refused worst {rejected[^1]:F2}%, median {rejected[Seeds / 2]:F2}%");
 
         Assert.True(rejected[^1] <= 5);
@@ -118,16 +100,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     public void StagedLaw_IndependentClientsOnOneCap_ShareItFairly(string place, int clients)
     {
         // Separate services on a cap of 32: Jain's index at least 0.9 in every seed.
-        var fairness = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new SharedDownstreamSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed);
-            for (var i = 0; i < clients; i++)
-            {
-                simulation.AddClient(clock => ConcurrencyLimit.Adaptive(Staged(place) with { TimeProvider = clock }));
-            }
-
-            return simulation.Run(s_run).Fairness(s_secondHalf, s_run);
-        }).Order().ToArray();
+        var fairness = ShapeMeasurement.Fairness(Staged(place), clients, DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
         output.WriteLine($"{clients} clients, {place}: Jain worst {fairness[0]:F2}, median {fairness[Seeds / 2]:F2}");
 
         Assert.True(fairness[0] >= 0.9);
@@ -141,15 +114,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     {
         // A client joining at 3 s a cap another fills: at least a quarter of the goodput (half its share) from 5 s in every
         // seed, with the 15% margin. (FanOut.Http's limit, which backs off by a tenth, reads 0.18.)
-        var shares = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new SharedDownstreamSimulation(DownstreamScript.Constant(IncidentScenarios.HardCap(32)), seed)
-                .AddClient(clock => ConcurrencyLimit.Adaptive(Staged(place) with { TimeProvider = clock }))
-                .AddClient(clock => ConcurrencyLimit.Adaptive(Staged(place) with { TimeProvider = clock }), TimeSpan.FromSeconds(3));
-            simulation.Run(s_run);
-            var joiner = simulation.Successes(1, s_secondHalf, s_run);
-            return (double)joiner / (simulation.Successes(0, s_secondHalf, s_run) + joiner);
-        }).Order().ToArray();
+        var shares = ShapeMeasurement.JoinerShares(Staged(place), DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
         output.WriteLine($"joiner, {place}: share worst {shares[0]:F2}, median {shares[Seeds / 2]:F2}");
 
         Assert.True(shares[0] >= 0.25 * 1.15);
