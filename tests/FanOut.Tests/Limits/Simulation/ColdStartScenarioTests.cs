@@ -38,15 +38,21 @@ public sealed class ColdStartScenarioTests(ITestOutputHelper output)
     public void Adaptive_ColdFirstWindow_CostsOneRoundNotTheRun(string place, int capacity, int coldMs)
     {
         var where = LawPlace.Named(place);
-        var (warm, warmLimit) = Run(where, Pool(capacity, TimeSpan.Zero, coldMs));
-        var (cold, coldLimit) = Run(where, Pool(capacity, TimeSpan.FromMilliseconds(1), coldMs));
+        AssertColdFirstWindowCostsOneRound(where.Options, where.CallSize, capacity, coldMs, output.WriteLine, place);
+    }
 
-        var peakBar = Math.Max(4 * where.Options.InitialLimit, warmLimit.Peak);
+    /// <summary>The targets above for a limit of <paramref name="options"/>: the warm run, then the cold one, on the same pool.</summary>
+    internal static void AssertColdFirstWindowCostsOneRound(AdaptiveLimitOptions options, int callSize, int capacity, int coldMs, Action<string> output, string place)
+    {
+        var (warm, warmLimit) = Run(options, callSize, Pool(capacity, TimeSpan.Zero, coldMs));
+        var (cold, coldLimit) = Run(options, callSize, Pool(capacity, TimeSpan.FromMilliseconds(1), coldMs));
+
+        var peakBar = Math.Max(4 * options.InitialLimit, warmLimit.Peak);
         var timeBar = warm.Elapsed + (3 * TimeSpan.FromMilliseconds(coldMs));
         var context = $"{place}, pool {capacity}, first calls {coldMs} ms: peak {coldLimit.Peak} (bar {peakBar}; warm {warmLimit.Peak}), "
             + $"{cold.Elapsed.TotalMilliseconds:F0} ms (bar {timeBar.TotalMilliseconds:F0}; warm {warm.Elapsed.TotalMilliseconds:F0}); "
             + string.Join(" ", cold.Timeline.Take(30).Select(s => $"{s.At.TotalMilliseconds:F0}:{s.Limit}"));
-        output.WriteLine(context);
+        output(context);
         Assert.True(coldLimit.Peak <= peakBar, context);
         Assert.True(cold.Elapsed <= timeBar, context);
     }
@@ -58,10 +64,10 @@ public sealed class ColdStartScenarioTests(ITestOutputHelper output)
         Latency = at < coldUntil ? TimeSpan.FromMilliseconds(coldMs) : s_pace,
     });
 
-    private static (LimitSimulation Simulation, ConcurrencyLimit Limit) Run(LawPlace place, DownstreamScript script)
+    private static (LimitSimulation Simulation, ConcurrencyLimit Limit) Run(AdaptiveLimitOptions options, int callSize, DownstreamScript script)
     {
-        var simulation = new LimitSimulation(script) { CallSize = place.CallSize };
-        var limit = place.Create(simulation);
+        var simulation = new LimitSimulation(script) { CallSize = callSize };
+        var limit = ConcurrencyLimit.Adaptive(simulation.Options(options));
         simulation.Run(limit, items: 3000);
         Assert.Equal(3000, simulation.SucceededItems);
         return (simulation, limit);
