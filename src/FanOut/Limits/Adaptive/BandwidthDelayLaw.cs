@@ -39,7 +39,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
     private const double MedianStandardErrorFactor = 1.2533;
 
-    /// <summary>An answer this many times faster than a reference set by the first round proves that round cold (connections opened, code compiled): slow start ends.</summary>
+    /// <summary>An answer this many times faster than a reference set by the first round (counted at no less than the noise floor) proves that round cold (connections opened, code compiled): slow start ends.</summary>
     private const double ColdRatio = 4;
 
     /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
@@ -86,8 +86,8 @@ internal sealed class BandwidthDelayLaw
     private int _readings;
     private double _base;
 
-    /// <summary>How far above <see cref="_base"/> the latency without a queue may be (two standard errors of the pool's median).</summary>
-    private double _baseUncertainty = 1;
+    /// <summary>How far above <see cref="_base"/> the latency without a queue may be, in logs (two standard errors of the pool's median).</summary>
+    private double _baseLogError;
 
     /// <summary>The answers of the last drains' cohorts (those still out counted as the slowest): the latency without a queue is their median.</summary>
     private readonly long[] _basePool = new long[PoolAnswers];
@@ -173,16 +173,18 @@ internal sealed class BandwidthDelayLaw
     public double ReadingMedian { get; private set; }
 
     /// <summary>
-    /// What the model says the downstream carries with room (0: nothing measured yet), taking the latency without a queue at
-    /// the top of its two-standard-error range: an uncertain model grows and does not cut until its readings say otherwise
-    /// (a lucky drain on a heavy tail held the limit at 5 for 6 s on an elastic downstream when it did not).
+    /// What the model says the downstream carries with room (0: nothing measured yet). The room is the target's gain and the
+    /// latency without a queue's two-standard-error range, added in quadrature as independent errors in logs: an uncertain
+    /// model grows and does not cut until its readings say otherwise (a lucky drain on a heavy tail held the limit at 5 for
+    /// 6 s on an elastic downstream when it did not), and a settled one queues no more than its gain.
     /// </summary>
     public int Target
     {
         get
         {
             var product = Product();
-            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product * _baseUncertainty));
+            var room = Math.Exp(Math.Sqrt((Math.Log(TargetGain) * Math.Log(TargetGain)) + (_baseLogError * _baseLogError)));
+            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(room * product));
         }
     }
 
@@ -203,7 +205,7 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision Answered(long start, long latency, int inFlight, long now)
     {
         _firstAnswerAt = Math.Min(_firstAnswerAt, now);
-        if (Phase == BandwidthDelayPhase.SlowStart && _referenceFromFirstRound && ColdRatio * latency < _reference)
+        if (Phase == BandwidthDelayPhase.SlowStart && _referenceFromFirstRound && ColdRatio * Math.Max(latency, _noiseFloor) < _reference)
         {
             // The first round was cold: the answers slow start grew on measured the start-up, not the downstream's pace, and the
             // backlog they let in hides the pace from every answer after. End slow start and measure it.
@@ -428,7 +430,7 @@ internal sealed class BandwidthDelayLaw
         var pool = _basePool[.._basePoolCount];
         Array.Sort(pool);
         _base = pool[pool.Length / 2];
-        _baseUncertainty = Math.Exp(ExitStandardErrors * MedianStandardErrorFactor * LogSpread(pool) / Math.Sqrt(pool.Length));
+        _baseLogError = ExitStandardErrors * MedianStandardErrorFactor * LogSpread(pool) / Math.Sqrt(pool.Length);
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
