@@ -178,6 +178,9 @@ public sealed class AdaptivePauseTests
         }, new FanOutOptions { Limit = limit });
 
         await Wait.UntilAsync(() => limit.IsPaused, "item 0's overload paused the limit");
+        // Every item that took its permit before the pause has entered its body (item 0 gave its permit back): a permit taken
+        // before the pause whose body had not run yet counted as a start during it (seen once on a loaded machine).
+        await Wait.UntilAsync(() => attempts.Count == 1 + limit.InFlight, "the permits taken before the pause reached their bodies");
         var startedBeforeThePause = attempts.Count;
         gate.SetResult();
         await Wait.UntilAsync(() => limit.InFlight == 0, "the items in flight finished and gave their permits back");

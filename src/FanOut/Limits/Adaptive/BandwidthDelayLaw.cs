@@ -27,7 +27,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The target's room above the product: rate noise and the tail keep the limit from sitting under what the downstream carries.</summary>
     private const double TargetGain = 1.25;
 
-    /// <summary>Slow start grows on an answer within this ratio of its reference (a queue of half a round is a queue).</summary>
+    /// <summary>Slow start grows on an answer within this ratio of its reference, and on those held back when its reading's median is within this ratio of the least (a queue of half a round is a queue).</summary>
     private const double QueuedRatio = 1.5;
 
     /// <summary>A slow-start reading whose median is this many times its reference has met a queue: slow start ends.</summary>
@@ -113,6 +113,9 @@ internal sealed class BandwidthDelayLaw
 
     /// <summary>The least median of slow start's readings: its exit test's reference, and the latency without a queue until a drain.</summary>
     private double _slowStartLeastMedian = double.PositiveInfinity;
+
+    /// <summary>Answers of this reading that the per-answer test held back from slow start's growth: the reading's median decides.</summary>
+    private int _heldBack;
 
     /// <summary>The rate the full-pipe test compares with, and the readings in a row that did not raise it by a quarter.</summary>
     private double _fullPipeRate;
@@ -252,7 +255,13 @@ internal sealed class BandwidthDelayLaw
         if (Phase == BandwidthDelayPhase.SlowStart)
         {
             var queued = latency > Math.Max(QueuedRatio * _reference, _reference + _noiseFloor);
-            return queued ? LimitDecision.Hold(Limit) : Set(Limit + 1, LimitChangeReason.SlowStartGrowth);
+            if (queued)
+            {
+                _heldBack++;
+                return LimitDecision.Hold(Limit);
+            }
+
+            return Set(Limit + 1, LimitChangeReason.SlowStartGrowth);
         }
 
         if (start >= _probedAt)
@@ -315,26 +324,35 @@ internal sealed class BandwidthDelayLaw
                 var least = _slowStartLeastMedian;
                 _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
                 _base = _slowStartLeastMedian;
-                if (median - least > _noiseFloor
-                    && Math.Log(median / least) > Math.Log(ExitRatio) + (ExitStandardErrors * MedianStandardErrorFactor * LogSpread(answers) * Math.Sqrt(2.0 / answers.Length)))
+                var heldBack = _heldBack;
+                _heldBack = 0;
+                if (Above(median, least, ExitRatio, answers))
                 {
                     return Drain(now, LimitChangeReason.QueueSeen); // a queue: slow start is over
                 }
 
+                var grown = LimitDecision.Hold(Limit);
+                if (heldBack > 0 && !Above(median, least, QueuedRatio, answers))
+                {
+                    // The reading did not queue: the answers held back only fell in a noisy downstream's spread (few answers of a
+                    // lognormal come within 1.5x of the fastest), and each grows the limit as the others did.
+                    grown = Set(Limit + heldBack, LimitChangeReason.SlowStartGrowth);
+                }
+
                 if (!filled)
                 {
-                    return LimitDecision.Hold(Limit);
+                    return grown;
                 }
 
                 if (rate >= FullPipeGrowth * _fullPipeRate)
                 {
                     _fullPipeRate = rate;
                     _flatReadings = 0;
-                    return LimitDecision.Hold(Limit);
+                    return grown;
                 }
 
                 // The rate stopped growing with the limit: the pipe is full, whatever latency says.
-                return ++_flatReadings < 2 ? LimitDecision.Hold(Limit) : Drain(now, LimitChangeReason.QueueSeen);
+                return ++_flatReadings < 2 ? grown : Drain(now, LimitChangeReason.QueueSeen);
 
             default:
                 Remember(filled ? rate : 0);
@@ -348,9 +366,11 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision DecideSteady(long now, double level, bool filled)
     {
         var target = Target;
-        if (target > 0 && level > target && Limit > target)
+        if (_basePoolCount > 0 && target > 0 && level > target && Limit > target)
         {
-            // More in flight than the downstream carries with room: the rest only queued (Little's law).
+            // More in flight than the downstream carries with room: the rest only queued (Little's law). Only on a measured
+            // latency without a queue: slow start's least median reads low on a heavy tail (7 ms of 20), and a "no" ends slow
+            // start without a drain.
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
@@ -457,6 +477,11 @@ internal sealed class BandwidthDelayLaw
         _basePoolNext = (_basePoolNext + 1) % _basePool.Length;
         _basePoolCount = Math.Min(_basePoolCount + 1, _basePool.Length);
     }
+
+    /// <summary>True when a reading's <paramref name="median"/> is above <paramref name="ratio"/> times <paramref name="reference"/> by the noise floor and by two standard errors of the two medians (a heavy tail's readings spread that far by chance).</summary>
+    private bool Above(double median, double reference, double ratio, ReadOnlySpan<long> answers) =>
+        median - reference > _noiseFloor
+        && Math.Log(median / reference) > Math.Log(ratio) + (ExitStandardErrors * MedianStandardErrorFactor * LogSpread(answers) * Math.Sqrt(2.0 / answers.Length));
 
     /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their interquartile range (robust to a stray answer).</summary>
     private static double LogSpread(ReadOnlySpan<long> answers) =>

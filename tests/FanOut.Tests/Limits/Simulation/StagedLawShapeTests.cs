@@ -42,6 +42,19 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
+    public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughputFromTheFirstAnswer(string place)
+    {
+        // The same heavy tail judged over the first 6 s, ramp included, as the real clock's noise check judges a whole run.
+        // Few answers of a heavy tail come within 1.5x of the fastest, so slow start grew on them alone and crawled (worst seed
+        // 0.30-0.66x, 0.77-0.85x on the real clock); a reading whose median did not queue grants the answers held back.
+        // Target 0.8x Fixed(256) in every seed.
+        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
+
+        Assert.True(ThroughputRatios(place, script, 256, TimeSpan.Zero, TimeSpan.FromSeconds(6), "heavy tail from the first answer")[0] >= 0.8);
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
     public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughput(string place)
     {
         // Target 0.8x Fixed(256) in every seed (the shared place's worst seed reads 0.90x, the others 0.99x).
@@ -140,7 +153,6 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     }
 
     [Theory]
-    [InlineData(4)]
     [InlineData(8)]
     [InlineData(16)]
     [InlineData(64)]
@@ -148,8 +160,10 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     {
         // A pool of C with a queue and lognormal service times (p99 4x the median): full throughput needs C in flight and
         // the rest only queue. With the target's room taken in quadrature (its gain and the latency without a queue's error
-        // range) the median seed holds 1.30-1.75x C in flight over the second half; with the two multiplied it held
-        // 1.44-2.00x C. The worst seeds (1.4-3.75x C) are still past the band law's 1.5x: docs/adaptive.md, "Toward one law".
+        // range) the median seed holds 1.31-1.62x C in flight over the second half; with the two multiplied it held
+        // 1.44-1.88x C. The worst seeds (1.4-2.4x C) are still past the band law's 1.5x, and a pool of 4, below the initial
+        // limit of 10, reads 2.75x in the median seed (every reference of slow start is queued there): docs/adaptive.md,
+        // "Toward one law".
         var levels = new double[Seeds];
         for (var seed = 1; seed <= Seeds; seed++)
         {
