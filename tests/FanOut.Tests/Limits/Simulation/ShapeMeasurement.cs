@@ -1,3 +1,5 @@
+using FanOut.Tests.Infrastructure;
+
 namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
@@ -55,6 +57,15 @@ internal static class ShapeMeasurement
             var simulation = new LimitSimulation(script, seed) { CallSize = callSize, RejectionTime = rejectionTime };
             simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(options)), duration: Run);
             return 100.0 * simulation.Rejected / simulation.Calls.Count;
+        });
+
+    /// <summary>The median calls in flight over the second half of a run on a pool of <paramref name="capacity"/> with a queue and lognormal service times (20 ms median), over the capacity.</summary>
+    public static double[] QueuedLevels(AdaptiveLimitOptions options, int capacity) =>
+        PerSeed(seed =>
+        {
+            var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
+            var secondHalf = simulation.Run(ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock }), items: 200 * capacity, tailFraction: 0.5);
+            return secondHalf.Order().ElementAt(secondHalf.Length / 2) / (double)capacity;
         });
 
     /// <summary>Successes per second from <paramref name="from"/> to the end.</summary>

@@ -1,5 +1,3 @@
-using FanOut.Tests.Infrastructure;
-
 using Xunit.Abstractions;
 
 namespace FanOut.Tests.Limits.Simulation;
@@ -15,6 +13,9 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     private const int Seeds = ShapeMeasurement.Seeds;
     private static readonly TimeSpan s_run = ShapeMeasurement.Run;
     private static readonly TimeSpan s_secondHalf = ShapeMeasurement.SecondHalf;
+
+    /// <summary>A heavy tail without overload: 40 ms, p99 10x the median, room for everything.</summary>
+    private static readonly DownstreamScript s_heavyTail = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
 
     /// <summary>The place's options running the staged law.</summary>
     private static AdaptiveLimitOptions Staged(string place) => LawPlace.Named(place).Options with { UsesBandwidthDelayLaw = true };
@@ -48,9 +49,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // Few answers of a heavy tail come within 1.5x of the fastest, so slow start grew on them alone and crawled (worst seed
         // 0.30-0.66x, 0.77-0.85x on the real clock); a reading whose median did not queue grants the answers held back.
         // Target 0.8x Fixed(256) in every seed.
-        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
-
-        Assert.True(ThroughputRatios(place, script, 256, TimeSpan.Zero, TimeSpan.FromSeconds(6), "heavy tail from the first answer")[0] >= 0.8);
+        Assert.True(ThroughputRatios(place, s_heavyTail, 256, TimeSpan.Zero, TimeSpan.FromSeconds(6), "heavy tail from the first answer")[0] >= 0.8);
     }
 
     [Theory]
@@ -58,9 +57,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughput(string place)
     {
         // Target 0.8x Fixed(256) in every seed (the shared place's worst seed reads 0.90x, the others 0.99x).
-        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
-
-        Assert.True(ThroughputRatios(place, script, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8);
+        Assert.True(ThroughputRatios(place, s_heavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8);
     }
 
     [Theory]
@@ -164,16 +161,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // 1.44-1.88x C. The worst seeds (1.4-2.4x C) are still past the band law's 1.5x, and a pool of 4, below the initial
         // limit of 10, reads 2.75x in the median seed (every reference of slow start is queued there): docs/adaptive.md,
         // "Toward one law".
-        var levels = new double[Seeds];
-        for (var seed = 1; seed <= Seeds; seed++)
-        {
-            var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
-            var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = simulation.Clock, UsesBandwidthDelayLaw = true });
-            var secondHalf = simulation.Run(limit, items: 200 * capacity, tailFraction: 0.5);
-            levels[seed - 1] = secondHalf.Order().ElementAt(secondHalf.Length / 2) / (double)capacity;
-        }
-
-        Array.Sort(levels);
+        var levels = ShapeMeasurement.QueuedLevels(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true }, capacity);
         output.WriteLine($"lognormal queue, capacity {capacity}: in flight worst {levels[^1]:F2}, median {levels[Seeds / 2]:F2} x C");
         Assert.True(levels[Seeds / 2] <= 1.8, $"median seed {levels[Seeds / 2]:F2} x C");
     }
