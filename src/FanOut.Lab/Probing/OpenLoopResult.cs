@@ -21,6 +21,8 @@ namespace FanOut.Lab.Probing;
 /// <paramref name="BacklogEarly"/> by more than max(2, a quarter of the limit).</param>
 /// <param name="BacklogAtEnd">Arrivals still waiting for a slot when the last one was due.</param>
 /// <param name="Seconds">Seconds from the first arrival to the last answer.</param>
+/// <param name="ScheduleLateMs">The most any arrival was released after its intended start: a few milliseconds on a
+/// quiet client; far more when the client machine was too busy to keep its schedule, and sent in bursts.</param>
 /// <param name="Holds">Nothing rejected or failed, every arrival sent, and the backlog did not grow.</param>
 /// <param name="Verdict">The check in one line.</param>
 public sealed record OpenLoopResult(
@@ -39,5 +41,6 @@ public sealed record OpenLoopResult(
     double BacklogLate,
     long BacklogAtEnd,
     double Seconds,
+    double ScheduleLateMs,
     bool Holds,
     string Verdict);

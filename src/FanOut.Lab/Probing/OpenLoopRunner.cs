@@ -27,6 +27,7 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
         var workers = recorders.Select(r => Task.Run(() => WorkAsync(client, channel.Reader, r, () => Interlocked.Increment(ref started), cancellationToken), CancellationToken.None)).ToArray();
         long scheduled = 0;
         long backlog = 0;
+        var lateMs = 0.0;
         var backlogs = new List<long>(total);
         try
         {
@@ -39,6 +40,7 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
                     await Task.Delay(wait, time, cancellationToken).ConfigureAwait(false);
                 }
 
+                lateMs = Math.Max(lateMs, (time.GetElapsedTime(start) - offset).TotalMilliseconds);
                 backlogs.Add(scheduled - Interlocked.Read(ref started));
                 channel.Writer.TryWrite(start + (long)(offset.TotalSeconds * time.TimestampFrequency));
                 scheduled++;
@@ -71,6 +73,10 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
             : sent < total ? $"cut short: {N(sent)} of {N(total)} arrivals sent ({(cancellationToken.IsCancellationRequested ? "interrupted" : "--max-requests spent")})"
             : failed > 0 ? $"{N(failed)} of {N(sent)} arrivals at {ProbeText.Rate(perSecond)}/s failed ({string.Join(", ", failures.Select(f => $"{f.Value.ToString("N0", CultureInfo.InvariantCulture)} {f.Key}"))})"
             : $"the queue grew: on average {early.ToString("0.#", CultureInfo.InvariantCulture)} arrivals waited for one of {N(limit)} slots in the first third and {late.ToString("0.#", CultureInfo.InvariantCulture)} in the last";
+        if (!holds && FellBehind(lateMs))
+        {
+            verdict += $"; the client's own schedule ran up to {lateMs.ToString("N0", CultureInfo.InvariantCulture)} ms late (a busy client machine sends its arrivals in bursts)";
+        }
         return new OpenLoopResult(
             perSecond,
             limit,
@@ -87,6 +93,7 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
             late,
             backlog,
             seconds,
+            lateMs,
             holds,
             verdict);
     }
@@ -131,6 +138,13 @@ internal sealed class OpenLoopRunner(ProbeTarget target, RequestBudget budget, T
         {
         }
     }
+
+    /// <summary>True when the scheduler released an arrival more than <see cref="LateScheduleMs"/> after it was due: the
+    /// arrivals then went in a burst the schedule never asked for, so a rejection or a queue may be the client's own.</summary>
+    internal static bool FellBehind(double scheduleLateMs) => scheduleLateMs > LateScheduleMs;
+
+    /// <summary>Ten times a quiet host's p99 timer lateness (7 ms): later than that, the client machine was busy.</summary>
+    private const double LateScheduleMs = 70;
 
     /// <summary>True when the backlog grew from the first third of the arrivals to the last by more than
     /// max(2, a quarter of the limit): a stable queue (arrivals under capacity) only fluctuates about a level, an

@@ -322,10 +322,10 @@ public sealed class Prober
         _progress.Note($"Open-loop check: {ProbeText.Rate(perSecond)} arrivals/s for up to {plan.OpenLoopDuration.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture)} s, at most {limit} in flight");
         var closedP99 = atLimit?.LatencyP99Ms ?? recommendation.LatencyP99Ms;
         var result = await _openLoop.RunAsync(perSecond, limit, plan.OpenLoopDuration, plan.OpenLoopMaxRequests, closedP99, stop).ConfigureAwait(false);
-        if (!result.Holds && result.Sent == result.Scheduled && result.Failures.Count == 0)
+        if (!result.Holds && result.Sent == result.Scheduled && (result.Failures.Count == 0 || OpenLoopRunner.FellBehind(result.ScheduleLateMs)))
         {
-            // A queue that grew with nothing rejected may be a stall of a busy client machine: check once more. A
-            // rejection is never re-sent.
+            // A queue that grew with nothing rejected may be a stall of a busy client machine, and rejections after the
+            // client's own schedule fell behind may be its bursts: check once more. A rejected request is never re-sent.
             _progress.Note($"Open loop {result.Verdict}; checking once more");
             result = await _openLoop.RunAsync(perSecond, limit, plan.OpenLoopDuration, plan.OpenLoopMaxRequests, closedP99, stop).ConfigureAwait(false);
         }

@@ -3,6 +3,8 @@ using FanOut.Downstream.Latency;
 using FanOut.Lab.Probing;
 using FanOut.Lab.Tests.Strategies;
 
+using Microsoft.Extensions.Time.Testing;
+
 namespace FanOut.Lab.Tests.Probing;
 
 /// <summary>The open-loop check: constant arrivals, latency from the intended start, and the queue's trend.</summary>
@@ -18,6 +20,37 @@ public sealed class OpenLoopRunnerTests(Xunit.Abstractions.ITestOutputHelper out
     [InlineData(0, 2.5, 2, true)]
     public void QueueGrew_LateBacklogOverEarlyByMoreThanAQuarterOfTheLimit(double early, double late, int limit, bool grew) =>
         Assert.Equal(grew, OpenLoopRunner.QueueGrew(early, late, limit));
+
+    [Theory]
+    [InlineData(0, false)]
+    [InlineData(7, false)]
+    [InlineData(70, false)]
+    [InlineData(71, true)]
+    [InlineData(400, true)]
+    public void FellBehind_ScheduleLaterThanTenTimesAQuietHostsTimerLateness(double lateMs, bool fellBehind) =>
+        Assert.Equal(fellBehind, OpenLoopRunner.FellBehind(lateMs));
+
+    [Fact]
+    public async Task RunAsync_ClockJumpsPastArrivals_ReportsHowLateTheScheduleWent()
+    {
+        // A starved client: its clock moves 300 ms at a time while the scheduler waits, so the arrivals due meanwhile go
+        // out late, in a burst. (A busy test host may move the clock twice before the scheduler looks: later, never earlier.)
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 4, Queue = 0, Latency = LatencySpec.Parse("fixed:1") });
+        var clock = new FakeTimeProvider();
+        var target = new ProbeTarget(new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1") });
+        var run = new OpenLoopRunner(target, new RequestBudget(null), clock).RunAsync(50, 4, TimeSpan.FromSeconds(1), 1_000, null, CancellationToken.None);
+        while (!run.IsCompleted)
+        {
+            clock.Advance(TimeSpan.FromMilliseconds(300));
+            await Task.WhenAny(run, Task.Delay(10));
+        }
+
+        var result = await run;
+        output.WriteLine(result.ToString());
+        Assert.Equal(50, result.Scheduled);
+        Assert.True(result.ScheduleLateMs >= 280, $"{result.ScheduleLateMs} ms late");
+        Assert.True(OpenLoopRunner.FellBehind(result.ScheduleLateMs));
+    }
 
     [Fact]
     public void Thirds_RisingBacklog_LateAboveEarly()

@@ -41,7 +41,7 @@ public sealed class ProbeSectionTests
             recommendation = Recommender.AtLeast(levels[4], "--max-requests 2,000 was spent");
         }
 
-        var open = new OpenLoopResult(261, 12, 261, 261, 261, new Dictionary<string, long>(), 43, 47, 42, 45, 45, 0.4, 0.5, 1, 1.0, true, "held: 261 arrivals at 261/s, none rejected, 1 waiting at the end");
+        var open = new OpenLoopResult(261, 12, 261, 261, 261, new Dictionary<string, long>(), 43, 47, 42, 45, 45, 0.4, 0.5, 1, 1.0, 3, true, "held: 261 arrivals at 261/s, none rejected, 1 waiting at the end");
         return new ProbeReport(
             "http://127.0.0.1:5391/item/1",
             new MachineInfo("Linux", 2, ".NET 10", "CPU"),
