@@ -288,6 +288,16 @@ internal sealed class BandwidthDelayLaw
         }
 
         _roundTripsAtCeiling = 0;
+        if (Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency && _basePoolCount == 0)
+        {
+            // A probe passed where no latency without a queue was ever measured (a "no" ended slow start): the level that
+            // said no no longer holds, and a downstream that now queues rather than refuses is seen only by that latency.
+            _ceiling = 0;
+            _probeStep = 1;
+            _probeSpacing = MinProbeSpacing;
+            return Drain(now, LimitChangeReason.Remeasure);
+        }
+
         if (Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency)
         {
             // The last probe passed (a round of items started at its level answered, and no "no" came within the time a "no"

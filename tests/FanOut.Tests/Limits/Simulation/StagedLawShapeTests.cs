@@ -167,6 +167,36 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     }
 
     [Theory]
+    [InlineData("loop", 8)]
+    [InlineData("loop", 32)]
+    [InlineData("server", 8)]
+    [InlineData("server", 32)]
+    public void StagedLaw_PoolThatRefusedThenQueues_HoldsTheQueueDown(string place, int capacity)
+    {
+        // A pool of C (40 ms) that refuses what it cannot serve for 5 s, then queues it. The "no" ended slow start before any
+        // drain measured the latency without a queue, and the probes above the level that said no all passed: the limit ran
+        // to its maximum, 256 in flight on a pool of 8. A passed probe with nothing measured drains (worst seed 1.35-1.55x C).
+        // Target over the last 30 s, in every seed: a queue no longer than the pool (the limit within 2x C) and 0.95x the
+        // pool's throughput.
+        var pool = new DownstreamState { Capacity = capacity, Queue = 100_000, Latency = TimeSpan.FromMilliseconds(40) };
+        var script = DownstreamScript.Phases((TimeSpan.Zero, pool with { Queue = 0 }), (TimeSpan.FromSeconds(5), pool));
+        var settled = TimeSpan.FromSeconds(30);
+        var end = TimeSpan.FromSeconds(60);
+        var seeds = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new LimitSimulation(script, seed);
+            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), duration: end);
+            var limit = simulation.Timeline.Where(s => s.At >= settled).Average(s => s.Limit) / capacity;
+            var throughput = simulation.Successes.Count(t => t >= settled) / (end - settled).TotalSeconds * 0.040 / capacity;
+            return (Limit: limit, Throughput: throughput);
+        }).ToArray();
+        var worstLimit = seeds.Max(s => s.Limit);
+        var worstThroughput = seeds.Min(s => s.Throughput);
+        output.WriteLine($"refused then queued, {place}, C {capacity}: limit worst {worstLimit:F2} x C, throughput worst {worstThroughput:F2} x the pool's");
+        Assert.True(worstLimit <= 2 && worstThroughput >= 0.95, $"limit {worstLimit:F2} x C, throughput {worstThroughput:F2}");
+    }
+
+    [Theory]
     [InlineData(0.0, 6.0, false)]
     [InlineData(0.3, 7.0, false)]
     [InlineData(2.0, 20.0, true)]
