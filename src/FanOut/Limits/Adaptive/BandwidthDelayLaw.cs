@@ -368,19 +368,31 @@ internal sealed class BandwidthDelayLaw
                 Remember(filled ? rate : 0);
                 _answersSinceDrain += answers.Length;
                 _meanOverMedian = _meanOverMedian == 0 ? mean / median : (0.75 * _meanOverMedian) + (0.25 * mean / median);
-                return DecideSteady(now, level, filled);
+                return DecideSteady(now, level, filled, median, rate, answers);
         }
     }
 
     /// <summary>After slow start, once per reading: cut to the target when the calls in flight on average were above it, else grow toward it.</summary>
-    private LimitDecision DecideSteady(long now, double level, bool filled)
+    private LimitDecision DecideSteady(long now, double level, bool filled, double median, double rate, ReadOnlySpan<long> answers)
     {
-        var target = Target;
-        if (_basePoolCount > 0 && target > 0 && level > target && Limit > target)
+        // Only on a measured latency without a queue: slow start's least median reads low on a heavy tail (7 ms of 20), and a
+        // "no" ends slow start without a drain.
+        var measured = _basePoolCount > 0;
+
+        // A reading twice the latency without a queue (by two standard errors) queued: it read the downstream at what it
+        // carries, and higher rates remembered are its past (a degrading downstream's rate falls as its latency rises).
+        var queued = measured && Above(median, _base, ExitRatio, answers);
+        if (queued)
         {
-            // More in flight than the downstream carries with room: the rest only queued (Little's law). Only on a measured
-            // latency without a queue: slow start's least median reads low on a heavy tail (7 ms of 20), and a "no" ends slow
-            // start without a drain.
+            Array.Clear(_rates);
+            _readings = 0;
+            Remember(rate);
+        }
+
+        var target = Target;
+        if (measured && target > 0 && level > target && Limit > target)
+        {
+            // More in flight than the downstream carries with room: the rest only queued (Little's law).
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
@@ -389,10 +401,11 @@ internal sealed class BandwidthDelayLaw
             return Drain(now, LimitChangeReason.Remeasure);
         }
 
-        if (_ceiling == 0 && filled && target > Limit)
+        if (_ceiling == 0 && filled && target > Limit && !queued)
         {
-            // Room in the model: grow toward it by a quarter a reading (BBR's probing gain), so a queue shows before the next
-            // step; the product grows with the rate each step buys, so an elastic downstream is found at 1.25x a reading.
+            // Room in the model and no queue: grow toward it by a quarter a reading (BBR's probing gain), so a queue shows
+            // before the next step; the product grows with the rate each step buys, so an elastic downstream is found at
+            // 1.25x a reading.
             return Set(Math.Min(target, Limit + Math.Max(1, Limit / 4)), LimitChangeReason.Growth);
         }
 

@@ -197,6 +197,33 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     }
 
     [Theory]
+    [InlineData("loop")]
+    [InlineData("http")]
+    [InlineData("server")]
+    [InlineData("shared")]
+    public void StagedLaw_SlowDegradationWithQueueing_FollowsItDown(string place)
+    {
+        // Over 30 s the capacity falls 64 -> 8 while latency rises 20 -> 200 ms, and the downstream queues. The most answers
+        // per second remembered is then the past: the limit came down a permit or two per reading and ended at 1.9-3.3x C in
+        // the worst seed. A reading that queued (twice the latency without a queue) keeps only its own rate: 1.38-1.63x C.
+        // Target: in flight over the last 2 s within 2x the last capacity in every seed, with the 15% margin.
+        var span = TimeSpan.FromSeconds(30);
+        var script = new DownstreamScript(at =>
+        {
+            var f = Math.Clamp(at / span, 0, 1);
+            return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
+        });
+        var levels = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new LimitSimulation(script, seed) { CallSize = LawPlace.Named(place).CallSize };
+            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), int.MaxValue, span + TimeSpan.FromSeconds(2));
+            return simulation.Timeline.Where(s => s.At >= span).Average(s => s.InFlight) / 8;
+        }).Order().ToArray();
+        output.WriteLine($"slow degradation, {place}: in flight at the end worst {levels[^1]:F2}, median {levels[Seeds / 2]:F2} x C");
+        Assert.True(levels[^1] <= 2 / 1.15, $"worst seed {levels[^1]:F2} x C");
+    }
+
+    [Theory]
     [InlineData(0.0, 6.0, false)]
     [InlineData(0.3, 7.0, false)]
     [InlineData(2.0, 20.0, true)]
