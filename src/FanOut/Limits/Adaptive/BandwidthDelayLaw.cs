@@ -45,7 +45,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
     private const double FullPipeGrowth = 1.25;
 
-    /// <summary>Answers between two drains, in drains' worth of answers: a drain runs at three quarters of the product, so it costs about 1/128 of the throughput.</summary>
+    /// <summary>Round trips' worth of answers between two drains (drains' cohorts, when larger): a drain runs at three quarters of the product for a round trip or two, so it costs about 1/64 of the throughput.</summary>
     private const int DrainSpacing = 32;
 
     /// <summary>A drain whose latency fell by this share of its level's fall (in logs) or more still queued: it goes on at half the level (a smooth knee's latency falls by less, and is measured where it is used).</summary>
@@ -396,7 +396,7 @@ internal sealed class BandwidthDelayLaw
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
-        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > Math.Max(_options.MinLimit, Product()))
+        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * Math.Max(_drainAnswers, Limit) && Limit > Math.Max(_options.MinLimit, Product()))
         {
             return Drain(now, LimitChangeReason.Remeasure);
         }

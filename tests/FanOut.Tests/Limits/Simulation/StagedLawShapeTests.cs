@@ -64,10 +64,12 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [MemberData(nameof(Places))]
     public void StagedLaw_BimodalWithoutOverload_KeepsThroughput(string place)
     {
-        // Target 0.8x Fixed(256) in every seed.
+        // Target 0.8x Fixed(256) in every seed, with the 15% margin. At the maximum the product reads a little below
+        // the limit by chance, so drains spaced by answers alone came every 0.5-1 s at 5,000 answers/s (worst seed 0.86-0.94x);
+        // spaced by round trips, 0.93-0.96x.
         var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Shape = LatencyShape.Bimodal });
 
-        Assert.True(ThroughputRatios(place, script, 256, s_secondHalf, s_run, "bimodal")[0] >= 0.8);
+        Assert.True(ThroughputRatios(place, script, 256, s_secondHalf, s_run, "bimodal")[0] >= 0.8 * 1.15);
     }
 
     [Theory]
