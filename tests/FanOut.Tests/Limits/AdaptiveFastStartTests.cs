@@ -177,7 +177,7 @@ public sealed class AdaptiveFastStartTests
         Assert.False(limit.InSlowStart);
     }
 
-    [Fact]
+    [BandMechanismFact]
     public void Adaptive_CompletionsWhileTheFirstWindowIsOpen_AreCountedOnceItCloses()
     {
         // Forty items started after the first window's four complete before it: held back, then counted without overfilling

@@ -113,7 +113,7 @@ public sealed class AdaptiveFirstContactTests
         Assert.True(limit.Current >= initial + 30, $"60 clean answers took the limit from {initial} to {limit.Current} only");
     }
 
-    [Fact]
+    [BandMechanismFact]
     public void Adaptive_InitialLimitAboveTheFirstWindow_FirstRoundAnswersBeforeTheSeedStillGrowTheLimit()
     {
         // Timers of one due time fire newest first: a first round of ten Task.Delay bodies answers items 10..5 before the

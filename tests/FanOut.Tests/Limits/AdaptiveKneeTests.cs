@@ -37,7 +37,7 @@ public sealed class AdaptiveKneeTests(ITestOutputHelper output)
     private static double Throughput(LimitSimulation simulation, TimeSpan from, TimeSpan until) =>
         simulation.Successes.Count(t => t >= from && t < until) / (until - from).TotalSeconds;
 
-    [Theory]
+    [BandMechanismTheory]
     [InlineData(4)]
     [InlineData(8)]
     public void GrowthMustBuyThroughput_PoolWithAQueue_HoldsTheLimitAtThePoolsSize(int capacity)
@@ -62,7 +62,7 @@ public sealed class AdaptiveKneeTests(ITestOutputHelper output)
         Assert.InRange(means.Average(), capacity, capacity + 1);
     }
 
-    [Theory]
+    [BandMechanismTheory]
     [InlineData(4)]
     [InlineData(8)]
     public void GrowthMustBuyThroughput_PoolThatRejectedForAWhile_HoldsTheLimitAtThePoolsSizeAgain(int capacity)
@@ -100,7 +100,7 @@ public sealed class AdaptiveKneeTests(ITestOutputHelper output)
         Assert.True(means.Average() > 1.2 * capacity, string.Join(", ", means));
     }
 
-    [Fact]
+    [BandMechanismFact]
     public void GrowthMustBuyThroughput_PoolGrowsFromFourToEight_ProbesFindTheNewKnee()
     {
         // Held at 4 against a pool of 4; at 30 s the pool grows to 8. The spaced probes above 4 pass from then on and their

@@ -197,7 +197,7 @@ public sealed class AdaptiveLimitTests
         Assert.Equal(128, limit.Peak);
     }
 
-    [Fact]
+    [BandMechanismFact]
     public void Adaptive_SlowStart_GrowsByOnePerAnswerWhileLatencyIsFlat()
     {
         var simulation = new DownstreamSimulation(int.MaxValue, Overflow.Queue, s_serviceTime);

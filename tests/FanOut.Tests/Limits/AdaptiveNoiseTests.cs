@@ -45,7 +45,7 @@ public sealed class AdaptiveNoiseTests
         Assert.True(limit.Current >= level && limit.InSlowStart, $"clean rounds: {limit.Current}, slow start {limit.InSlowStart}");
     }
 
-    [Fact]
+    [BandMechanismFact]
     public void Adaptive_SlowStartRoundLateByLessThanTheNoiseFloor_KeepsGrowing()
     {
         // 1 ms timers, one round answered at 2.5 ms: 2.5x the baseline, but 1.5 ms is timer jitter on a busy machine (the
@@ -67,7 +67,7 @@ public sealed class AdaptiveNoiseTests
         Assert.True(limit.Current >= 2 * level, $"{level} -> {limit.Current} after three clean rounds");
     }
 
-    [Theory]
+    [BandMechanismTheory]
     [InlineData(64)]
     [InlineData(8)]
     public void Adaptive_OneStalledRoundInSlowStart_DoesNotEndIt(int level)
@@ -95,7 +95,7 @@ public sealed class AdaptiveNoiseTests
         Assert.True(limit.Current >= reached + (reached / 2), $"{reached} -> {limit.Current} after three clean rounds");
     }
 
-    [Fact]
+    [BandMechanismFact]
     public void Adaptive_QueueThatPersistsInSlowStart_EndsItAfterTheConfirmingRound()
     {
         // The same jump, but it stays: the confirming round holds the limit (no growth while it runs) and reads it again,
@@ -116,7 +116,7 @@ public sealed class AdaptiveNoiseTests
         Assert.True(limit.Current < level, $"{level} -> {limit.Current}");
     }
 
-    [Fact]
+    [BandMechanismFact]
     public void Adaptive_QueueThatEndedSlowStart_IsNeverRefuted()
     {
         // A downstream serving 16 at once and queueing the rest (latency in proportion to the calls beyond 16): the round

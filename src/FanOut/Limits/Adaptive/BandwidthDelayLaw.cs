@@ -121,6 +121,9 @@ internal sealed class BandwidthDelayLaw
     private double _fullPipeRate;
     private int _flatReadings;
 
+    /// <summary>When a slow-start reading last read twice the least median (<see cref="long.MaxValue"/>: the last did not): a queue persists into the items started after it, a stall does not.</summary>
+    private long _queuedAt = long.MaxValue;
+
     // A drain: the limit below the product until the median of a cohort of items started after it began is known.
     private long _drainStart;
     private int _drainFrom;
@@ -324,6 +327,7 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
+        var began = _readingStart;
         StartReading(now);
         ReadingMedian = median;
 
@@ -338,8 +342,18 @@ internal sealed class BandwidthDelayLaw
                 _heldBack = 0;
                 if (Above(median, least, ExitRatio, answers))
                 {
-                    return Drain(now, LimitChangeReason.QueueSeen); // a queue: slow start is over
+                    // A queue, if a reading of items started after this one was decided reads it too (a stall holds up the
+                    // items of its spell only, however many readings they fill): slow start is over.
+                    if (_queuedAt == long.MaxValue)
+                    {
+                        _queuedAt = now;
+                        return LimitDecision.Hold(Limit);
+                    }
+
+                    return began < _queuedAt ? LimitDecision.Hold(Limit) : Drain(now, LimitChangeReason.QueueSeen);
                 }
+
+                _queuedAt = long.MaxValue;
 
                 var grown = LimitDecision.Hold(Limit);
                 if (heldBack > 0 && !Above(median, least, QueuedRatio, answers))

@@ -62,6 +62,41 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
+    public void Adaptive_OneStalledRoundInSlowStart_CostsLittleMoreThanTheStall(string place)
+    {
+        // 5,000 waits of 20 ms with room for everything; the calls started in one 20 ms spell while slow start ramps answer
+        // after 80 ms instead (a stalled process, a collection). A stall is not a queue: on the real clock one late timer
+        // once cut the limit to 3 and took 500 waits from 171 ms to 1.4 s. Target: the run with the stall takes at most the
+        // 60 ms it adds and a quarter of the run without it, in every seed. The band: 4-16% (its confirming round). The staged
+        // law: 36-70% when one reading at twice the least ended slow start; 1-3% now that a reading of items started after
+        // it must read the queue too, but FanOut.Http's place 51% in 1 seed of 20 (its full-pipe test ends slow start there).
+        var wait = new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(20) };
+        var stalled = DownstreamScript.Phases((TimeSpan.Zero, wait), (TimeSpan.FromMilliseconds(50), wait with { Latency = TimeSpan.FromMilliseconds(80) }), (TimeSpan.FromMilliseconds(70), wait));
+        var where = LawPlace.Named(place);
+        var worst = 0.0;
+        var context = new List<string>();
+        for (var seed = 1; seed <= 20; seed++)
+        {
+            TimeSpan Duration(DownstreamScript script)
+            {
+                var simulation = new LimitSimulation(script, seed) { CallSize = where.CallSize };
+                simulation.Run(where.Create(simulation), items: 5_000);
+                return simulation.Now;
+            }
+
+            var clean = Duration(DownstreamScript.Constant(wait));
+            var withStall = Duration(stalled);
+            var cost = (withStall - clean - TimeSpan.FromMilliseconds(60)) / clean;
+            worst = Math.Max(worst, cost);
+            context.Add($"seed {seed}: {clean.TotalMilliseconds:F0} -> {withStall.TotalMilliseconds:F0} ms");
+        }
+
+        output.WriteLine($"{place}: worst cost beyond the stall {worst:P0}; {string.Join("; ", context)}");
+        Assert.True(worst <= 0.25, $"{place}: {worst:P0}; {string.Join("; ", context)}");
+    }
+
+    [Theory]
+    [MemberData(nameof(LawPlace.Names), MemberType = typeof(LawPlace))]
     public void Adaptive_RetryAfterStorm_FailsNoItemAndSendsAboutItsOwnSizeDuringThePause(string place)
     {
         var (simulation, _) = Run(IncidentScenarios.RetryAfterStorm(), IncidentScenarios.StormRun, place: place);
