@@ -39,8 +39,11 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
     private const double MedianStandardErrorFactor = 1.2533;
 
-    /// <summary>An answer this many times faster than a reference set by the first round (counted at no less than the noise floor) proves that round cold (connections opened, code compiled): slow start ends.</summary>
+    /// <summary>An answer this many times faster than a reference set by the first round (counted at no less than the noise floor) is evidence that round was cold (connections opened, code compiled).</summary>
     private const double ColdRatio = 4;
+
+    /// <summary>Answers of that evidence that prove the first round cold and end slow start: after a cold round every warm answer is one; on a heavy tail (p99 10x the median) one answer in hundreds beats the fastest of ten by 4x.</summary>
+    private const int ColdAnswers = 3;
 
     /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
     private const double FullPipeGrowth = 1.25;
@@ -108,8 +111,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>When the first answer came in: items started before it are the first round, whose answers may all be cold.</summary>
     private long _firstAnswerAt = long.MaxValue;
 
-    /// <summary>True while <see cref="_reference"/> was set by an item of the first round.</summary>
+    /// <summary>True while <see cref="_reference"/> was set by an item of the first round, and the answers since that beat it by <see cref="ColdRatio"/>.</summary>
     private bool _referenceFromFirstRound;
+    private int _coldAnswers;
 
     /// <summary>The least median of slow start's readings: its exit test's reference, and the latency without a queue until a drain.</summary>
     private double _slowStartLeastMedian = double.PositiveInfinity;
@@ -213,14 +217,16 @@ internal sealed class BandwidthDelayLaw
         _firstAnswerAt = Math.Min(_firstAnswerAt, now);
         if (Phase == BandwidthDelayPhase.SlowStart && _referenceFromFirstRound && ColdRatio * Math.Max(latency, _noiseFloor) < _reference)
         {
-            // The first round was cold: the answers slow start grew on measured the start-up, not the downstream's pace, and the
-            // backlog they let in hides the pace from every answer after. End slow start and measure it.
-            _reference = latency;
-            _referenceFromFirstRound = false;
-            return Drain(now, LimitChangeReason.QueueSeen);
+            if (++_coldAnswers == ColdAnswers)
+            {
+                // The first round was cold: the answers slow start grew on measured the start-up, not the downstream's pace, and
+                // the backlog they let in hides the pace from every answer after. End slow start and measure it.
+                _reference = latency;
+                _referenceFromFirstRound = false;
+                return Drain(now, LimitChangeReason.QueueSeen);
+            }
         }
-
-        if (Phase == BandwidthDelayPhase.SlowStart && latency < _reference)
+        else if (Phase == BandwidthDelayPhase.SlowStart && latency < _reference)
         {
             _reference = latency;
             _referenceFromFirstRound = start < _firstAnswerAt;

@@ -245,10 +245,40 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
             law.OnAnswer(start: 0, Ticks(firstRoundMs), succeeded: true, overload: false, inFlight: first, started: first, now: Ticks(firstRoundMs) + i);
         }
 
-        var now = Ticks(firstRoundMs + 10);
-        law.OnAnswer(start: now - Ticks(answerMs), Ticks(answerMs), succeeded: true, overload: false, inFlight: law.Limit, started: first + 10, now);
+        // Three such answers: one alone may be a heavy tail's luck (ColdAnswers).
+        for (var i = 0; i < 3; i++)
+        {
+            var now = Ticks(firstRoundMs + 10 + i);
+            law.OnAnswer(start: now - Ticks(answerMs), Ticks(answerMs), succeeded: true, overload: false, inFlight: law.Limit, started: first + 10 + i, now);
+        }
 
         Assert.Equal(endsSlowStart ? FanOut.Limits.Adaptive.BandwidthDelayPhase.Draining : FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
+    }
+
+    [Fact]
+    public void StagedLaw_OneAnswerFourTimesFasterThanTheFirstRound_DoesNotProveItCold()
+    {
+        // A heavy tail (p99 10x the median): one answer in hundreds beats the fastest of a first round of ten by 4x. On the
+        // real clock that one answer ended slow start in about one run in three (0.79-0.82x Fixed(256) in those rounds).
+        var frequency = TimeProvider.System.TimestampFrequency;
+        long Ticks(double ms) => (long)(ms * frequency / 1000);
+        var options = new AdaptiveLimitOptions();
+        var law = new FanOut.Limits.Adaptive.BandwidthDelayLaw(options);
+        var first = options.InitialLimit;
+        for (var i = 0; i < first; i++)
+        {
+            law.OnAnswer(start: 0, Ticks(40), succeeded: true, overload: false, inFlight: first, started: first, now: Ticks(40) + i);
+        }
+
+        var lucky = Ticks(60);
+        law.OnAnswer(start: lucky - Ticks(5), Ticks(5), succeeded: true, overload: false, inFlight: law.Limit, started: first + 1, lucky);
+        for (var i = 0; i < 5; i++)
+        {
+            var now = Ticks(80 + i);
+            law.OnAnswer(start: now - Ticks(40), Ticks(40), succeeded: true, overload: false, inFlight: law.Limit, started: first + 2 + i, now);
+        }
+
+        Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
     }
 
     [Theory]
