@@ -35,7 +35,9 @@ public sealed class OpenLoopRunnerTests(Xunit.Abstractions.ITestOutputHelper out
     {
         // A starved client: its clock moves 300 ms at a time while the scheduler waits, so the arrivals due meanwhile go
         // out late, in a burst. (A busy test host may move the clock twice before the scheduler looks: later, never earlier.)
-        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 4, Queue = 0, Latency = LatencySpec.Parse("fixed:1") });
+        // The server takes 2 of the 4 sent at once and refuses the rest, so the check fails, and its verdict says the client
+        // fell behind.
+        await using var server = await DownstreamServer.StartAsync(new DownstreamOptions { Capacity = 2, Queue = 0, Latency = LatencySpec.Parse("fixed:50") });
         var clock = new FakeTimeProvider();
         var target = new ProbeTarget(new ProbeSettings { Url = new Uri(server.BaseAddress, "item/1") });
         var run = new OpenLoopRunner(target, new RequestBudget(null), clock).RunAsync(50, 4, TimeSpan.FromSeconds(1), 1_000, null, CancellationToken.None);
@@ -50,6 +52,8 @@ public sealed class OpenLoopRunnerTests(Xunit.Abstractions.ITestOutputHelper out
         Assert.Equal(50, result.Scheduled);
         Assert.True(result.ScheduleLateMs >= 280, $"{result.ScheduleLateMs} ms late");
         Assert.True(OpenLoopRunner.FellBehind(result.ScheduleLateMs));
+        Assert.False(result.Holds);
+        Assert.Contains("the client's own schedule ran up to", result.Verdict, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -297,23 +297,24 @@ internal sealed class BandwidthDelayLaw
         }
 
         _roundTripsAtCeiling = 0;
-        if (Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency && _basePoolCount == 0)
-        {
-            // A probe passed where no latency without a queue was ever measured (a "no" ended slow start): the level that
-            // said no no longer holds, and a downstream that now queues rather than refuses is seen only by that latency.
-            _ceiling = 0;
-            _probeStep = 1;
-            _probeSpacing = MinProbeSpacing;
-            return Drain(now, LimitChangeReason.Remeasure);
-        }
 
+        // The last probe passed: a round of items started at its level answered, and no "no" came within the time a "no" takes
+        // to come. The level that said no no longer holds.
         if (Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency)
         {
-            // The last probe passed (a round of items started at its level answered, and no "no" came within the time a "no"
-            // takes to come): the level that said no no longer holds; probes come sooner and their steps double
-            // (a downstream that recovered is found in a few probes, not one permit at a time).
-            _probeStep = Math.Min(2 * _probeStep, Math.Max(1, Limit / 4));
             _probeSpacing = MinProbeSpacing;
+            if (_basePoolCount == 0)
+            {
+                // No drain ever measured the latency without a queue (a "no" ended slow start): a downstream that now queues
+                // rather than refuses is seen only by that latency. Measure it, and leave the probes.
+                _ceiling = 0;
+                _probeStep = 1;
+                return Drain(now, LimitChangeReason.Remeasure);
+            }
+
+            // Probes come sooner and their steps double: a downstream that recovered is found in a few probes, not one permit
+            // at a time.
+            _probeStep = Math.Min(2 * _probeStep, Math.Max(1, Limit / 4));
         }
 
         _ceiling = Limit + _probeStep;

@@ -44,13 +44,8 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         // Over 30 s capacity falls 64 -> 8 while latency rises 20 -> 200 ms; the downstream queues instead of rejecting.
         // Before the growth test (a step that raised latency with the limit stops re-measuring the baseline at that level),
         // the baseline re-measured at half the clean level drifted up with the queue: in flight ended at 30 at every place.
-        var span = TimeSpan.FromSeconds(30);
-        var script = new DownstreamScript(at =>
-        {
-            var f = Math.Clamp(at / span, 0, 1);
-            return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
-        });
-        var (simulation, limit) = Run(script, span + TimeSpan.FromSeconds(2), place: place);
+        var span = IncidentScenarios.DegradationSpan;
+        var (simulation, limit) = Run(IncidentScenarios.SlowDegradation(), span + TimeSpan.FromSeconds(2), place: place);
 
         var end = simulation.Timeline.Where(s => s.At >= span).ToArray();
         var inFlight = end.Average(s => s.InFlight);

@@ -39,6 +39,16 @@ public static class IncidentScenarios
         (Calm, HardCap(64)));
 
     /// <summary>p99 = 10x the median, a downstream with room for everything: the tail must not read as congestion.</summary>
+    /// <summary>Over <see cref="DegradationSpan"/> the capacity falls 64 -> 8 while latency rises 20 -> 200 ms; the downstream queues instead of rejecting.</summary>
+    public static DownstreamScript SlowDegradation() => new(at =>
+    {
+        var f = Math.Clamp(at / DegradationSpan, 0, 1);
+        return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
+    });
+
+    /// <summary>How long <see cref="SlowDegradation"/> takes to reach its last capacity, 8.</summary>
+    public static readonly TimeSpan DegradationSpan = TimeSpan.FromSeconds(30);
+
     public static DownstreamScript HeavyTail() => DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Queue = 0, Latency = Latency, Shape = LatencyShape.HeavyTail });
 
     /// <summary>

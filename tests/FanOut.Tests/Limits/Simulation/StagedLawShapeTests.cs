@@ -209,15 +209,10 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // per second remembered is then the past: the limit came down a permit or two per reading and ended at 1.9-3.3x C in
         // the worst seed. A reading that queued (twice the latency without a queue) keeps only its own rate: 1.38-1.63x C.
         // Target: in flight over the last 2 s within 2x the last capacity in every seed, with the 15% margin.
-        var span = TimeSpan.FromSeconds(30);
-        var script = new DownstreamScript(at =>
-        {
-            var f = Math.Clamp(at / span, 0, 1);
-            return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
-        });
+        var span = IncidentScenarios.DegradationSpan;
         var levels = Enumerable.Range(1, Seeds).Select(seed =>
         {
-            var simulation = new LimitSimulation(script, seed) { CallSize = LawPlace.Named(place).CallSize };
+            var simulation = new LimitSimulation(IncidentScenarios.SlowDegradation(), seed) { CallSize = LawPlace.Named(place).CallSize };
             simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), int.MaxValue, span + TimeSpan.FromSeconds(2));
             return simulation.Timeline.Where(s => s.At >= span).Average(s => s.InFlight) / 8;
         }).Order().ToArray();
@@ -235,21 +230,12 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // On the real clock a body whose wait was under a millisecond answers in 0.0 ms; counted as it is, it made a warm
         // first round of 6 ms look four times too slow and ended slow start on an elastic downstream. An answer counts at no
         // less than the noise floor (2 ms), so only a first round slower than 8 ms can be proved cold.
-        var frequency = TimeProvider.System.TimestampFrequency;
-        long Ticks(double ms) => (long)(ms * frequency / 1000);
-        var options = new AdaptiveLimitOptions();
-        var law = new FanOut.Limits.Adaptive.BandwidthDelayLaw(options);
-        var first = options.InitialLimit;
-        for (var i = 0; i < first; i++)
-        {
-            law.OnAnswer(start: 0, Ticks(firstRoundMs), succeeded: true, overload: false, inFlight: first, started: first, now: Ticks(firstRoundMs) + i);
-        }
+        var (law, first) = AfterAFirstRound(firstRoundMs);
 
         // Three such answers: one alone may be a heavy tail's luck (ColdAnswers).
         for (var i = 0; i < 3; i++)
         {
-            var now = Ticks(firstRoundMs + 10 + i);
-            law.OnAnswer(start: now - Ticks(answerMs), Ticks(answerMs), succeeded: true, overload: false, inFlight: law.Limit, started: first + 10 + i, now);
+            Answer(law, answerMs, atMs: firstRoundMs + 10 + i, started: first + 10 + i);
         }
 
         Assert.Equal(endsSlowStart ? FanOut.Limits.Adaptive.BandwidthDelayPhase.Draining : FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
@@ -260,26 +246,35 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     {
         // A heavy tail (p99 10x the median): one answer in hundreds beats the fastest of a first round of ten by 4x. On the
         // real clock that one answer ended slow start in about one run in three (0.79-0.82x Fixed(256) in those rounds).
-        var frequency = TimeProvider.System.TimestampFrequency;
-        long Ticks(double ms) => (long)(ms * frequency / 1000);
+        var (law, first) = AfterAFirstRound(40);
+        Answer(law, 5, atMs: 60, started: first + 1);
+        for (var i = 0; i < 5; i++)
+        {
+            Answer(law, 40, atMs: 80 + i, started: first + 2 + i);
+        }
+
+        Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
+    }
+
+    /// <summary>A law at the default options whose first round (all its initial permits, started at 0) answered after <paramref name="roundMs"/>.</summary>
+    private static (FanOut.Limits.Adaptive.BandwidthDelayLaw Law, int First) AfterAFirstRound(double roundMs)
+    {
         var options = new AdaptiveLimitOptions();
         var law = new FanOut.Limits.Adaptive.BandwidthDelayLaw(options);
         var first = options.InitialLimit;
         for (var i = 0; i < first; i++)
         {
-            law.OnAnswer(start: 0, Ticks(40), succeeded: true, overload: false, inFlight: first, started: first, now: Ticks(40) + i);
+            law.OnAnswer(start: 0, Ticks(roundMs), succeeded: true, overload: false, inFlight: first, started: first, now: Ticks(roundMs) + i);
         }
 
-        var lucky = Ticks(60);
-        law.OnAnswer(start: lucky - Ticks(5), Ticks(5), succeeded: true, overload: false, inFlight: law.Limit, started: first + 1, lucky);
-        for (var i = 0; i < 5; i++)
-        {
-            var now = Ticks(80 + i);
-            law.OnAnswer(start: now - Ticks(40), Ticks(40), succeeded: true, overload: false, inFlight: law.Limit, started: first + 2 + i, now);
-        }
-
-        Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
+        return (law, first);
     }
+
+    /// <summary>One success of <paramref name="latencyMs"/>, answered at <paramref name="atMs"/> with <paramref name="started"/> items started so far.</summary>
+    private static void Answer(FanOut.Limits.Adaptive.BandwidthDelayLaw law, double latencyMs, double atMs, long started) =>
+        law.OnAnswer(start: Ticks(atMs - latencyMs), Ticks(latencyMs), succeeded: true, overload: false, inFlight: law.Limit, started, Ticks(atMs));
+
+    private static long Ticks(double ms) => (long)(ms * TimeProvider.System.TimestampFrequency / 1000);
 
     [Theory]
     [MemberData(nameof(Places))]
