@@ -25,8 +25,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>The staged law on the bandwidth-delay product, when the options ask for it (then <see cref="_law"/> is not fed).</summary>
     private readonly BandwidthDelayLaw? _model;
 
-    /// <summary>Items started so far, for the staged law (its drain's cohort is counted from them).</summary>
-    private long _starts;
     private readonly SlowStartPacer _pacer;
 
     /// <summary>Grants slow start's paced growth when it is due (see <see cref="OnPaceTimer"/>).</summary>
@@ -203,11 +201,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     protected override long OnItemStarting()
     {
         var timestamp = _time.GetTimestamp();
-        if (_model is not null)
-        {
-            Interlocked.Increment(ref _starts);
-        }
-
         if (_countingFirstWindow)
         {
             CountFirstWindowStart(timestamp);
@@ -405,7 +398,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private void LearnFromModel(long startTimestamp, ItemOutcome outcome)
     {
         var model = _model!;
-        var started = Interlocked.Read(ref _starts); // before the time: an item counted here started before it
         var now = _time.GetTimestamp();
         var inFlight = InFlight;
         var succeeded = outcome == ItemOutcome.Succeeded;
@@ -419,7 +411,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 CountAnswer(now - startTimestamp);
             }
 
-            var decision = model.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, started, now);
+            var decision = model.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, now);
             if (decision.Reason != LimitChangeReason.Hold)
             {
                 _reason = decision.Reason;

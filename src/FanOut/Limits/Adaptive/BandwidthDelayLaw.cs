@@ -141,7 +141,8 @@ internal sealed class BandwidthDelayLaw
     private int _drainedFromLevel;
     private double _drainedFromMedian;
 
-    /// <summary>Items started so far, as of the last answer.</summary>
+    /// <summary>Answers so far, and items started so far as of the last answer: every item started has answered or is in flight.</summary>
+    private long _answered;
     private long _started;
 
     // After a "no": the level that said no (0: none), growth per round trip below it, and spaced probes onto and above it.
@@ -198,13 +199,13 @@ internal sealed class BandwidthDelayLaw
         }
     }
 
-    /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>; <paramref name="started"/> items have started so far.</summary>
-    public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long started, long now)
+    /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>, with <paramref name="inFlight"/> calls (this one included) in flight.</summary>
+    public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long now)
     {
-        _started = started;
+        _started = ++_answered + inFlight - 1;
         var before = Limit;
         var decision = overload ? Rejected(start, inFlight, now)
-            : Phase == BandwidthDelayPhase.Draining ? Drained(start, latency, started, now)
+            : Phase == BandwidthDelayPhase.Draining ? Drained(start, latency, now)
             : succeeded ? Answered(start, latency, inFlight, now)
             : LimitDecision.Hold(Limit);
         Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
@@ -330,7 +331,12 @@ internal sealed class BandwidthDelayLaw
         answers.Sort();
         var median = (double)answers[answers.Length / 2];
         var duration = Math.Max(1, now - _readingStart);
-        var rate = answers.Length * (double)_frequency / duration;
+        // The rate less one standard error (the answers' coefficient of variation over the root of their count): the model
+        // keeps the most of its readings, and the most of ten noisy readings reads about 1.5 standard errors high. Never
+        // below half: a reading that spread says little either way.
+        var spread = LogSpread(answers);
+        var rateError = Math.Sqrt(Math.Exp(spread * spread) - 1) / Math.Sqrt(answers.Length);
+        var rate = answers.Length * (double)_frequency / duration * Math.Max(0.5, 1 - rateError);
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
@@ -370,9 +376,9 @@ internal sealed class BandwidthDelayLaw
                     grown = Set(Limit + heldBack, LimitChangeReason.SlowStartGrowth);
                 }
 
-                if (!filled)
+                if (!filled || duration < median)
                 {
-                    return grown;
+                    return grown; // the full-pipe test reads rates over a round trip at least: a fraction of one is a burst
                 }
 
                 if (rate >= FullPipeGrowth * _fullPipeRate)
@@ -438,11 +444,11 @@ internal sealed class BandwidthDelayLaw
     /// before queued behind the level it left); its median is known once more than half of it answered and every item still
     /// out has been out longer than that median, so the first answers, the fastest, do not bias it.
     /// </summary>
-    private LimitDecision Drained(long start, long latency, long started, long now)
+    private LimitDecision Drained(long start, long latency, long now)
     {
-        if (_cohortSize < 0 && started - _cohortBase >= _drainAnswers)
+        if (_cohortSize < 0 && _started - _cohortBase >= _drainAnswers)
         {
-            CloseCohort((int)(started - _cohortBase), now);
+            CloseCohort((int)(_started - _cohortBase), now);
         }
 
         if (start < _drainStart || (_cohortSize >= 0 && start >= _cohortEnd) || _cohortAnswered == _cohort.Length)
@@ -453,7 +459,7 @@ internal sealed class BandwidthDelayLaw
         _cohort[_cohortAnswered++] = latency;
         if (_cohortSize < 0 && _cohortAnswered >= _drainAnswers)
         {
-            CloseCohort(_cohortAnswered, now); // a caller that does not report starts (RecordStart): the cohort is the first answers
+            CloseCohort(_cohortAnswered, now); // starts counted short (canceled items never answer): the cohort is the answers so far
         }
 
         if (_cohortSize < 0 || 2 * _cohortAnswered <= _cohortSize)
@@ -527,9 +533,9 @@ internal sealed class BandwidthDelayLaw
         median - reference > _noiseFloor
         && Math.Log(median / reference) > Math.Log(ratio) + (ExitStandardErrors * MedianStandardErrorFactor * LogSpread(answers) * Math.Sqrt(2.0 / answers.Length));
 
-    /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their interquartile range (robust to a stray answer).</summary>
+    /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their lower quartile and median: robust to a stray answer and to answers still out (a drain's, counted as the slowest).</summary>
     private static double LogSpread(ReadOnlySpan<long> answers) =>
-        Math.Log((double)Math.Max(1, answers[3 * answers.Length / 4]) / Math.Max(1, answers[answers.Length / 4])) / 1.349;
+        Math.Log((double)Math.Max(1, answers[answers.Length / 2]) / Math.Max(1, answers[answers.Length / 4])) / 0.6745;
 
     /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue.</summary>
     private LimitDecision Drain(long now, LimitChangeReason reason)

@@ -1,3 +1,5 @@
+using FanOut.Tests.Infrastructure;
+
 using Xunit.Abstractions;
 
 namespace FanOut.Tests.Limits.Simulation;
@@ -166,6 +168,31 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         var levels = ShapeMeasurement.QueuedLevels(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true }, capacity);
         output.WriteLine($"lognormal queue, capacity {capacity}: in flight worst {levels[^1]:F2}, median {levels[Seeds / 2]:F2} x C");
         Assert.True(levels[Seeds / 2] <= 1.8, $"median seed {levels[Seeds / 2]:F2} x C");
+
+        // A drain's answers still out count as the slowest; when the spread of the latency without a queue was read from the
+        // upper quartile, those answers made it infinite and the target the maximum: 3 seeds of 20 at C = 64 held 256.
+        Assert.True(levels[^1] <= 2.5, $"worst seed {levels[^1]:F2} x C");
+    }
+
+    [Fact]
+    public void StagedLaw_CallerThatDoesNotReportStarts_MeasuresTheLatencyWithoutAQueue()
+    {
+        // A drain's cohort is the first items started after it began, counted as answers plus calls in flight, so a caller
+        // that never calls RecordStart (a RateLimiter lease, a hand-written loop) reads the same latency as the fan-out does.
+        // Counted from answers alone, the cohort was the drain's first answers, its fastest (median seed 18.8 ms, least
+        // 15.8; counted from starts 21.0 and 17.4). A pool of 32 with a queue, 20 ms median, p99 4x (drains go to three
+        // quarters of the pool, below its queue): the median seed within 0.95-1.1x of 20 ms, every seed within 0.8-1.25x.
+        var baselines = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new DownstreamSimulation(32, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
+            var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true, TimeProvider = simulation.Clock });
+            simulation.Run(limit, items: 6400);
+            return limit.Baseline.TotalMilliseconds;
+        }).Order().ToArray();
+
+        output.WriteLine($"latency without a queue, no starts reported: least {baselines[0]:F1} ms, median {baselines[Seeds / 2]:F1} ms, most {baselines[^1]:F1} ms");
+        Assert.InRange(baselines[Seeds / 2], 19, 22);
+        Assert.All(baselines, ms => Assert.InRange(ms, 16, 25));
     }
 
     [Theory]
@@ -230,12 +257,12 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // On the real clock a body whose wait was under a millisecond answers in 0.0 ms; counted as it is, it made a warm
         // first round of 6 ms look four times too slow and ended slow start on an elastic downstream. An answer counts at no
         // less than the noise floor (2 ms), so only a first round slower than 8 ms can be proved cold.
-        var (law, first) = AfterAFirstRound(firstRoundMs);
+        var (law, _) = AfterAFirstRound(firstRoundMs);
 
         // Three such answers: one alone may be a heavy tail's luck (ColdAnswers).
         for (var i = 0; i < 3; i++)
         {
-            Answer(law, answerMs, atMs: firstRoundMs + 10 + i, started: first + 10 + i);
+            Answer(law, answerMs, atMs: firstRoundMs + 10 + i);
         }
 
         Assert.Equal(endsSlowStart ? FanOut.Limits.Adaptive.BandwidthDelayPhase.Draining : FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
@@ -246,11 +273,11 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     {
         // A heavy tail (p99 10x the median): one answer in hundreds beats the fastest of a first round of ten by 4x. On the
         // real clock that one answer ended slow start in about one run in three (0.79-0.82x Fixed(256) in those rounds).
-        var (law, first) = AfterAFirstRound(40);
-        Answer(law, 5, atMs: 60, started: first + 1);
+        var (law, _) = AfterAFirstRound(40);
+        Answer(law, 5, atMs: 60);
         for (var i = 0; i < 5; i++)
         {
-            Answer(law, 40, atMs: 80 + i, started: first + 2 + i);
+            Answer(law, 40, atMs: 80 + i);
         }
 
         Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
@@ -264,15 +291,15 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         var first = options.InitialLimit;
         for (var i = 0; i < first; i++)
         {
-            law.OnAnswer(start: 0, Ticks(roundMs), succeeded: true, overload: false, inFlight: first, started: first, now: Ticks(roundMs) + i);
+            law.OnAnswer(start: 0, Ticks(roundMs), succeeded: true, overload: false, inFlight: first - i, now: Ticks(roundMs) + i);
         }
 
         return (law, first);
     }
 
-    /// <summary>One success of <paramref name="latencyMs"/>, answered at <paramref name="atMs"/> with <paramref name="started"/> items started so far.</summary>
-    private static void Answer(FanOut.Limits.Adaptive.BandwidthDelayLaw law, double latencyMs, double atMs, long started) =>
-        law.OnAnswer(start: Ticks(atMs - latencyMs), Ticks(latencyMs), succeeded: true, overload: false, inFlight: law.Limit, started, Ticks(atMs));
+    /// <summary>One success of <paramref name="latencyMs"/>, answered at <paramref name="atMs"/> with the limit's worth of calls in flight.</summary>
+    private static void Answer(FanOut.Limits.Adaptive.BandwidthDelayLaw law, double latencyMs, double atMs) =>
+        law.OnAnswer(start: Ticks(atMs - latencyMs), Ticks(latencyMs), succeeded: true, overload: false, inFlight: law.Limit, Ticks(atMs));
 
     private static long Ticks(double ms) => (long)(ms * TimeProvider.System.TimestampFrequency / 1000);
 
