@@ -23,7 +23,8 @@ namespace FanOut.Benchmarks;
 /// <c>-- costs [rounds] [results-dir]</c> bytes per call, asynchronous bodies and streams against Parallel.ForEachAsync and hand-written fan-outs;
 /// <c>-- tracing [rounds]</c> the tracing overhead per item, with and without listeners, in alternating rounds;
 /// <c>-- noise [rounds] [results-dir]</c> heavy-tailed latency without overload on the real clock: the default and a shared limit against Fixed(256)
-/// (FANOUT_LAW=bdp runs every adaptive limit on the staged law on the bandwidth-delay product);
+/// (FANOUT_LAW=bdp runs every adaptive limit on the staged law on the bandwidth-delay product; FANOUT_LEAVE_OUT=Rule[,Rule]
+/// leaves those of its rules out, for the ablation);
 /// <c>-- io-cpu [rounds] [results-dir]</c> I/O then CPU on the real clock: the band and the staged law against Fixed(16) and Fixed(256);
 /// <c>-- fresh waits [rounds]</c> / <c>-- fresh http --fanout PATH [rounds]</c> first contact, each case in a fresh process.
 /// </summary>
@@ -32,6 +33,7 @@ public static class Program
     public static async Task<int> Main(string[] args)
     {
         AdaptiveLimitOptions.StagedLawByDefault = Environment.GetEnvironmentVariable("FANOUT_LAW") == "bdp";
+        AdaptiveLimitOptions.RulesLeftOutByDefault = Enum.Parse<FanOut.Limits.Adaptive.BandwidthDelayRules>(Environment.GetEnvironmentVariable("FANOUT_LEAVE_OUT") ?? "None");
         if (args is ["adaptive", ..])
         {
             var results = args.Length > 1 ? args[1] : Path.Combine("bench", "FanOut.Benchmarks", "results");

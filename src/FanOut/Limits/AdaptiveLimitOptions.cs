@@ -149,6 +149,12 @@ public sealed record AdaptiveLimitOptions
     /// </summary>
     internal bool UsesBandwidthDelayLaw { get; init; } = StagedLawByDefault;
 
+    /// <summary>Rules of the staged law left out, for its ablation (<c>StagedLawAblationTests</c>); none in use.</summary>
+    internal Limits.Adaptive.BandwidthDelayRules RulesLeftOut { get; init; } = RulesLeftOutByDefault;
+
+    /// <summary>Rules every options instance created from now on leaves out (FanOut.Tests sets it from FANOUT_TEST_LEAVE_OUT).</summary>
+    internal static Limits.Adaptive.BandwidthDelayRules RulesLeftOutByDefault { get; set; }
+
     /// <summary>Makes every options instance created from now on run the staged law (FanOut.Tests sets it from FANOUT_TEST_LAW=bdp).</summary>
     internal static bool StagedLawByDefault { get; set; }
 

@@ -45,9 +45,6 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Answers of that evidence that prove the first round cold and end slow start: after a cold round every warm answer is one; on a heavy tail (p99 10x the median) one answer in hundreds beats the fastest of ten by 4x.</summary>
     private const int ColdAnswers = 3;
 
-    /// <summary>BBR's full-pipe test: readings whose rate rose by less than this ratio, two in a row, end slow start.</summary>
-    private const double FullPipeGrowth = 1.25;
-
     /// <summary>Round trips' worth of answers between two drains (drains' cohorts, when larger): a drain runs at three quarters of the product for a round trip or two, so it costs about 1/64 of the throughput.</summary>
     private const int DrainSpacing = 32;
 
@@ -89,9 +86,6 @@ internal sealed class BandwidthDelayLaw
     private int _readings;
     private double _base;
 
-    /// <summary>How far above <see cref="_base"/> the latency without a queue may be, in logs (two standard errors of the pool's median).</summary>
-    private double _baseLogError;
-
     /// <summary>The answers of the last drains' cohorts (those still out counted as the slowest): the latency without a queue is their median.</summary>
     private readonly long[] _basePool = new long[PoolAnswers];
     private int _basePoolCount;
@@ -120,10 +114,6 @@ internal sealed class BandwidthDelayLaw
 
     /// <summary>Answers of this reading that the per-answer test held back from slow start's growth: the reading's median decides.</summary>
     private int _heldBack;
-
-    /// <summary>The rate the full-pipe test compares with, and the readings in a row that did not raise it by a quarter.</summary>
-    private double _fullPipeRate;
-    private int _flatReadings;
 
     /// <summary>When a slow-start reading last read twice the least median (<see cref="long.MaxValue"/>: the last did not): a queue persists into the items started after it, a stall does not.</summary>
     private long _queuedAt = long.MaxValue;
@@ -183,19 +173,13 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The median of the reading the last change was decided on, in timestamp ticks (0: none).</summary>
     public double ReadingMedian { get; private set; }
 
-    /// <summary>
-    /// What the model says the downstream carries with room (0: nothing measured yet). The room is the target's gain and the
-    /// latency without a queue's two-standard-error range, added in quadrature as independent errors in logs: an uncertain
-    /// model grows and does not cut until its readings say otherwise (a lucky drain on a heavy tail held the limit at 5 for
-    /// 6 s on an elastic downstream when it did not), and a settled one queues no more than its gain.
-    /// </summary>
+    /// <summary>What the model says the downstream carries, with the target's gain for room (0: nothing measured yet).</summary>
     public int Target
     {
         get
         {
             var product = Product();
-            var room = Math.Exp(Math.Sqrt((Math.Log(TargetGain) * Math.Log(TargetGain)) + (_baseLogError * _baseLogError)));
-            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(room * product));
+            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product));
         }
     }
 
@@ -216,7 +200,7 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision Answered(long start, long latency, int inFlight, long now)
     {
         _firstAnswerAt = Math.Min(_firstAnswerAt, now);
-        if (Phase == BandwidthDelayPhase.SlowStart && _referenceFromFirstRound && ColdRatio * Math.Max(latency, _noiseFloor) < _reference)
+        if (Phase == BandwidthDelayPhase.SlowStart && _referenceFromFirstRound && Uses(BandwidthDelayRules.ColdFirstRound) && ColdRatio * Math.Max(latency, _noiseFloor) < _reference)
         {
             if (++_coldAnswers == ColdAnswers)
             {
@@ -304,7 +288,7 @@ internal sealed class BandwidthDelayLaw
         if (Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency)
         {
             _probeSpacing = MinProbeSpacing;
-            if (_basePoolCount == 0)
+            if (_basePoolCount == 0 && Uses(BandwidthDelayRules.DrainWhenProbePassesUnmeasured))
             {
                 // No drain ever measured the latency without a queue (a "no" ended slow start): a downstream that now queues
                 // rather than refuses is seen only by that latency. Measure it, and leave the probes.
@@ -315,7 +299,7 @@ internal sealed class BandwidthDelayLaw
 
             // Probes come sooner and their steps double: a downstream that recovered is found in a few probes, not one permit
             // at a time.
-            _probeStep = Math.Min(2 * _probeStep, Math.Max(1, Limit / 4));
+            _probeStep = Uses(BandwidthDelayRules.ProbeStepDoubles) ? Math.Min(2 * _probeStep, Math.Max(1, Limit / 4)) : 1;
         }
 
         _ceiling = Limit + _probeStep;
@@ -335,7 +319,7 @@ internal sealed class BandwidthDelayLaw
         // keeps the most of its readings, and the most of ten noisy readings reads about 1.5 standard errors high. Never
         // below half: a reading that spread says little either way.
         var spread = LogSpread(answers);
-        var rateError = Math.Sqrt(Math.Exp(spread * spread) - 1) / Math.Sqrt(answers.Length);
+        var rateError = Uses(BandwidthDelayRules.RateLessOneStandardError) ? Math.Sqrt(Math.Exp(spread * spread) - 1) / Math.Sqrt(answers.Length) : 0;
         var rate = answers.Length * (double)_frequency / duration * Math.Max(0.5, 1 - rateError);
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
@@ -357,39 +341,25 @@ internal sealed class BandwidthDelayLaw
                 {
                     // A queue, if a reading of items started after this one was decided reads it too (a stall holds up the
                     // items of its spell only, however many readings they fill): slow start is over.
-                    if (_queuedAt == long.MaxValue)
+                    if (_queuedAt == long.MaxValue && Uses(BandwidthDelayRules.StallIsNotAQueue))
                     {
                         _queuedAt = now;
                         return LimitDecision.Hold(Limit);
                     }
 
-                    return began < _queuedAt ? LimitDecision.Hold(Limit) : Drain(now, LimitChangeReason.QueueSeen);
+                    return began < _queuedAt && Uses(BandwidthDelayRules.StallIsNotAQueue) ? LimitDecision.Hold(Limit) : Drain(now, LimitChangeReason.QueueSeen);
                 }
 
                 _queuedAt = long.MaxValue;
 
-                var grown = LimitDecision.Hold(Limit);
-                if (heldBack > 0 && !Above(median, least, QueuedRatio, answers))
+                if (heldBack > 0 && Uses(BandwidthDelayRules.HeldBackGrant) && !Above(median, least, QueuedRatio, answers))
                 {
                     // The reading did not queue: the answers held back only fell in a noisy downstream's spread (few answers of a
                     // lognormal come within 1.5x of the fastest), and each grows the limit as the others did.
-                    grown = Set(Limit + heldBack, LimitChangeReason.SlowStartGrowth);
+                    return Set(Limit + heldBack, LimitChangeReason.SlowStartGrowth);
                 }
 
-                if (!filled || duration < median)
-                {
-                    return grown; // the full-pipe test reads rates over a round trip at least: a fraction of one is a burst
-                }
-
-                if (rate >= FullPipeGrowth * _fullPipeRate)
-                {
-                    _fullPipeRate = rate;
-                    _flatReadings = 0;
-                    return grown;
-                }
-
-                // The rate stopped growing with the limit: the pipe is full, whatever latency says.
-                return ++_flatReadings < 2 ? grown : Drain(now, LimitChangeReason.QueueSeen);
+                return LimitDecision.Hold(Limit);
 
             default:
                 Remember(filled ? rate : 0);
@@ -404,11 +374,11 @@ internal sealed class BandwidthDelayLaw
     {
         // Only on a measured latency without a queue: slow start's least median reads low on a heavy tail (7 ms of 20), and a
         // "no" ends slow start without a drain.
-        var measured = _basePoolCount > 0;
+        var measured = _basePoolCount > 0 || !Uses(BandwidthDelayRules.CutOnMeasuredBase);
 
         // A reading twice the latency without a queue (by two standard errors) queued: it read the downstream at what it
         // carries, and higher rates remembered are its past (a degrading downstream's rate falls as its latency rises).
-        var queued = measured && Above(median, _base, ExitRatio, answers);
+        var queued = measured && Above(median, _base, ExitRatio, answers) && Uses(BandwidthDelayRules.QueuedReadingForgetsRates);
         if (queued)
         {
             Array.Clear(_rates);
@@ -423,7 +393,7 @@ internal sealed class BandwidthDelayLaw
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
-        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * Math.Max(_drainAnswers, Limit) && Limit > Math.Max(_options.MinLimit, Product()))
+        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * (Uses(BandwidthDelayRules.DrainSpacingByLimit) ? Math.Max(_drainAnswers, Limit) : _drainAnswers) && Limit > Math.Max(_options.MinLimit, Product()))
         {
             return Drain(now, LimitChangeReason.Remeasure);
         }
@@ -476,7 +446,7 @@ internal sealed class BandwidthDelayLaw
         }
 
         var level = Limit;
-        if (_drainedFromMedian > 0 && level > _options.MinLimit
+        if (_drainedFromMedian > 0 && level > _options.MinLimit && Uses(BandwidthDelayRules.DeeperDrain)
             && Math.Log(median / _drainedFromMedian) < DeeperDrainShare * Math.Log((double)level / _drainedFromLevel))
         {
             // Latency fell with the level, nearly in proportion (Little's law: the calls only queued, as on shared cores, where
@@ -500,7 +470,6 @@ internal sealed class BandwidthDelayLaw
         var pool = _basePool[.._basePoolCount];
         Array.Sort(pool);
         _base = pool[pool.Length / 2];
-        _baseLogError = ExitStandardErrors * MedianStandardErrorFactor * LogSpread(pool) / Math.Sqrt(pool.Length);
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
@@ -617,6 +586,9 @@ internal sealed class BandwidthDelayLaw
     }
 
     private int Clamp(int limit) => Math.Clamp(limit, _options.MinLimit, _options.MaxLimit);
+
+    /// <summary>False when the ablation left <paramref name="rule"/> out.</summary>
+    private bool Uses(BandwidthDelayRules rule) => (_options.RulesLeftOut & rule) == 0;
 }
 
 /// <summary>Which rules of <see cref="BandwidthDelayLaw"/> decide: the law alone changes it.</summary>

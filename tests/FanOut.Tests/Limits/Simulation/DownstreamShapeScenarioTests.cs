@@ -41,15 +41,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
         // A downstream of 64 (and a queue of 64) that stops for 100 ms every second (a collection, a failover): a stall is not
         // overload, and the limit must not pay for it after it has passed. Target 0.8x Fixed(64) in every seed, asserted with
         // the 15% margin. (On a hard cap of 64 the same stalls read 0.92-0.98x: docs/adaptive.md.)
-        var script = DownstreamScript.Constant(new DownstreamState
-        {
-            Capacity = 64,
-            Queue = 64,
-            StallEvery = TimeSpan.FromSeconds(1),
-            StallFor = TimeSpan.FromMilliseconds(100),
-        });
-
-        Assert.True(WorstThroughputRatio(place, script, 64) >= 0.8 * 1.15);
+        Assert.True(WorstThroughputRatio(place, IncidentScenarios.PeriodicStalls(), 64) >= 0.8 * 1.15);
     }
 
     [Theory]

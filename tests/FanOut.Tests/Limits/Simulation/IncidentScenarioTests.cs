@@ -65,29 +65,9 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         // 60 ms it adds and a quarter of the run without it, in every seed. The band: 4-16% (its confirming round). The staged
         // law: 36-70% when one reading at twice the least ended slow start; 1-3% now that a reading of items started after
         // it must read the queue too, but FanOut.Http's place 51% in 1 seed of 20 (its full-pipe test ends slow start there).
-        var wait = new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(20) };
-        var stalled = DownstreamScript.Phases((TimeSpan.Zero, wait), (TimeSpan.FromMilliseconds(50), wait with { Latency = TimeSpan.FromMilliseconds(80) }), (TimeSpan.FromMilliseconds(70), wait));
-        var where = LawPlace.Named(place);
-        var worst = 0.0;
-        var context = new List<string>();
-        for (var seed = 1; seed <= 20; seed++)
-        {
-            TimeSpan Duration(DownstreamScript script)
-            {
-                var simulation = new LimitSimulation(script, seed) { CallSize = where.CallSize };
-                simulation.Run(where.Create(simulation), items: 5_000);
-                return simulation.Now;
-            }
-
-            var clean = Duration(DownstreamScript.Constant(wait));
-            var withStall = Duration(stalled);
-            var cost = (withStall - clean - TimeSpan.FromMilliseconds(60)) / clean;
-            worst = Math.Max(worst, cost);
-            context.Add($"seed {seed}: {clean.TotalMilliseconds:F0} -> {withStall.TotalMilliseconds:F0} ms");
-        }
-
-        output.WriteLine($"{place}: worst cost beyond the stall {worst:P0}; {string.Join("; ", context)}");
-        Assert.True(worst <= 0.25, $"{place}: {worst:P0}; {string.Join("; ", context)}");
+        var (worst, context) = IncidentScenarios.StallCost(LawPlace.Named(place));
+        output.WriteLine($"{place}: worst cost beyond the stall {worst:P0}; {context}");
+        Assert.True(worst <= 0.25, $"{place}: {worst:P0}; {context}");
     }
 
     [Theory]

@@ -46,6 +46,55 @@ public static class IncidentScenarios
         return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
     });
 
+    /// <summary>
+    /// 5,000 waits of 20 ms with room for everything, where the calls started in one 20 ms spell of slow start answer after
+    /// 80 ms instead: per seed, the run's time beyond the clean run's and the 60 ms the stall adds, over the clean run's.
+    /// Returns the worst seed and every seed's times.
+    /// </summary>
+    public static (double Worst, string Context) StallCost(LawPlace where)
+    {
+        var wait = new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(20) };
+        var stalled = DownstreamScript.Phases((TimeSpan.Zero, wait), (TimeSpan.FromMilliseconds(50), wait with { Latency = TimeSpan.FromMilliseconds(80) }), (TimeSpan.FromMilliseconds(70), wait));
+        var worst = 0.0;
+        var context = new List<string>();
+        for (var seed = 1; seed <= 20; seed++)
+        {
+            TimeSpan Duration(DownstreamScript script)
+            {
+                var simulation = new LimitSimulation(script, seed) { CallSize = where.CallSize };
+                simulation.Run(where.Create(simulation), items: 5_000);
+                return simulation.Now;
+            }
+
+            var clean = Duration(DownstreamScript.Constant(wait));
+            var withStall = Duration(stalled);
+            worst = Math.Max(worst, (withStall - clean - TimeSpan.FromMilliseconds(60)) / clean);
+            context.Add($"seed {seed}: {clean.TotalMilliseconds:F0} -> {withStall.TotalMilliseconds:F0} ms");
+        }
+
+        return (worst, string.Join("; ", context));
+    }
+
+    /// <summary>64 -> 32 from <see cref="Halved"/> to <see cref="HalvingRecovered"/> on a heavy tail (20 ms, p99 10x), behind a hard cap or a queue as deep.</summary>
+    public static DownstreamScript HalvingOnAHeavyTail(bool queue)
+    {
+        var state = new DownstreamState { Latency = TimeSpan.FromMilliseconds(20), Shape = LatencyShape.HeavyTail };
+        var depth = queue ? 1 : 0;
+        return DownstreamScript.Phases(
+            (TimeSpan.Zero, state with { Capacity = 64, Queue = 64 * depth }),
+            (Halved, state with { Capacity = 32, Queue = 32 * depth }),
+            (HalvingRecovered, state with { Capacity = 64, Queue = 64 * depth }));
+    }
+
+    /// <summary>A downstream of 64 and a queue of 64 that stops for 100 ms every second (a collection, a failover).</summary>
+    public static DownstreamScript PeriodicStalls() => DownstreamScript.Constant(new DownstreamState
+    {
+        Capacity = 64,
+        Queue = 64,
+        StallEvery = TimeSpan.FromSeconds(1),
+        StallFor = TimeSpan.FromMilliseconds(100),
+    });
+
     /// <summary>How long <see cref="SlowDegradation"/> takes to reach its last capacity, 8.</summary>
     public static readonly TimeSpan DegradationSpan = TimeSpan.FromSeconds(30);
 

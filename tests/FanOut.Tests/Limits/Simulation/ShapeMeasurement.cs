@@ -68,6 +68,55 @@ internal static class ShapeMeasurement
             return secondHalf.Order().ElementAt(secondHalf.Length / 2) / (double)capacity;
         });
 
+    /// <summary>Calls in flight over the last 2 s of <see cref="IncidentScenarios.SlowDegradation"/>, over its last capacity (8).</summary>
+    public static double[] DegradedLevels(AdaptiveLimitOptions options, int callSize) =>
+        PerSeed(seed =>
+        {
+            var simulation = new LimitSimulation(IncidentScenarios.SlowDegradation(), seed) { CallSize = callSize };
+            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(options)), int.MaxValue, IncidentScenarios.DegradationSpan + TimeSpan.FromSeconds(2));
+            return simulation.Timeline.Where(s => s.At >= IncidentScenarios.DegradationSpan).Average(s => s.InFlight) / 8;
+        });
+
+    /// <summary>
+    /// A pool of <paramref name="capacity"/> (40 ms) that refuses what it cannot serve for 5 s, then queues it: per seed, the
+    /// limit over the last 30 s of a minute over the pool, and the throughput over the pool's.
+    /// </summary>
+    public static (double Limit, double Throughput)[] RefusedThenQueued(AdaptiveLimitOptions options, int capacity)
+    {
+        var pool = new DownstreamState { Capacity = capacity, Queue = 100_000, Latency = TimeSpan.FromMilliseconds(40) };
+        var script = DownstreamScript.Phases((TimeSpan.Zero, pool with { Queue = 0 }), (TimeSpan.FromSeconds(5), pool));
+        var settled = TimeSpan.FromSeconds(30);
+        var end = TimeSpan.FromSeconds(60);
+        return Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new LimitSimulation(script, seed);
+            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(options)), duration: end);
+            var limit = simulation.Timeline.Where(s => s.At >= settled).Average(s => s.Limit) / capacity;
+            var throughput = simulation.Successes.Count(t => t >= settled) / (end - settled).TotalSeconds * 0.040 / capacity;
+            return (limit, throughput);
+        }).ToArray();
+    }
+
+    /// <summary>CPU-bound bodies of 10 ms on 2 simulated cores (processor sharing), 600 items: per seed, the larger of the final limit and the second half's median.</summary>
+    public static double[] SharedCoreLevels(AdaptiveLimitOptions options) =>
+        PerSeed(seed =>
+        {
+            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(10), seed);
+            var limit = ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock });
+            var secondHalf = simulation.Run(limit, items: 600, tailFraction: 0.5);
+            return Math.Max(limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2));
+        });
+
+    /// <summary>Issue 3's settle test on a pool of <paramref name="capacity"/> with a queue and lognormal service times (20 ms median): per seed, the larger of the final limit and the second half's median, over the capacity.</summary>
+    public static double[] QueuedSettles(AdaptiveLimitOptions options, int capacity) =>
+        PerSeed(seed =>
+        {
+            var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
+            var limit = ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock });
+            var secondHalf = simulation.Run(limit, items: 200 * capacity, tailFraction: 0.5);
+            return Math.Max(limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2)) / (double)capacity;
+        });
+
     /// <summary>Successes per second from <paramref name="from"/> to the end.</summary>
     private static double Throughput(LimitSimulation simulation, TimeSpan from) => simulation.Successes.Count(t => t >= from) / (simulation.Now - from).TotalSeconds;
 

@@ -83,14 +83,9 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // 64 -> 32 from 3 s to 6 s on a heavy tail (20 ms, p99 10x), a hard cap and then a queue as deep: the band reads its
         // fastest answers as the baseline and cuts to 4-8 (0.29-0.79x); judged from 3.5 s to 6 s against Fixed(32), target
         // 0.8x in every seed. (The shared place reads 0.73x on the hard cap in its worst seed.)
-        foreach (var queue in new[] { 0, 1 })
+        foreach (var queue in new[] { false, true })
         {
-            var state = new DownstreamState { Latency = TimeSpan.FromMilliseconds(20), Shape = LatencyShape.HeavyTail };
-            var script = DownstreamScript.Phases(
-                (TimeSpan.Zero, state with { Capacity = 64, Queue = 64 * queue }),
-                (IncidentScenarios.Halved, state with { Capacity = 32, Queue = 32 * queue }),
-                (IncidentScenarios.HalvingRecovered, state with { Capacity = 64, Queue = 64 * queue }));
-            var ratios = ThroughputRatios(place, script, 32, IncidentScenarios.Halved + TimeSpan.FromSeconds(0.5), IncidentScenarios.HalvingRecovered, queue == 0 ? "halving on a heavy tail, hard cap" : "halving on a heavy tail, queue");
+            var ratios = ThroughputRatios(place, IncidentScenarios.HalvingOnAHeavyTail(queue), 32, IncidentScenarios.Halved + TimeSpan.FromSeconds(0.5), IncidentScenarios.HalvingRecovered, queue ? "halving on a heavy tail, queue" : "halving on a heavy tail, hard cap");
             Assert.True(ratios[0] >= 0.8);
         }
     }
@@ -179,9 +174,10 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     {
         // A drain's cohort is the first items started after it began, counted as answers plus calls in flight, so a caller
         // that never calls RecordStart (a RateLimiter lease, a hand-written loop) reads the same latency as the fan-out does.
-        // Counted from answers alone, the cohort was the drain's first answers, its fastest (median seed 18.8 ms, least
-        // 15.8; counted from starts 21.0 and 17.4). A pool of 32 with a queue, 20 ms median, p99 4x (drains go to three
-        // quarters of the pool, below its queue): the median seed within 0.95-1.1x of 20 ms, every seed within 0.8-1.25x.
+        // Counted from answers alone, the cohort was the drain's first answers, its fastest (median seed 18.8 ms; counted
+        // from starts 20.7-21.0). A pool of 32 with a queue, 20 ms median, p99 4x (drains go to three quarters of the pool,
+        // below its queue): the median seed within 0.95-1.1x of 20 ms. Each seed's figure is one cohort's median (48-64
+        // answers, a standard error of about a tenth in logs): every seed within three standard errors, 0.75-1.35x.
         var baselines = Enumerable.Range(1, Seeds).Select(seed =>
         {
             var simulation = new DownstreamSimulation(32, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
@@ -192,7 +188,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
         output.WriteLine($"latency without a queue, no starts reported: least {baselines[0]:F1} ms, median {baselines[Seeds / 2]:F1} ms, most {baselines[^1]:F1} ms");
         Assert.InRange(baselines[Seeds / 2], 19, 22);
-        Assert.All(baselines, ms => Assert.InRange(ms, 16, 25));
+        Assert.All(baselines, ms => Assert.InRange(ms, 15, 27));
     }
 
     [Theory]
@@ -207,18 +203,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // to its maximum, 256 in flight on a pool of 8. A passed probe with nothing measured drains (worst seed 1.35-1.55x C).
         // Target over the last 30 s, in every seed: a queue no longer than the pool (the limit within 2x C) and 0.95x the
         // pool's throughput.
-        var pool = new DownstreamState { Capacity = capacity, Queue = 100_000, Latency = TimeSpan.FromMilliseconds(40) };
-        var script = DownstreamScript.Phases((TimeSpan.Zero, pool with { Queue = 0 }), (TimeSpan.FromSeconds(5), pool));
-        var settled = TimeSpan.FromSeconds(30);
-        var end = TimeSpan.FromSeconds(60);
-        var seeds = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new LimitSimulation(script, seed);
-            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), duration: end);
-            var limit = simulation.Timeline.Where(s => s.At >= settled).Average(s => s.Limit) / capacity;
-            var throughput = simulation.Successes.Count(t => t >= settled) / (end - settled).TotalSeconds * 0.040 / capacity;
-            return (Limit: limit, Throughput: throughput);
-        }).ToArray();
+        var seeds = ShapeMeasurement.RefusedThenQueued(Staged(place), capacity);
         var worstLimit = seeds.Max(s => s.Limit);
         var worstThroughput = seeds.Min(s => s.Throughput);
         output.WriteLine($"refused then queued, {place}, C {capacity}: limit worst {worstLimit:F2} x C, throughput worst {worstThroughput:F2} x the pool's");
@@ -236,13 +221,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // per second remembered is then the past: the limit came down a permit or two per reading and ended at 1.9-3.3x C in
         // the worst seed. A reading that queued (twice the latency without a queue) keeps only its own rate: 1.38-1.63x C.
         // Target: in flight over the last 2 s within 2x the last capacity in every seed, with the 15% margin.
-        var span = IncidentScenarios.DegradationSpan;
-        var levels = Enumerable.Range(1, Seeds).Select(seed =>
-        {
-            var simulation = new LimitSimulation(IncidentScenarios.SlowDegradation(), seed) { CallSize = LawPlace.Named(place).CallSize };
-            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), int.MaxValue, span + TimeSpan.FromSeconds(2));
-            return simulation.Timeline.Where(s => s.At >= span).Average(s => s.InFlight) / 8;
-        }).Order().ToArray();
+        var levels = ShapeMeasurement.DegradedLevels(Staged(place), LawPlace.Named(place).CallSize);
         output.WriteLine($"slow degradation, {place}: in flight at the end worst {levels[^1]:F2}, median {levels[Seeds / 2]:F2} x C");
         Assert.True(levels[^1] <= 2 / 1.15, $"worst seed {levels[^1]:F2} x C");
     }
@@ -257,7 +236,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // On the real clock a body whose wait was under a millisecond answers in 0.0 ms; counted as it is, it made a warm
         // first round of 6 ms look four times too slow and ended slow start on an elastic downstream. An answer counts at no
         // less than the noise floor (2 ms), so only a first round slower than 8 ms can be proved cold.
-        var (law, _) = AfterAFirstRound(firstRoundMs);
+        var law = AfterAFirstRound(firstRoundMs);
 
         // Three such answers: one alone may be a heavy tail's luck (ColdAnswers).
         for (var i = 0; i < 3; i++)
@@ -273,7 +252,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     {
         // A heavy tail (p99 10x the median): one answer in hundreds beats the fastest of a first round of ten by 4x. On the
         // real clock that one answer ended slow start in about one run in three (0.79-0.82x Fixed(256) in those rounds).
-        var (law, _) = AfterAFirstRound(40);
+        var law = AfterAFirstRound(40);
         Answer(law, 5, atMs: 60);
         for (var i = 0; i < 5; i++)
         {
@@ -284,7 +263,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     }
 
     /// <summary>A law at the default options whose first round (all its initial permits, started at 0) answered after <paramref name="roundMs"/>.</summary>
-    private static (FanOut.Limits.Adaptive.BandwidthDelayLaw Law, int First) AfterAFirstRound(double roundMs)
+    private static FanOut.Limits.Adaptive.BandwidthDelayLaw AfterAFirstRound(double roundMs)
     {
         var options = new AdaptiveLimitOptions();
         var law = new FanOut.Limits.Adaptive.BandwidthDelayLaw(options);
@@ -294,7 +273,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
             law.OnAnswer(start: 0, Ticks(roundMs), succeeded: true, overload: false, inFlight: first - i, now: Ticks(roundMs) + i);
         }
 
-        return (law, first);
+        return law;
     }
 
     /// <summary>One success of <paramref name="latencyMs"/>, answered at <paramref name="atMs"/> with the limit's worth of calls in flight.</summary>
