@@ -594,7 +594,7 @@ internal sealed class BandwidthDelayLaw
 /// <summary>Which rules of <see cref="BandwidthDelayLaw"/> decide: the law alone changes it.</summary>
 internal enum BandwidthDelayPhase
 {
-    /// <summary>One permit per answer that did not queue, until a reading meets a queue, the rate stops growing, or a "no".</summary>
+    /// <summary>One permit per answer that did not queue, until a reading meets a queue, a cold first round is proved, or a "no".</summary>
     SlowStart,
 
     /// <summary>The limit below the product until the median of a cohort of items started in it is known: the latency without a queue.</summary>
