@@ -65,7 +65,7 @@ public sealed class IncidentScenarioTests(ITestOutputHelper output)
         // 60 ms it adds and a quarter of the run without it, in every seed. The band: 4-16% (its confirming round). The staged
         // law: 36-70% when one reading at twice the least ended slow start; 1-3% now that a reading of items started after
         // it must read the queue too, but FanOut.Http's place 51% in 1 seed of 20 (its full-pipe test ends slow start there).
-        var (worst, context) = IncidentScenarios.StallCost(LawPlace.Named(place));
+        var (worst, context) = ShapeMeasurement.StallCost(LawPlace.Named(place));
         output.WriteLine($"{place}: worst cost beyond the stall {worst:P0}; {context}");
         Assert.True(worst <= 0.25, $"{place}: {worst:P0}; {context}");
     }

@@ -46,35 +46,6 @@ public static class IncidentScenarios
         return new DownstreamState { Capacity = (int)Math.Round(64 - (56 * f)), Queue = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * f)) };
     });
 
-    /// <summary>
-    /// 5,000 waits of 20 ms with room for everything, where the calls started in one 20 ms spell of slow start answer after
-    /// 80 ms instead: per seed, the run's time beyond the clean run's and the 60 ms the stall adds, over the clean run's.
-    /// Returns the worst seed and every seed's times.
-    /// </summary>
-    public static (double Worst, string Context) StallCost(LawPlace where)
-    {
-        var wait = new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(20) };
-        var stalled = DownstreamScript.Phases((TimeSpan.Zero, wait), (TimeSpan.FromMilliseconds(50), wait with { Latency = TimeSpan.FromMilliseconds(80) }), (TimeSpan.FromMilliseconds(70), wait));
-        var worst = 0.0;
-        var context = new List<string>();
-        for (var seed = 1; seed <= 20; seed++)
-        {
-            TimeSpan Duration(DownstreamScript script)
-            {
-                var simulation = new LimitSimulation(script, seed) { CallSize = where.CallSize };
-                simulation.Run(where.Create(simulation), items: 5_000);
-                return simulation.Now;
-            }
-
-            var clean = Duration(DownstreamScript.Constant(wait));
-            var withStall = Duration(stalled);
-            worst = Math.Max(worst, (withStall - clean - TimeSpan.FromMilliseconds(60)) / clean);
-            context.Add($"seed {seed}: {clean.TotalMilliseconds:F0} -> {withStall.TotalMilliseconds:F0} ms");
-        }
-
-        return (worst, string.Join("; ", context));
-    }
-
     /// <summary>64 -> 32 from <see cref="Halved"/> to <see cref="HalvingRecovered"/> on a heavy tail (20 ms, p99 10x), behind a hard cap or a queue as deep.</summary>
     public static DownstreamScript HalvingOnAHeavyTail(bool queue)
     {

@@ -117,6 +117,35 @@ internal static class ShapeMeasurement
             return Math.Max(limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2)) / (double)capacity;
         });
 
+    /// <summary>
+    /// 5,000 waits of 20 ms with room for everything, where the calls started in one 20 ms spell of slow start answer after
+    /// 80 ms instead: per seed, the run's time beyond the clean run's and the 60 ms the stall adds, over the clean run's.
+    /// Returns the worst seed and every seed's times.
+    /// </summary>
+    public static (double Worst, string Context) StallCost(LawPlace where)
+    {
+        var wait = new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(20) };
+        var stalled = DownstreamScript.Phases((TimeSpan.Zero, wait), (TimeSpan.FromMilliseconds(50), wait with { Latency = TimeSpan.FromMilliseconds(80) }), (TimeSpan.FromMilliseconds(70), wait));
+        var worst = 0.0;
+        var context = new List<string>();
+        for (var seed = 1; seed <= 20; seed++)
+        {
+            TimeSpan Duration(DownstreamScript script)
+            {
+                var simulation = new LimitSimulation(script, seed) { CallSize = where.CallSize };
+                simulation.Run(where.Create(simulation), items: 5_000);
+                return simulation.Now;
+            }
+
+            var clean = Duration(DownstreamScript.Constant(wait));
+            var withStall = Duration(stalled);
+            worst = Math.Max(worst, (withStall - clean - TimeSpan.FromMilliseconds(60)) / clean);
+            context.Add($"seed {seed}: {clean.TotalMilliseconds:F0} -> {withStall.TotalMilliseconds:F0} ms");
+        }
+
+        return (worst, string.Join("; ", context));
+    }
+
     /// <summary>Successes per second from <paramref name="from"/> to the end.</summary>
     private static double Throughput(LimitSimulation simulation, TimeSpan from) => simulation.Successes.Count(t => t >= from) / (simulation.Now - from).TotalSeconds;
 

@@ -37,7 +37,7 @@ public sealed class StagedLawAblationTests(ITestOutputHelper output)
             AtLeast: false),
         [BandwidthDelayRules.StallIsNotAQueue] = new(
             "one round stalled at 4x in slow start (time beyond the stall)",
-            options => IncidentScenarios.StallCost(s_loop with { Options = options }).Worst,
+            options => ShapeMeasurement.StallCost(s_loop with { Options = options }).Worst,
             0.25,
             AtLeast: false),
         [BandwidthDelayRules.CutOnMeasuredBase] = new(
