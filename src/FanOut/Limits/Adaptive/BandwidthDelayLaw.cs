@@ -315,10 +315,11 @@ internal sealed class BandwidthDelayLaw
         answers.Sort();
         var median = (double)answers[answers.Length / 2];
         var duration = Math.Max(1, now - _readingStart);
+        var spread = LogSpread(answers);
+
         // The rate less one standard error (the answers' coefficient of variation over the root of their count): the model
         // keeps the most of its readings, and the most of ten noisy readings reads about 1.5 standard errors high. Never
         // below half: a reading that spread says little either way.
-        var spread = LogSpread(answers);
         var rateError = Uses(BandwidthDelayRules.RateLessOneStandardError) ? Math.Sqrt(Math.Exp(spread * spread) - 1) / Math.Sqrt(answers.Length) : 0;
         var rate = answers.Length * (double)_frequency / duration * Math.Max(0.5, 1 - rateError);
         var level = _latencySum / duration;
@@ -337,22 +338,30 @@ internal sealed class BandwidthDelayLaw
                 _base = _slowStartLeastMedian;
                 var heldBack = _heldBack;
                 _heldBack = 0;
-                if (Above(median, least, ExitRatio, answers))
+                if (Above(median, least, ExitRatio, spread, answers.Length))
                 {
                     // A queue, if a reading of items started after this one was decided reads it too (a stall holds up the
                     // items of its spell only, however many readings they fill): slow start is over.
-                    if (_queuedAt == long.MaxValue && Uses(BandwidthDelayRules.StallIsNotAQueue))
+                    if (Uses(BandwidthDelayRules.StallIsNotAQueue))
                     {
-                        _queuedAt = now;
-                        return LimitDecision.Hold(Limit);
+                        if (_queuedAt == long.MaxValue)
+                        {
+                            _queuedAt = now;
+                            return LimitDecision.Hold(Limit);
+                        }
+
+                        if (began < _queuedAt)
+                        {
+                            return LimitDecision.Hold(Limit);
+                        }
                     }
 
-                    return began < _queuedAt && Uses(BandwidthDelayRules.StallIsNotAQueue) ? LimitDecision.Hold(Limit) : Drain(now, LimitChangeReason.QueueSeen);
+                    return Drain(now, LimitChangeReason.QueueSeen);
                 }
 
                 _queuedAt = long.MaxValue;
 
-                if (heldBack > 0 && Uses(BandwidthDelayRules.HeldBackGrant) && !Above(median, least, QueuedRatio, answers))
+                if (heldBack > 0 && Uses(BandwidthDelayRules.HeldBackGrant) && !Above(median, least, QueuedRatio, spread, answers.Length))
                 {
                     // The reading did not queue: the answers held back only fell in a noisy downstream's spread (few answers of a
                     // lognormal come within 1.5x of the fastest), and each grows the limit as the others did.
@@ -365,12 +374,12 @@ internal sealed class BandwidthDelayLaw
                 Remember(filled ? rate : 0);
                 _answersSinceDrain += answers.Length;
                 _meanOverMedian = _meanOverMedian == 0 ? mean / median : (0.75 * _meanOverMedian) + (0.25 * mean / median);
-                return DecideSteady(now, level, filled, median, rate, answers);
+                return DecideSteady(now, level, filled, median, rate, spread, answers.Length);
         }
     }
 
     /// <summary>After slow start, once per reading: cut to the target when the calls in flight on average were above it, else grow toward it.</summary>
-    private LimitDecision DecideSteady(long now, double level, bool filled, double median, double rate, ReadOnlySpan<long> answers)
+    private LimitDecision DecideSteady(long now, double level, bool filled, double median, double rate, double spread, int answers)
     {
         // Only on a measured latency without a queue: slow start's least median reads low on a heavy tail (7 ms of 20), and a
         // "no" ends slow start without a drain.
@@ -378,7 +387,7 @@ internal sealed class BandwidthDelayLaw
 
         // A reading twice the latency without a queue (by two standard errors) queued: it read the downstream at what it
         // carries, and higher rates remembered are its past (a degrading downstream's rate falls as its latency rises).
-        var queued = measured && Above(median, _base, ExitRatio, answers) && Uses(BandwidthDelayRules.QueuedReadingForgetsRates);
+        var queued = measured && Above(median, _base, ExitRatio, spread, answers) && Uses(BandwidthDelayRules.QueuedReadingForgetsRates);
         if (queued)
         {
             Array.Clear(_rates);
@@ -497,10 +506,10 @@ internal sealed class BandwidthDelayLaw
         _basePoolCount = Math.Min(_basePoolCount + 1, _basePool.Length);
     }
 
-    /// <summary>True when a reading's <paramref name="median"/> is above <paramref name="ratio"/> times <paramref name="reference"/> by the noise floor and by two standard errors of the two medians (a heavy tail's readings spread that far by chance).</summary>
-    private bool Above(double median, double reference, double ratio, ReadOnlySpan<long> answers) =>
+    /// <summary>True when a reading's <paramref name="median"/> (of <paramref name="answers"/> answers whose logs spread <paramref name="spread"/>) is above <paramref name="ratio"/> times <paramref name="reference"/> by the noise floor and by two standard errors of the two medians (a heavy tail's readings spread that far by chance).</summary>
+    private bool Above(double median, double reference, double ratio, double spread, int answers) =>
         median - reference > _noiseFloor
-        && Math.Log(median / reference) > Math.Log(ratio) + (ExitStandardErrors * MedianStandardErrorFactor * LogSpread(answers) * Math.Sqrt(2.0 / answers.Length));
+        && Math.Log(median / reference) > Math.Log(ratio) + (ExitStandardErrors * MedianStandardErrorFactor * spread * Math.Sqrt(2.0 / answers));
 
     /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their lower quartile and median: robust to a stray answer and to answers still out (a drain's, counted as the slowest).</summary>
     private static double LogSpread(ReadOnlySpan<long> answers) =>

@@ -16,19 +16,16 @@ internal enum BandwidthDelayRules
     /// <summary>Slow start ends on three answers four times faster than the first round's fastest: that round was cold (a cold first round over a small pool).</summary>
     ColdFirstRound = 1 << 1,
 
-
-
     /// <summary>Slow start's queue exit waits for a reading of items started after the first queued one (one round stalled in slow start).</summary>
     StallIsNotAQueue = 1 << 2,
 
     /// <summary>The cut only on a latency without a queue that a drain measured (halving on a heavy tail behind a hard cap).</summary>
     CutOnMeasuredBase = 1 << 3,
 
-
     /// <summary>A drain whose latency fell in proportion to its level goes on at half the level (CPU-bound bodies on 2 cores).</summary>
     DeeperDrain = 1 << 4,
 
-    /// <summary>A probe that passed brings the next sooner with twice the step (recovery after a long low).</summary>
+    /// <summary>A probe that passed brings the next sooner with twice the step (a client joining a cap another fills).</summary>
     ProbeStepDoubles = 1 << 5,
 
     /// <summary>A reading twice the latency without a queue keeps only its own rate (capacity and latency degrading slowly).</summary>
@@ -37,11 +34,9 @@ internal enum BandwidthDelayRules
     /// <summary>A passed probe with no latency without a queue measured drains (a pool that refused, then queued).</summary>
     DrainWhenProbePassesUnmeasured = 1 << 7,
 
-
-
     /// <summary>A reading's rate is taken less one standard error before the model keeps the most of ten (a pool of 64 with a queue and lognormal service).</summary>
     RateLessOneStandardError = 1 << 8,
 
-    /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (bimodal latency at the maximum).</summary>
+    /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (periodic stalls under one limit shared by short calls).</summary>
     DrainSpacingByLimit = 1 << 9,
 }

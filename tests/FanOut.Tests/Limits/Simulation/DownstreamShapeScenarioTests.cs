@@ -51,7 +51,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
     {
         // Median 40 ms, p99 ten times that, capacity never reached: the tail is not a queue. Target 0.8x Fixed(256) in every
         // seed, with margin. (The shared and server places miss it in some seeds: docs/adaptive.md.)
-        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
+        var script = ShapeMeasurement.HeavyTail;
 
         Assert.True(WorstThroughputRatio(place, script, 256) >= 0.8 * 1.15);
     }
@@ -63,7 +63,7 @@ public sealed class DownstreamShapeScenarioTests(ITestOutputHelper output)
     {
         // Where the target above is not met yet, small first samples of the tail must not read as a cold first window: the
         // server's place lost 96-99% of its throughput in three seeds of 20 when a 4x faster round of one sample did.
-        var script = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
+        var script = ShapeMeasurement.HeavyTail;
 
         var ratios = ThroughputRatios(place, script, 256);
         Assert.True(ratios[1] >= 0.8, $"{ratios[1]:F2}x Fixed(256) in the second-worst seed");

@@ -11,6 +11,9 @@ internal static class ShapeMeasurement
 {
     public const int Seeds = 20;
 
+    /// <summary>A heavy tail without overload: 40 ms, p99 10x the median, room for everything.</summary>
+    public static readonly DownstreamScript HeavyTail = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
+
     /// <summary>How long each run lasts, and where its second half (the part judged) begins.</summary>
     public static readonly TimeSpan Run = TimeSpan.FromSeconds(10), SecondHalf = TimeSpan.FromSeconds(5);
 
@@ -61,11 +64,14 @@ internal static class ShapeMeasurement
 
     /// <summary>The median calls in flight over the second half of a run on a pool of <paramref name="capacity"/> with a queue and lognormal service times (20 ms median), over the capacity.</summary>
     public static double[] QueuedLevels(AdaptiveLimitOptions options, int capacity) =>
+        PerSeed(seed => QueuedRun(options, capacity, seed).SecondHalfMedian / (double)capacity);
+
+    /// <summary>Issue 3's settle test on the same pool: per seed, the larger of the final limit and the second half's median, over the capacity.</summary>
+    public static double[] QueuedSettles(AdaptiveLimitOptions options, int capacity) =>
         PerSeed(seed =>
         {
-            var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
-            var secondHalf = simulation.Run(ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock }), items: 200 * capacity, tailFraction: 0.5);
-            return secondHalf.Order().ElementAt(secondHalf.Length / 2) / (double)capacity;
+            var (final, secondHalfMedian) = QueuedRun(options, capacity, seed);
+            return Math.Max(final, secondHalfMedian) / (double)capacity;
         });
 
     /// <summary>Calls in flight over the last 2 s of <see cref="IncidentScenarios.SlowDegradation"/>, over its last capacity (8).</summary>
@@ -107,16 +113,6 @@ internal static class ShapeMeasurement
             return Math.Max(limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2));
         });
 
-    /// <summary>Issue 3's settle test on a pool of <paramref name="capacity"/> with a queue and lognormal service times (20 ms median): per seed, the larger of the final limit and the second half's median, over the capacity.</summary>
-    public static double[] QueuedSettles(AdaptiveLimitOptions options, int capacity) =>
-        PerSeed(seed =>
-        {
-            var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
-            var limit = ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock });
-            var secondHalf = simulation.Run(limit, items: 200 * capacity, tailFraction: 0.5);
-            return Math.Max(limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2)) / (double)capacity;
-        });
-
     /// <summary>
     /// 5,000 waits of 20 ms with room for everything, where the calls started in one 20 ms spell of slow start answer after
     /// 80 ms instead: per seed, the run's time beyond the clean run's and the 60 ms the stall adds, over the clean run's.
@@ -128,7 +124,7 @@ internal static class ShapeMeasurement
         var stalled = DownstreamScript.Phases((TimeSpan.Zero, wait), (TimeSpan.FromMilliseconds(50), wait with { Latency = TimeSpan.FromMilliseconds(80) }), (TimeSpan.FromMilliseconds(70), wait));
         var worst = 0.0;
         var context = new List<string>();
-        for (var seed = 1; seed <= 20; seed++)
+        for (var seed = 1; seed <= Seeds; seed++)
         {
             TimeSpan Duration(DownstreamScript script)
             {
@@ -146,8 +142,18 @@ internal static class ShapeMeasurement
         return (worst, string.Join("; ", context));
     }
 
+    /// <summary>One run of <see cref="QueuedLevels"/>' pool: the final limit and the second half's median limit.</summary>
+    private static (int Final, int SecondHalfMedian) QueuedRun(AdaptiveLimitOptions options, int capacity, int seed)
+    {
+        var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
+        var limit = ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock });
+        var secondHalf = simulation.Run(limit, items: 200 * capacity, tailFraction: 0.5);
+        return (limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2));
+    }
+
     /// <summary>Successes per second from <paramref name="from"/> to the end.</summary>
     private static double Throughput(LimitSimulation simulation, TimeSpan from) => simulation.Successes.Count(t => t >= from) / (simulation.Now - from).TotalSeconds;
 
-    private static double[] PerSeed(Func<int, double> measure) => Enumerable.Range(1, Seeds).Select(measure).Order().ToArray();
+    /// <summary>One figure per seed, in ascending order.</summary>
+    public static double[] PerSeed(Func<int, double> measure) => Enumerable.Range(1, Seeds).Select(measure).Order().ToArray();
 }

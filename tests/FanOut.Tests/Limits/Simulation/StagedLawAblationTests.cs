@@ -11,9 +11,6 @@ namespace FanOut.Tests.Limits.Simulation;
 /// </summary>
 public sealed class StagedLawAblationTests(ITestOutputHelper output)
 {
-    /// <summary>A heavy tail without overload: 40 ms, p99 10x the median, room for everything.</summary>
-    private static readonly DownstreamScript s_heavyTail = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
-
     /// <summary>A scenario's worst seed for a law's options, its target, and which side of it meets it.</summary>
     private sealed record Scenario(string Name, Func<AdaptiveLimitOptions, double> WorstSeed, double Target, bool AtLeast)
     {
@@ -27,7 +24,7 @@ public sealed class StagedLawAblationTests(ITestOutputHelper output)
     {
         [BandwidthDelayRules.HeldBackGrant] = new(
             "heavy tail from the first answer (x Fixed(256), first 6 s)",
-            options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, s_heavyTail, 256, TimeSpan.Zero, TimeSpan.FromSeconds(6))[0],
+            options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, ShapeMeasurement.HeavyTail, 256, TimeSpan.Zero, TimeSpan.FromSeconds(6))[0],
             0.8,
             AtLeast: true),
         [BandwidthDelayRules.ColdFirstRound] = new(

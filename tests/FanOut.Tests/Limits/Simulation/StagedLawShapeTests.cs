@@ -16,9 +16,6 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     private static readonly TimeSpan s_run = ShapeMeasurement.Run;
     private static readonly TimeSpan s_secondHalf = ShapeMeasurement.SecondHalf;
 
-    /// <summary>A heavy tail without overload: 40 ms, p99 10x the median, room for everything.</summary>
-    private static readonly DownstreamScript s_heavyTail = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
-
     /// <summary>The place's options running the staged law.</summary>
     private static AdaptiveLimitOptions Staged(string place) => LawPlace.Named(place).Options with { UsesBandwidthDelayLaw = true };
 
@@ -51,7 +48,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // Few answers of a heavy tail come within 1.5x of the fastest, so slow start grew on them alone and crawled (worst seed
         // 0.30-0.66x, 0.77-0.85x on the real clock); a reading whose median did not queue grants the answers held back.
         // Target 0.8x Fixed(256) in every seed.
-        Assert.True(ThroughputRatios(place, s_heavyTail, 256, TimeSpan.Zero, TimeSpan.FromSeconds(6), "heavy tail from the first answer")[0] >= 0.8);
+        Assert.True(ThroughputRatios(place, ShapeMeasurement.HeavyTail, 256, TimeSpan.Zero, TimeSpan.FromSeconds(6), "heavy tail from the first answer")[0] >= 0.8);
     }
 
     [Theory]
@@ -59,7 +56,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughput(string place)
     {
         // Target 0.8x Fixed(256) in every seed (the shared place's worst seed reads 0.90x, the others 0.99x).
-        Assert.True(ThroughputRatios(place, s_heavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8);
+        Assert.True(ThroughputRatios(place, ShapeMeasurement.HeavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8);
     }
 
     [Theory]
@@ -178,13 +175,13 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // from starts 20.7-21.0). A pool of 32 with a queue, 20 ms median, p99 4x (drains go to three quarters of the pool,
         // below its queue): the median seed within 0.95-1.1x of 20 ms. Each seed's figure is one cohort's median (48-64
         // answers, a standard error of about a tenth in logs): every seed within three standard errors, 0.75-1.35x.
-        var baselines = Enumerable.Range(1, Seeds).Select(seed =>
+        var baselines = ShapeMeasurement.PerSeed(seed =>
         {
             var simulation = new DownstreamSimulation(32, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
             var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true, TimeProvider = simulation.Clock });
             simulation.Run(limit, items: 6400);
             return limit.Baseline.TotalMilliseconds;
-        }).Order().ToArray();
+        });
 
         output.WriteLine($"latency without a queue, no starts reported: least {baselines[0]:F1} ms, median {baselines[Seeds / 2]:F1} ms, most {baselines[^1]:F1} ms");
         Assert.InRange(baselines[Seeds / 2], 19, 22);
