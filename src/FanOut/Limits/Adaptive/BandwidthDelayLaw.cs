@@ -89,7 +89,6 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The answers of the last drains' cohorts (those still out counted as the slowest): the latency without a queue is their median.</summary>
     private readonly long[] _basePool = new long[PoolAnswers];
     private int _basePoolCount;
-    private int _basePoolNext;
 
     /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; a median is robust to rare slow answers).</summary>
     private double _meanOverMedian;
@@ -466,19 +465,8 @@ internal sealed class BandwidthDelayLaw
             return Set(level / 2, LimitChangeReason.Remeasure);
         }
 
-        foreach (var answer in answered)
-        {
-            Pool(answer);
-        }
-
-        for (var i = _cohortAnswered; i < _cohortSize; i++)
-        {
-            Pool(long.MaxValue);
-        }
-
-        var pool = _basePool[.._basePoolCount];
-        Array.Sort(pool);
-        _base = pool[pool.Length / 2];
+        PoolCohort(answered, _cohortSize);
+        _base = _basePool[_basePoolCount / 2];
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
@@ -499,11 +487,28 @@ internal sealed class BandwidthDelayLaw
         _cohortEnd = now;
     }
 
-    private void Pool(long latency)
+    /// <summary>
+    /// Adds a cohort of <paramref name="size"/> items (<paramref name="answered"/> sorted, the rest still out and counted as the
+    /// slowest) to the pool, kept sorted: the older cohorts make room by keeping evenly spaced ranks of theirs, so what they
+    /// keep is their distribution, not their slowest answers.
+    /// </summary>
+    private void PoolCohort(ReadOnlySpan<long> answered, int size)
     {
-        _basePool[_basePoolNext] = latency;
-        _basePoolNext = (_basePoolNext + 1) % _basePool.Length;
-        _basePoolCount = Math.Min(_basePoolCount + 1, _basePool.Length);
+        size = Math.Min(Math.Max(size, answered.Length), _basePool.Length);
+        var kept = Math.Min(_basePoolCount, _basePool.Length - size);
+        for (var i = 0; i < kept; i++)
+        {
+            _basePool[i] = _basePool[(int)((i + 0.5) * _basePoolCount / kept)];
+        }
+
+        var count = kept;
+        for (var i = 0; i < size; i++)
+        {
+            _basePool[count++] = i < answered.Length ? answered[i] : long.MaxValue;
+        }
+
+        _basePoolCount = count;
+        Array.Sort(_basePool, 0, count);
     }
 
     /// <summary>True when a reading's <paramref name="median"/> (of <paramref name="answers"/> answers whose logs spread <paramref name="spread"/>) is above <paramref name="ratio"/> times <paramref name="reference"/> by the noise floor and by two standard errors of the two medians (a heavy tail's readings spread that far by chance).</summary>
