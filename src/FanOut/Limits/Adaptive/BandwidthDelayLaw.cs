@@ -111,6 +111,10 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The least median of slow start's readings: its exit test's reference, and the latency without a queue until a drain.</summary>
     private double _slowStartLeastMedian = double.PositiveInfinity;
 
+    /// <summary>The least geometric mean of two consecutive slow-start reading medians (the first reading's own): the reference of slow start's queue tests, since the least single median falls with every reading taken (a shared limit's slow start takes dozens).</summary>
+    private double _slowStartLeastPair = double.PositiveInfinity;
+    private double _lastSlowStartMedian;
+
     /// <summary>Answers of this reading that the per-answer test held back from slow start's growth: the reading's median decides.</summary>
     private int _heldBack;
 
@@ -332,7 +336,9 @@ internal sealed class BandwidthDelayLaw
         {
             case BandwidthDelayPhase.SlowStart:
                 Remember(filled ? rate : 0);
-                var least = _slowStartLeastMedian;
+                var least = _slowStartLeastPair;
+                _slowStartLeastPair = Math.Min(_slowStartLeastPair, _lastSlowStartMedian > 0 ? Math.Sqrt(_lastSlowStartMedian * median) : median);
+                _lastSlowStartMedian = median;
                 _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
                 _base = _slowStartLeastMedian;
                 var heldBack = _heldBack;

@@ -37,6 +37,6 @@ internal enum BandwidthDelayRules
     /// <summary>A reading's rate is taken less one standard error before the model keeps the most of ten (a pool of 64 with a queue and lognormal service).</summary>
     RateLessOneStandardError = 1 << 8,
 
-    /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (periodic stalls under one limit shared by short calls).</summary>
+    /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (a pool of 64 with a queue and lognormal service).</summary>
     DrainSpacingByLimit = 1 << 9,
 }
