@@ -108,7 +108,7 @@ internal sealed class BandwidthDelayLaw
     private bool _referenceFromFirstRound;
     private int _coldAnswers;
 
-    /// <summary>The least median of slow start's readings: its exit test's reference, and the latency without a queue until a drain.</summary>
+    /// <summary>The least median of slow start's readings: the latency without a queue until a drain.</summary>
     private double _slowStartLeastMedian = double.PositiveInfinity;
 
     /// <summary>The least geometric mean of two consecutive slow-start reading medians (the first reading's own): the reference of slow start's queue tests, since the least single median falls with every reading taken (a shared limit's slow start takes dozens).</summary>
@@ -118,7 +118,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Answers of this reading that the per-answer test held back from slow start's growth: the reading's median decides.</summary>
     private int _heldBack;
 
-    /// <summary>When a slow-start reading last read twice the least median (<see cref="long.MaxValue"/>: the last did not): a queue persists into the items started after it, a stall does not.</summary>
+    /// <summary>When a slow-start reading last read twice its reference (<see cref="long.MaxValue"/>: the last did not): a queue persists into the items started after it, a stall does not.</summary>
     private long _queuedAt = long.MaxValue;
 
     // A drain: the limit below the product until the median of a cohort of items started after it began is known.

@@ -74,6 +74,16 @@ internal static class ShapeMeasurement
             return Math.Max(final, secondHalfMedian) / (double)capacity;
         });
 
+    /// <summary>The staged law's latency without a queue (ms) after <paramref name="items"/> items on the same lognormal pool, per seed (the harness reports no starts).</summary>
+    public static double[] QueuedBaselines(int capacity, int items) =>
+        PerSeed(seed =>
+        {
+            var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
+            var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true, TimeProvider = simulation.Clock });
+            simulation.Run(limit, items);
+            return limit.Baseline.TotalMilliseconds;
+        });
+
     /// <summary>Calls in flight over the last 2 s of <see cref="IncidentScenarios.SlowDegradation"/>, over its last capacity (8).</summary>
     public static double[] DegradedLevels(AdaptiveLimitOptions options, int callSize) =>
         PerSeed(seed =>

@@ -1,5 +1,3 @@
-using FanOut.Tests.Infrastructure;
-
 using Xunit.Abstractions;
 
 namespace FanOut.Tests.Limits.Simulation;
@@ -173,13 +171,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // from starts 20.7-21.0). A pool of 32 with a queue, 20 ms median, p99 4x (drains go to three quarters of the pool,
         // below its queue): the median seed within 0.95-1.1x of 20 ms. Each seed's figure is one cohort's median (48-64
         // answers, a standard error of about a tenth in logs): every seed within three standard errors, 0.75-1.35x.
-        var baselines = ShapeMeasurement.PerSeed(seed =>
-        {
-            var simulation = new DownstreamSimulation(32, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
-            var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true, TimeProvider = simulation.Clock });
-            simulation.Run(limit, items: 6400);
-            return limit.Baseline.TotalMilliseconds;
-        });
+        var baselines = ShapeMeasurement.QueuedBaselines(32, items: 6400);
 
         output.WriteLine($"latency without a queue, no starts reported: least {baselines[0]:F1} ms, median {baselines[Seeds / 2]:F1} ms, most {baselines[^1]:F1} ms");
         Assert.InRange(baselines[Seeds / 2], 19, 22);
@@ -197,13 +189,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // ms, one seed 29.1; evenly spaced ranks kept: 20.6-21.1, most 25.3). A pool of C with a queue, 20 ms median, p99 4x, long
         // enough for several drains: the mean over the seeds within 0.95-1.1x of 20 ms (its standard error is about 0.35 ms), and
         // every seed within three standard errors of one cohort's median, 0.75-1.35x.
-        var baselines = ShapeMeasurement.PerSeed(seed =>
-        {
-            var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
-            var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true, TimeProvider = simulation.Clock });
-            simulation.Run(limit, items: 800 * capacity);
-            return limit.Baseline.TotalMilliseconds;
-        });
+        var baselines = ShapeMeasurement.QueuedBaselines(capacity, items: 800 * capacity);
 
         output.WriteLine($"latency without a queue after several drains, pool of {capacity}: {string.Join(" ", baselines.Select(b => b.ToString("F1")))} ms");
         Assert.InRange(baselines.Average(), 19, 22);
