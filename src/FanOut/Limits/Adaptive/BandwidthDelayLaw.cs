@@ -336,7 +336,7 @@ internal sealed class BandwidthDelayLaw
         {
             case BandwidthDelayPhase.SlowStart:
                 Remember(filled ? rate : 0);
-                var least = _slowStartLeastPair;
+                var least = Uses(BandwidthDelayRules.PairedSlowStartReference) ? _slowStartLeastPair : _slowStartLeastMedian;
                 _slowStartLeastPair = Math.Min(_slowStartLeastPair, _lastSlowStartMedian > 0 ? Math.Sqrt(_lastSlowStartMedian * median) : median);
                 _lastSlowStartMedian = median;
                 _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);

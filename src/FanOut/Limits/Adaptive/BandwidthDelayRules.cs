@@ -39,4 +39,7 @@ internal enum BandwidthDelayRules
 
     /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (a pool of 64 with a queue and lognormal service).</summary>
     DrainSpacingByLimit = 1 << 9,
+
+    /// <summary>Slow start's queue tests read against the least geometric mean of two consecutive reading medians, not the least single one, which falls with every reading taken (a heavy tail judged from the first answer at the server's place, with the 15% margin).</summary>
+    PairedSlowStartReference = 1 << 10,
 }
