@@ -237,7 +237,7 @@ internal sealed class BandwidthDelayLaw
             return growth;
         }
 
-        var decided = Decide(now);
+        var decided = Decide(inFlight, now);
         return decided.Reason == LimitChangeReason.Hold && growth.Reason != LimitChangeReason.Hold ? new(Limit, growth.Reason) : decided;
     }
 
@@ -312,7 +312,7 @@ internal sealed class BandwidthDelayLaw
     }
 
     /// <summary>A reading is complete: the model takes it and the phase's rule decides.</summary>
-    private LimitDecision Decide(long now)
+    private LimitDecision Decide(int inFlight, long now)
     {
         var answers = _latencies.AsSpan(0, _answers);
         answers.Sort();
@@ -328,6 +328,7 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
+        var leaving = (long)InFlightFactor * inFlight <= _peakInFlight && Uses(BandwidthDelayRules.StallIsNotAQueue);
         var began = _readingStart;
         StartReading(now);
         ReadingMedian = median;
@@ -343,22 +344,15 @@ internal sealed class BandwidthDelayLaw
                 _base = _slowStartLeastMedian;
                 var heldBack = _heldBack;
                 _heldBack = 0;
-                if (Above(median, least, ExitRatio, spread, answers.Length))
+                if (Above(median, least, ExitRatio, spread, answers.Length) && !leaving)
                 {
-                    // A queue, if a reading of items started after this one was decided reads it too (a stall holds up the
-                    // items of its spell only, however many readings they fill): slow start is over.
-                    if (Uses(BandwidthDelayRules.StallIsNotAQueue))
+                    // A queue, if a reading begun after this one was decided reads it too (a stall holds up the items of its spell
+                    // only, however many readings they fill) and its calls are not leaving (a call's last answers are its slowest,
+                    // and they come in as its calls leave, not as a queue builds): slow start is over.
+                    if (Uses(BandwidthDelayRules.StallIsNotAQueue) && (_queuedAt == long.MaxValue || began < _queuedAt))
                     {
-                        if (_queuedAt == long.MaxValue)
-                        {
-                            _queuedAt = now;
-                            return LimitDecision.Hold(Limit);
-                        }
-
-                        if (began < _queuedAt)
-                        {
-                            return LimitDecision.Hold(Limit);
-                        }
+                        _queuedAt = Math.Min(_queuedAt, now);
+                        return LimitDecision.Hold(Limit);
                     }
 
                     return Drain(now, LimitChangeReason.QueueSeen);
