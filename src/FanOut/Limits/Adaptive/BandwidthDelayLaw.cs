@@ -79,6 +79,7 @@ internal sealed class BandwidthDelayLaw
     private double _latencySum;
     private long _readingStart = long.MinValue;
     private int _peakInFlight;
+    private int _troughInFlight = int.MaxValue;
 
     // The model: the last ModelReadings readings' rates, and the latency without a queue (the median of the last drains'
     // cohorts; before the first drain, the least median of slow start's readings).
@@ -229,6 +230,7 @@ internal sealed class BandwidthDelayLaw
         _latencies[_answers++] = latency;
         _latencySum += latency;
         _peakInFlight = Math.Max(_peakInFlight, inFlight);
+        _troughInFlight = Math.Min(_troughInFlight, inFlight);
         // A reading spans a round trip at least: answers of one round come back together, and a rate read over a fraction of
         // a round trip counts that burst as throughput.
         var size = Phase == BandwidthDelayPhase.Steady ? ReadingAnswers : ShortReadingAnswers;
@@ -237,7 +239,7 @@ internal sealed class BandwidthDelayLaw
             return growth;
         }
 
-        var decided = Decide(inFlight, now);
+        var decided = Decide(now);
         return decided.Reason == LimitChangeReason.Hold && growth.Reason != LimitChangeReason.Hold ? new(Limit, growth.Reason) : decided;
     }
 
@@ -312,7 +314,7 @@ internal sealed class BandwidthDelayLaw
     }
 
     /// <summary>A reading is complete: the model takes it and the phase's rule decides.</summary>
-    private LimitDecision Decide(int inFlight, long now)
+    private LimitDecision Decide(long now)
     {
         var answers = _latencies.AsSpan(0, _answers);
         answers.Sort();
@@ -328,7 +330,7 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
-        var leaving = (long)InFlightFactor * inFlight <= _peakInFlight && Uses(BandwidthDelayRules.StallIsNotAQueue);
+        var leaving = (long)InFlightFactor * _troughInFlight <= _peakInFlight && Uses(BandwidthDelayRules.StallIsNotAQueue); // its calls left, as at a call's end
         var began = _readingStart;
         StartReading(now);
         ReadingMedian = median;
@@ -570,6 +572,7 @@ internal sealed class BandwidthDelayLaw
         _answers = 0;
         _latencySum = 0;
         _peakInFlight = 0;
+        _troughInFlight = int.MaxValue;
         _readingStart = at;
     }
 
