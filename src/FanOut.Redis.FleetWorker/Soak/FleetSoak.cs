@@ -15,7 +15,7 @@ public enum SoakFault
     /// <summary>redis-server killed, 0.2-1 s down, started again empty (data lost).</summary>
     Restart,
 
-    /// <summary>A worker with items running killed with SIGKILL (its leases are checked to come back within one lease time), then replaced.</summary>
+    /// <summary>A worker with items running killed with SIGKILL (its leases are checked to come back within one lease time, plus a stall's shift), then replaced.</summary>
     KillWorker,
 
     /// <summary><c>maxmemory 1</c> with <c>noeviction</c> for 0.5-2 s: every script that writes is refused with <c>OOM</c>.</summary>
@@ -122,10 +122,10 @@ public sealed record FleetSoakResult
 
     public required long Lost { get; init; }
 
-    /// <summary>Killed workers whose leases were not all expired (by the server's clock) one lease time after the kill.</summary>
+    /// <summary>Killed workers whose leases were not all expired (by the server's clock) one lease time after the kill, plus what the lease scripts' stall rule added (<see cref="KilledWorkerLeases"/>).</summary>
     public required long LeasesNotBack { get; init; }
 
-    /// <summary>The latest a killed worker's lease was due to expire, after the kill, in milliseconds (at most the lease time).</summary>
+    /// <summary>The latest a killed worker's lease was due to expire, after the kill, in milliseconds, not counting a stall's shift (at most the lease time).</summary>
     public required long WorstLeaseBackMs { get; init; }
 
     /// <summary>Workers that did not exit within the time allowed at the end, or exited with an error.</summary>
@@ -433,44 +433,26 @@ public static class FleetSoak
                 await Task.Delay(10, cancellationToken).ConfigureAwait(false);
             }
 
-            var killedAt = await RedisAdmin.TimeMsAsync(primary).ConfigureAwait(false);
-            var prefix = string.Create(CultureInfo.InvariantCulture, $"{pid}-");
-            var leases = $"fanout:{{{Key}}}:leases";
-            var held = 0;
-            long latest = 0;
-            var deadline = killedAt + (long)options.LeaseTime.TotalMilliseconds;
-
-            // Watch its leases (by the server's clock) until one lease time has passed: each must be due to expire by then.
-            while (await RedisAdmin.TimeMsAsync(primary).ConfigureAwait(false) <= deadline + 100)
+            // Watch its leases (by the server's clock) until they are due: within one lease time, later only by a stall's shift.
+            var judge = await KilledWorkerLeases.StartAsync(primary, pid, Key, options.LeaseTime).ConfigureAwait(false);
+            while (judge.Watching)
             {
-                var entries = await RedisAdmin.SendAsync(primary, "ZRANGE", leases, "0", "-1", "WITHSCORES").ConfigureAwait(false);
-                var mine = 0;
-                for (var i = 0; i + 1 < entries.Count; i += 2)
-                {
-                    if (entries[i].StartsWith(prefix, StringComparison.Ordinal))
-                    {
-                        mine++;
-                        latest = Math.Max(latest, (long)double.Parse(entries[i + 1], CultureInfo.InvariantCulture));
-                    }
-                }
-
-                held = Math.Max(held, mine);
                 await Task.Delay(100, cancellationToken).ConfigureAwait(false);
+                await judge.ObserveAsync(primary).ConfigureAwait(false);
             }
 
-            // A renewal sent just before the kill may run a few milliseconds after the clock was read.
-            var backMs = latest == 0 ? 0 : latest - killedAt;
-            worstBackMs = Math.Max(worstBackMs, backMs);
-            if (latest > deadline + 100)
+            worstBackMs = Math.Max(worstBackMs, judge.BackMs);
+            if (judge.Finding is { } finding)
             {
                 leasesNotBack++;
-                findings.Add($"worker {pid}'s leases expire {backMs} ms after the kill, above the lease time");
+                findings.Add(finding);
             }
 
             workers.Remove(victim);
             victim.Dispose();
             workers.Add(StartWorker(options, endpoint, counter));
-            return string.Create(CultureInfo.InvariantCulture, $"worker {pid} with {running} items running, {held} leases, due back {backMs} ms after the kill");
+            var shifted = judge.ShiftedMs == 0 ? string.Empty : string.Create(CultureInfo.InvariantCulture, $" and {judge.ShiftedMs} ms more by a stall's shift");
+            return string.Create(CultureInfo.InvariantCulture, $"worker {pid} with {running} items running, {judge.Held} leases, due back {judge.BackMs} ms after the kill{shifted}");
         }
     }
 

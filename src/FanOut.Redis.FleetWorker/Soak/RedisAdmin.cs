@@ -31,13 +31,6 @@ internal static class RedisAdmin
         return lines;
     }
 
-    /// <summary>The server's clock in milliseconds (<c>TIME</c>), as the lease scripts read it.</summary>
-    public static async Task<long> TimeMsAsync(int port)
-    {
-        var time = await SendAsync(port, "TIME").ConfigureAwait(false);
-        return (long.Parse(time[0], CultureInfo.InvariantCulture) * 1000) + (long.Parse(time[1], CultureInfo.InvariantCulture) / 1000);
-    }
-
     private static async Task ReadAsync(StreamReader reader, List<string> lines, CancellationToken token)
     {
         var line = await reader.ReadLineAsync(token).ConfigureAwait(false) ?? throw new IOException("Redis closed the connection");

@@ -27,7 +27,8 @@ internal static class LeaseScripts
     /// script are then pushed back by the stall (less the third a renewal may take anyway) before anything is purged, so
     /// the first script after the stall does not hand a running item's permit to another client ahead of the renewal that
     /// was queued behind it. A crashed client's leases come back within one lease time while other clients run scripts,
-    /// and within two thirds of one after the next script otherwise.
+    /// and within two thirds of one after the next script otherwise: when it held the whole budget the others only poll, and
+    /// a loaded host can space their polls past half a lease time, so its leases are pushed back too.
     /// <para>The grace: whoever creates a new epoch (Redis lost its data), no lease is granted until every lease of the old
     /// epoch has expired or been re-registered by its holder's renewal. A client that saw the old epoch knows there was one:
     /// the grace lasts one lease time. A client new to the key cannot tell a restart from a first start, but no lease of an
