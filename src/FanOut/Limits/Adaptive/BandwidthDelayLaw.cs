@@ -79,7 +79,6 @@ internal sealed class BandwidthDelayLaw
     private double _latencySum;
     private long _readingStart = long.MinValue;
     private int _peakInFlight;
-    private int _troughInFlight = int.MaxValue;
 
     // The model: the last ModelReadings readings' rates, and the latency without a queue (the median of the last drains'
     // cohorts; before the first drain, the least median of slow start's readings).
@@ -230,7 +229,6 @@ internal sealed class BandwidthDelayLaw
         _latencies[_answers++] = latency;
         _latencySum += latency;
         _peakInFlight = Math.Max(_peakInFlight, inFlight);
-        _troughInFlight = Math.Min(_troughInFlight, inFlight);
         // A reading spans a round trip at least: answers of one round come back together, and a rate read over a fraction of
         // a round trip counts that burst as throughput.
         var size = Phase == BandwidthDelayPhase.Steady ? ReadingAnswers : ShortReadingAnswers;
@@ -330,7 +328,6 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
-        var leaving = (long)InFlightFactor * _troughInFlight <= _peakInFlight && Uses(BandwidthDelayRules.StallIsNotAQueue); // its calls left, as at a call's end
         var began = _readingStart;
         StartReading(now);
         ReadingMedian = median;
@@ -346,15 +343,22 @@ internal sealed class BandwidthDelayLaw
                 _base = _slowStartLeastMedian;
                 var heldBack = _heldBack;
                 _heldBack = 0;
-                if (Above(median, least, ExitRatio, spread, answers.Length) && !leaving)
+                if (Above(median, least, ExitRatio, spread, answers.Length))
                 {
-                    // A queue, if a reading begun after this one was decided reads it too (a stall holds up the items of its spell
-                    // only, however many readings they fill) and its calls are not leaving (a call's last answers are its slowest,
-                    // and they come in as its calls leave, not as a queue builds): slow start is over.
-                    if (Uses(BandwidthDelayRules.StallIsNotAQueue) && (_queuedAt == long.MaxValue || began < _queuedAt))
+                    // A queue, if a reading of items started after this one was decided reads it too (a stall holds up the
+                    // items of its spell only, however many readings they fill): slow start is over.
+                    if (Uses(BandwidthDelayRules.StallIsNotAQueue))
                     {
-                        _queuedAt = Math.Min(_queuedAt, now);
-                        return LimitDecision.Hold(Limit);
+                        if (_queuedAt == long.MaxValue)
+                        {
+                            _queuedAt = now;
+                            return LimitDecision.Hold(Limit);
+                        }
+
+                        if (began < _queuedAt)
+                        {
+                            return LimitDecision.Hold(Limit);
+                        }
                     }
 
                     return Drain(now, LimitChangeReason.QueueSeen);
@@ -572,7 +576,6 @@ internal sealed class BandwidthDelayLaw
         _answers = 0;
         _latencySum = 0;
         _peakInFlight = 0;
-        _troughInFlight = int.MaxValue;
         _readingStart = at;
     }
 

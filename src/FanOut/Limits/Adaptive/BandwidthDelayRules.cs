@@ -16,7 +16,7 @@ internal enum BandwidthDelayRules
     /// <summary>Slow start ends on three answers four times faster than the first round's fastest: that round was cold (a cold first round over a small pool).</summary>
     ColdFirstRound = 1 << 1,
 
-    /// <summary>Slow start's queue exit waits for a second reading begun after the first queued one, and takes none decided as its calls leave (a call's slowest answers): one round stalled in slow start.</summary>
+    /// <summary>Slow start's queue exit waits for a reading of items started after the first queued one (one round stalled in slow start).</summary>
     StallIsNotAQueue = 1 << 2,
 
     /// <summary>The cut only on a latency without a queue that a drain measured (halving on a heavy tail behind a hard cap).</summary>
