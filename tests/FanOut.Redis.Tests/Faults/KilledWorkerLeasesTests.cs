@@ -21,8 +21,7 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
     {
         // Seed 48943072 beside two busy loops: the killed worker held the whole budget, the others only polled, and no script ran for 855 ms.
         await using var fleet = await Fleet.StartAsync(redis);
-        fleet.At(100);
-        var judge = await KilledWorkerLeases.StartAsync(redis.Server.Port, Pid, fleet.Key, s_lease);
+        var judge = await fleet.KillAt(100);
         await fleet.LiveScriptAt(200);
         await fleet.ObserveAt(judge, 900);
 
@@ -43,8 +42,7 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
     public async Task Judge_LeasePushedBackWithoutAStall_IsAFinding()
     {
         await using var fleet = await Fleet.StartAsync(redis);
-        fleet.At(100);
-        var judge = await KilledWorkerLeases.StartAsync(redis.Server.Port, Pid, fleet.Key, s_lease);
+        var judge = await fleet.KillAt(100);
         await fleet.LiveScriptAt(300);
         await fleet.ObserveAt(judge, 350);
 
@@ -60,8 +58,7 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
     public async Task Judge_LeasePushedBackBeyondTheStallShift_IsAFinding()
     {
         await using var fleet = await Fleet.StartAsync(redis);
-        fleet.At(100);
-        var judge = await KilledWorkerLeases.StartAsync(redis.Server.Port, Pid, fleet.Key, s_lease);
+        var judge = await fleet.KillAt(100);
         await fleet.LiveScriptAt(200);
         await fleet.ObserveAt(judge, 900);
 
@@ -77,9 +74,8 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
     {
         await using var fleet = await Fleet.StartAsync(redis);
         await fleet.PushDeadLeasesBack(400);
-        fleet.At(100);
 
-        var judge = await KilledWorkerLeases.StartAsync(redis.Server.Port, Pid, fleet.Key, s_lease);
+        var judge = await fleet.KillAt(100);
 
         Assert.Equal($"worker {Pid}'s leases expire 1300 ms after the kill, above the lease time", judge.Finding);
         Assert.False(judge.Watching);
@@ -120,6 +116,13 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
         }
 
         public void At(int ms) => _server.SetTime(_start.AddMilliseconds(ms));
+
+        /// <summary>The dead worker is killed at <paramref name="ms"/>: the judge starts watching its leases.</summary>
+        public Task<KilledWorkerLeases> KillAt(int ms)
+        {
+            At(ms);
+            return KilledWorkerLeases.StartAsync(_server.Port, Pid, Key, s_lease);
+        }
 
         public async Task LiveScriptAt(int ms)
         {
