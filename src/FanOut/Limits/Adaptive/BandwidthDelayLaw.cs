@@ -27,13 +27,13 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The target's room above the product: rate noise and the tail keep the limit from sitting under what the downstream carries.</summary>
     private const double TargetGain = 1.25;
 
-    /// <summary>Slow start grows on an answer within this ratio of its reference, and on those held back when its reading's median is within this ratio of the least (a queue of half a round is a queue).</summary>
+    /// <summary>Slow start grows on an answer within this ratio of its reference; a cohort whose median is this many times the least queued (a queue of half a round is a queue): its held-back answers are not granted, and two such cohorts in a row end slow start.</summary>
     private const double QueuedRatio = 1.5;
 
-    /// <summary>A slow-start reading whose median is this many times its reference has met a queue: slow start ends.</summary>
-    private const double ExitRatio = 2;
+    /// <summary>A steady reading whose median is this many times the latency without a queue read the downstream queued: the rates remembered from before are its past.</summary>
+    private const double QueuedReadingRatio = 2;
 
-    /// <summary>Standard errors of the two medians the exit ratio must be cleared by: a heavy tail's readings spread that far by chance.</summary>
+    /// <summary>Standard errors of the two medians a queue test's ratio must be cleared by: a heavy tail's medians spread that far by chance.</summary>
     private const double ExitStandardErrors = 2;
 
     /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
@@ -108,21 +108,23 @@ internal sealed class BandwidthDelayLaw
     private bool _referenceFromFirstRound;
     private int _coldAnswers;
 
-    /// <summary>The least median of slow start's readings: the latency without a queue until a drain.</summary>
+    /// <summary>The least median of slow start's cohorts: the latency without a queue until a drain.</summary>
     private double _slowStartLeastMedian = double.PositiveInfinity;
 
-    /// <summary>The least geometric mean of two consecutive slow-start reading medians (the first reading's own): the reference of slow start's queue tests, since the least single median falls with every reading taken (a shared limit's slow start takes dozens).</summary>
+    /// <summary>The least geometric mean of two consecutive slow-start cohort medians (the first cohort's own): the reference of slow start's queue tests, since the least single median falls with every cohort judged (a shared limit's slow start judges dozens).</summary>
     private double _slowStartLeastPair = double.PositiveInfinity;
     private double _lastSlowStartMedian;
 
-    /// <summary>Answers of this reading that the per-answer test held back from slow start's growth: the reading's median decides.</summary>
+    /// <summary>Answers the per-answer test held back from slow start's growth since the last cohort was judged: the next cohort's median decides.</summary>
     private int _heldBack;
 
-    /// <summary>When a slow-start reading last read twice its reference (<see cref="long.MaxValue"/>: the last did not): a queue persists into the items started after it, a stall does not.</summary>
-    private long _queuedAt = long.MaxValue;
+    /// <summary>True when the last cohort judged queued: a queue persists into the next cohort (items started after that judgment), a stall does not.</summary>
+    private bool _queueSeenOnce;
 
-    // A drain: the limit below the product until the median of a cohort of items started after it began is known.
-    private long _drainStart;
+    // The cohort: the first items started after it began, judged by their median (slow start's queue test, a drain's measure).
+    // A drain: the limit below the product until its cohort's median is known.
+    private long _cohortStart = long.MinValue;
+    private int _cohortTarget = ShortReadingAnswers;
     private int _drainFrom;
     private long _cohortBase;
     private int _cohortSize = -1;
@@ -193,7 +195,7 @@ internal sealed class BandwidthDelayLaw
         var before = Limit;
         var decision = overload ? Rejected(start, inFlight, now)
             : Phase == BandwidthDelayPhase.Draining ? Drained(start, latency, now)
-            : succeeded ? Answered(start, latency, inFlight, now)
+            : succeeded ? Judged(Answered(start, latency, inFlight, now), start, latency, now)
             : LimitDecision.Hold(Limit);
         Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
         Debug.Assert(decision.Limit == Limit && (Limit == before || decision.Reason != LimitChangeReason.Hold));
@@ -239,6 +241,13 @@ internal sealed class BandwidthDelayLaw
 
         var decided = Decide(now);
         return decided.Reason == LimitChangeReason.Hold && growth.Reason != LimitChangeReason.Hold ? new(Limit, growth.Reason) : decided;
+    }
+
+    /// <summary>An answer's reading decision, then, in slow start, its cohort's judgment: a change the judgment makes sets the limit last.</summary>
+    private LimitDecision Judged(LimitDecision reading, long start, long latency, long now)
+    {
+        var judged = Phase == BandwidthDelayPhase.SlowStart ? JudgeSlowStartCohort(start, latency, now) : LimitDecision.Hold(Limit);
+        return judged.Reason != LimitChangeReason.Hold ? judged : reading;
     }
 
     /// <summary>Growth on one answer: slow start's (one per answer that did not queue) or, below a level that said no, one per round trip.</summary>
@@ -311,7 +320,7 @@ internal sealed class BandwidthDelayLaw
         return Set(Limit + _probeStep, LimitChangeReason.Probe);
     }
 
-    /// <summary>A reading is complete: the model takes it and the phase's rule decides.</summary>
+    /// <summary>A reading is complete: the model takes its rate and, after slow start, the steady rule decides.</summary>
     private LimitDecision Decide(long now)
     {
         var answers = _latencies.AsSpan(0, _answers);
@@ -328,59 +337,61 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
-        var began = _readingStart;
         StartReading(now);
-        ReadingMedian = median;
-
-        switch (Phase)
+        Remember(filled ? rate : 0);
+        if (Phase == BandwidthDelayPhase.SlowStart)
         {
-            case BandwidthDelayPhase.SlowStart:
-                Remember(filled ? rate : 0);
-                var least = Uses(BandwidthDelayRules.PairedSlowStartReference) ? _slowStartLeastPair : _slowStartLeastMedian;
-                _slowStartLeastPair = Math.Min(_slowStartLeastPair, _lastSlowStartMedian > 0 ? Math.Sqrt(_lastSlowStartMedian * median) : median);
-                _lastSlowStartMedian = median;
-                _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
-                _base = _slowStartLeastMedian;
-                var heldBack = _heldBack;
-                _heldBack = 0;
-                if (Above(median, least, ExitRatio, spread, answers.Length))
-                {
-                    // A queue, if a reading of items started after this one was decided reads it too (a stall holds up the
-                    // items of its spell only, however many readings they fill): slow start is over.
-                    if (Uses(BandwidthDelayRules.StallIsNotAQueue))
-                    {
-                        if (_queuedAt == long.MaxValue)
-                        {
-                            _queuedAt = now;
-                            return LimitDecision.Hold(Limit);
-                        }
-
-                        if (began < _queuedAt)
-                        {
-                            return LimitDecision.Hold(Limit);
-                        }
-                    }
-
-                    return Drain(now, LimitChangeReason.QueueSeen);
-                }
-
-                _queuedAt = long.MaxValue;
-
-                if (heldBack > 0 && Uses(BandwidthDelayRules.HeldBackGrant) && !Above(median, least, QueuedRatio, spread, answers.Length))
-                {
-                    // The reading did not queue: the answers held back only fell in a noisy downstream's spread (few answers of a
-                    // lognormal come within 1.5x of the fastest), and each grows the limit as the others did.
-                    return Set(Limit + heldBack, LimitChangeReason.SlowStartGrowth);
-                }
-
-                return LimitDecision.Hold(Limit);
-
-            default:
-                Remember(filled ? rate : 0);
-                _answersSinceDrain += answers.Length;
-                _meanOverMedian = _meanOverMedian == 0 ? mean / median : (0.75 * _meanOverMedian) + (0.25 * mean / median);
-                return DecideSteady(now, level, filled, median, rate, spread, answers.Length);
+            return LimitDecision.Hold(Limit); // slow start decides on cohorts (JudgeSlowStartCohort); its readings measure the rate
         }
+
+        ReadingMedian = median;
+        _answersSinceDrain += answers.Length;
+        _meanOverMedian = _meanOverMedian == 0 ? mean / median : (0.75 * _meanOverMedian) + (0.25 * mean / median);
+        return DecideSteady(now, level, filled, median, rate, spread, answers.Length);
+    }
+
+    /// <summary>Slow start's queue test, once per cohort of items started together: a cohort's median is biased neither by a batch's first answers (its fastest) nor by a call's last (its slowest), as a reading of answers as they come is.</summary>
+    private LimitDecision JudgeSlowStartCohort(long start, long latency, long now)
+    {
+        var median = CohortMedian(start, latency, now);
+        if (median == 0)
+        {
+            return LimitDecision.Hold(Limit);
+        }
+
+        var count = _cohortSize;
+        var spread = LogSpread(_cohort.AsSpan(0, count)); // reads its median and lower quartile only, both answered
+        BeginCohort(now, ShortReadingAnswers);
+        ReadingMedian = median;
+        var least = Uses(BandwidthDelayRules.PairedSlowStartReference) ? _slowStartLeastPair : _slowStartLeastMedian;
+        _slowStartLeastPair = Math.Min(_slowStartLeastPair, _lastSlowStartMedian > 0 ? Math.Sqrt(_lastSlowStartMedian * median) : median);
+        _lastSlowStartMedian = median;
+        _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
+        _base = _slowStartLeastMedian;
+        var heldBack = _heldBack;
+        _heldBack = 0;
+        if (Above(median, least, QueuedRatio, spread, count))
+        {
+            // A queue, if the next cohort (items started after this one was judged) reads it too: a stall holds up the items
+            // of its spell only. Slow start is over.
+            if (Uses(BandwidthDelayRules.StallIsNotAQueue) && !_queueSeenOnce)
+            {
+                _queueSeenOnce = true;
+                return LimitDecision.Hold(Limit);
+            }
+
+            return Drain(now, LimitChangeReason.QueueSeen);
+        }
+
+        _queueSeenOnce = false;
+        if (heldBack > 0 && Uses(BandwidthDelayRules.HeldBackGrant))
+        {
+            // The cohort did not queue: the answers held back only fell in a noisy downstream's spread (few answers of a
+            // lognormal come within 1.5x of the fastest), and each grows the limit as the others did.
+            return Set(Limit + heldBack, LimitChangeReason.SlowStartGrowth);
+        }
+
+        return LimitDecision.Hold(Limit);
     }
 
     /// <summary>After slow start, once per reading: cut to the target when the calls in flight on average were above it, else grow toward it.</summary>
@@ -392,7 +403,7 @@ internal sealed class BandwidthDelayLaw
 
         // A reading twice the latency without a queue (by two standard errors) queued: it read the downstream at what it
         // carries, and higher rates remembered are its past (a degrading downstream's rate falls as its latency rises).
-        var queued = measured && Above(median, _base, ExitRatio, spread, answers) && Uses(BandwidthDelayRules.QueuedReadingForgetsRates);
+        var queued = measured && Above(median, _base, QueuedReadingRatio, spread, answers) && Uses(BandwidthDelayRules.QueuedReadingForgetsRates);
         if (queued)
         {
             Array.Clear(_rates);
@@ -430,33 +441,10 @@ internal sealed class BandwidthDelayLaw
     /// </summary>
     private LimitDecision Drained(long start, long latency, long now)
     {
-        if (_cohortSize < 0 && _started - _cohortBase >= _drainAnswers)
-        {
-            CloseCohort((int)(_started - _cohortBase), now);
-        }
-
-        if (start < _drainStart || (_cohortSize >= 0 && start >= _cohortEnd) || _cohortAnswered == _cohort.Length)
+        var median = CohortMedian(start, latency, now);
+        if (median == 0)
         {
             return LimitDecision.Hold(Limit);
-        }
-
-        _cohort[_cohortAnswered++] = latency;
-        if (_cohortSize < 0 && _cohortAnswered >= _drainAnswers)
-        {
-            CloseCohort(_cohortAnswered, now); // starts counted short (canceled items never answer): the cohort is the answers so far
-        }
-
-        if (_cohortSize < 0 || 2 * _cohortAnswered <= _cohortSize)
-        {
-            return LimitDecision.Hold(Limit);
-        }
-
-        var answered = _cohort.AsSpan(0, _cohortAnswered);
-        answered.Sort();
-        var median = answered[_cohortSize / 2];
-        if (_cohortAnswered < _cohortSize && median > now - _cohortEnd)
-        {
-            return LimitDecision.Hold(Limit); // an item still out may yet answer faster than this
         }
 
         var level = Limit;
@@ -467,11 +455,12 @@ internal sealed class BandwidthDelayLaw
             // latency is in proportion to the calls at every level above the cores): the drain's level still queues. Drain deeper.
             _drainedFromMedian = median;
             _drainedFromLevel = level;
-            BeginCohort(now);
+            _drainFrom = 0; // the level it left queued: the model's target, not that level, is where the drain ends
+            BeginCohort(now, _drainAnswers);
             return Set(level / 2, LimitChangeReason.Remeasure);
         }
 
-        PoolCohort(answered, _cohortSize);
+        PoolCohort(_cohort.AsSpan(0, _cohortAnswered), _cohortSize);
         _base = _basePool[_basePoolCount / 2];
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
@@ -479,12 +468,47 @@ internal sealed class BandwidthDelayLaw
         return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
     }
 
-    private void BeginCohort(long now)
+    /// <summary>
+    /// Takes an answer into the cohort (the first items started after it began) and returns its median once known (0: not
+    /// yet): once more than half of it answered and every item still out has been out longer than that median, so neither
+    /// the fastest answers (a batch's first) nor the slowest (a call's last) bias it. The answers so far stay sorted.
+    /// </summary>
+    private double CohortMedian(long start, long latency, long now)
+    {
+        if (_cohortSize < 0 && _started - _cohortBase >= _cohortTarget)
+        {
+            CloseCohort((int)(_started - _cohortBase), now);
+        }
+
+        if (start < _cohortStart || (_cohortSize >= 0 && start >= _cohortEnd) || _cohortAnswered == _cohort.Length)
+        {
+            return 0;
+        }
+
+        _cohort[_cohortAnswered++] = latency;
+        if (_cohortSize < 0 && _cohortAnswered >= _cohortTarget)
+        {
+            CloseCohort(_cohortAnswered, now); // starts counted short (canceled items never answer): the cohort is the answers so far
+        }
+
+        if (_cohortSize < 0 || 2 * _cohortAnswered <= _cohortSize)
+        {
+            return 0;
+        }
+
+        var answered = _cohort.AsSpan(0, _cohortAnswered);
+        answered.Sort();
+        var median = answered[_cohortSize / 2];
+        return _cohortAnswered < _cohortSize && median > now - _cohortEnd ? 0 : Math.Max(1, median); // an item still out may yet answer faster
+    }
+
+    private void BeginCohort(long now, int size)
     {
         _cohortBase = _started;
         _cohortSize = -1;
         _cohortAnswered = 0;
-        _drainStart = now;
+        _cohortStart = now;
+        _cohortTarget = size;
     }
 
     private void CloseCohort(int size, long now)
@@ -529,7 +553,6 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue.</summary>
     private LimitDecision Drain(long now, LimitChangeReason reason)
     {
-        BeginCohort(now);
         var target = Target;
         _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
         _drainedFromLevel = Limit;
@@ -539,6 +562,7 @@ internal sealed class BandwidthDelayLaw
         Phase = BandwidthDelayPhase.Draining;
         var level = Clamp(Math.Max(LeastDrainLevel, (int)(DrainGain * Product())));
         _drainAnswers = Math.Clamp(4 * level, ShortReadingAnswers, PoolAnswers);
+        BeginCohort(now, _drainAnswers);
         return Set(Math.Min(Limit, level), reason);
     }
 

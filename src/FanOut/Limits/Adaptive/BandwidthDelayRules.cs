@@ -10,13 +10,13 @@ internal enum BandwidthDelayRules
     /// <summary>No rule left out.</summary>
     None = 0,
 
-    /// <summary>Slow start grants the answers its per-answer test held back when their reading did not queue (a heavy tail judged from the first answer).</summary>
+    /// <summary>Slow start grants the answers its per-answer test held back when the next cohort did not queue (a heavy tail judged from the first answer).</summary>
     HeldBackGrant = 1 << 0,
 
     /// <summary>Slow start ends on three answers four times faster than the first round's fastest: that round was cold (a cold first round over a small pool).</summary>
     ColdFirstRound = 1 << 1,
 
-    /// <summary>Slow start's queue exit waits for a reading of items started after the first queued one (one round stalled in slow start).</summary>
+    /// <summary>Slow start's queue exit waits for a second queued cohort, of items started after the first was judged (one round stalled in slow start).</summary>
     StallIsNotAQueue = 1 << 2,
 
     /// <summary>The cut only on a latency without a queue that a drain measured (halving on a heavy tail behind a hard cap).</summary>
@@ -37,9 +37,9 @@ internal enum BandwidthDelayRules
     /// <summary>A reading's rate is taken less one standard error before the model keeps the most of ten (a pool of 64 with a queue and lognormal service).</summary>
     RateLessOneStandardError = 1 << 8,
 
-    /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (a pool of 64 with a queue and lognormal service).</summary>
+    /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (capacity halving on a heavy tail behind a queue, at the server's place).</summary>
     DrainSpacingByLimit = 1 << 9,
 
-    /// <summary>Slow start's queue tests read against the least geometric mean of two consecutive reading medians, not the least single one, which falls with every reading taken (a heavy tail judged from the first answer at the server's place, with the 15% margin).</summary>
+    /// <summary>Slow start's queue tests read against the least geometric mean of two consecutive cohort medians, not the least single one, which falls with every cohort judged (a heavy tail judged from the first answer).</summary>
     PairedSlowStartReference = 1 << 10,
 }
