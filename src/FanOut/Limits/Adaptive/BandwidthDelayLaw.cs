@@ -34,7 +34,7 @@ internal sealed class BandwidthDelayLaw
     private const double QueuedReadingRatio = 2;
 
     /// <summary>Standard errors of the two medians a queue test's ratio must be cleared by: a heavy tail's medians spread that far by chance.</summary>
-    private const double ExitStandardErrors = 2;
+    private const double QueueTestStandardErrors = 2;
 
     /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
     private const double MedianStandardErrorFactor = 1.2533;
@@ -434,11 +434,7 @@ internal sealed class BandwidthDelayLaw
         return LimitDecision.Hold(Limit);
     }
 
-    /// <summary>
-    /// An answer during a drain. The drain's cohort is the first items started after it began (answers of items started
-    /// before queued behind the level it left); its median is known once more than half of it answered and every item still
-    /// out has been out longer than that median, so the first answers, the fastest, do not bias it.
-    /// </summary>
+    /// <summary>An answer during a drain: its cohort (<see cref="CohortMedian"/>) is of items started after it began, since those started before queued behind the level it left.</summary>
     private LimitDecision Drained(long start, long latency, long now)
     {
         var median = CohortMedian(start, latency, now);
@@ -544,7 +540,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>True when a reading's <paramref name="median"/> (of <paramref name="answers"/> answers whose logs spread <paramref name="spread"/>) is above <paramref name="ratio"/> times <paramref name="reference"/> by the noise floor and by two standard errors of the two medians (a heavy tail's readings spread that far by chance).</summary>
     private bool Above(double median, double reference, double ratio, double spread, int answers) =>
         median - reference > _noiseFloor
-        && Math.Log(median / reference) > Math.Log(ratio) + (ExitStandardErrors * MedianStandardErrorFactor * spread * Math.Sqrt(2.0 / answers));
+        && Math.Log(median / reference) > Math.Log(ratio) + (QueueTestStandardErrors * MedianStandardErrorFactor * spread * Math.Sqrt(2.0 / answers));
 
     /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their lower quartile and median: robust to a stray answer and to answers still out (a drain's, counted as the slowest).</summary>
     private static double LogSpread(ReadOnlySpan<long> answers) =>
