@@ -21,11 +21,7 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
     {
         // Seed 48943072 beside two busy loops: the killed worker held the whole budget, the others only polled, and no script ran for 855 ms.
         await using var fleet = await Fleet.StartAsync(redis);
-        var judge = await fleet.KillAt(100);
-        await fleet.LiveScriptAt(200);
-        await fleet.ObserveAt(judge, 900);
-
-        await fleet.LiveScriptAt(950); // 750 ms after the last script: its prelude pushes the dead leases back by 750 - 333
+        var judge = await fleet.StallAfterAKill(); // its prelude pushes the dead leases back by 750 - 333
         await fleet.ObserveAt(judge, 960);
         await fleet.ObserveAt(judge, 1500);
         Assert.True(judge.Watching); // one lease time after the kill has passed, the shifted leases are not due yet
@@ -58,11 +54,7 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
     public async Task Judge_LeasePushedBackBeyondTheStallShift_IsAFinding()
     {
         await using var fleet = await Fleet.StartAsync(redis);
-        var judge = await fleet.KillAt(100);
-        await fleet.LiveScriptAt(200);
-        await fleet.ObserveAt(judge, 900);
-
-        await fleet.LiveScriptAt(950);
+        var judge = await fleet.StallAfterAKill();
         await fleet.PushDeadLeasesBack(200); // a shift of the whole gap, or a renewal on top of the stall's shift
         await fleet.ObserveAt(judge, 960);
 
@@ -122,6 +114,16 @@ public sealed class KilledWorkerLeasesTests(FakeClockRedisFixture redis) : IClas
         {
             At(ms);
             return KilledWorkerLeases.StartAsync(_server.Port, Pid, Key, s_lease);
+        }
+
+        /// <summary>A kill at 100 ms, a live script at 200 ms, the judge's look at 900 ms, then a live script at 950 ms: 750 ms after the last, past half a lease, so the stall rule shifts the dead leases.</summary>
+        public async Task<KilledWorkerLeases> StallAfterAKill()
+        {
+            var judge = await KillAt(100);
+            await LiveScriptAt(200);
+            await ObserveAt(judge, 900);
+            await LiveScriptAt(950);
+            return judge;
         }
 
         public async Task LiveScriptAt(int ms)
