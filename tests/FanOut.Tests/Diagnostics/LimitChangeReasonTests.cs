@@ -4,6 +4,7 @@ using System.Diagnostics.Metrics;
 using System.Diagnostics.Tracing;
 
 using FanOut.Diagnostics;
+using FanOut.Tests.Infrastructure;
 using FanOut.Tests.Limits.Simulation;
 
 namespace FanOut.Tests.Diagnostics;
@@ -154,35 +155,5 @@ public sealed class LimitChangeReasonTests
         }
 
         static object? Tag(ActivityEvent e, string key) => e.Tags.First(t => t.Key == key).Value;
-    }
-
-    /// <summary>One LimitChanged event as the event source wrote it.</summary>
-    private sealed record Change(string Kind, string Name, int From, int To, string Reason, double WindowMedianMs, double BaselineMs, int InFlight, long Sequence);
-
-    /// <summary>Collects the LimitChanged events of the limit named <c>name</c> (in-process listeners are called synchronously).</summary>
-    private sealed class LimitChangeListener(string name) : EventListener
-    {
-        private readonly ConcurrentQueue<Change> _changes = new();
-
-        public IReadOnlyCollection<Change> Changes => _changes;
-
-        protected override void OnEventSourceCreated(EventSource eventSource)
-        {
-            if (eventSource.Name == FanOutEvents.SourceName)
-            {
-                EnableEvents(eventSource, EventLevel.Informational);
-            }
-        }
-
-        protected override void OnEventWritten(EventWrittenEventArgs e)
-        {
-            if (e.EventId != FanOutEvents.LimitChangedId || e.Payload is not { } p || (string?)p[1] != name)
-            {
-                return;
-            }
-
-            Assert.Equal(FanOutEvents.LimitChanged, e.EventName);
-            _changes.Enqueue(new((string)p[0]!, (string)p[1]!, (int)p[2]!, (int)p[3]!, (string)p[4]!, (double)p[5]!, (double)p[6]!, (int)p[7]!, (long)p[8]!));
-        }
     }
 }

@@ -28,6 +28,18 @@ internal static class ShapeMeasurement
             return Throughput(adaptive, from) / Throughput(best, from);
         });
 
+    /// <summary>Per seed, 1 when slow start ended on "queue seen" (its first change other than its growth, read from LimitChanged), else 0.</summary>
+    public static double[] SlowStartQueueExits(AdaptiveLimitOptions options, int callSize, DownstreamScript script, TimeSpan duration) =>
+        PerSeed(seed =>
+        {
+            var name = $"slow-start-exit-{Guid.NewGuid():N}";
+            using var listener = new LimitChangeListener(name);
+            var simulation = new LimitSimulation(script, seed) { CallSize = callSize };
+            simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(options with { Name = name })), duration: duration);
+            var ended = listener.Changes.OrderBy(c => c.Sequence).FirstOrDefault(c => c.Reason != nameof(LimitChangeReason.SlowStartGrowth));
+            return ended?.Reason == nameof(LimitChangeReason.QueueSeen) ? 1 : 0;
+        });
+
     /// <summary>Jain's index of <paramref name="clients"/> independent clients' goodputs over the second half, each with its own limit.</summary>
     public static double[] Fairness(AdaptiveLimitOptions options, int clients, DownstreamScript script) =>
         PerSeed(seed =>
@@ -121,6 +133,14 @@ internal static class ShapeMeasurement
             var limit = ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock });
             var secondHalf = simulation.Run(limit, items: 600, tailFraction: 0.5);
             return Math.Max(limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2));
+        });
+
+    /// <summary>CPU-bound bodies of 5 ms on 2 simulated cores, 800 items: per seed, the highest limit over the last 30% of the run.</summary>
+    public static double[] SharedCoreTailPeaks(AdaptiveLimitOptions options) =>
+        PerSeed(seed =>
+        {
+            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(5), seed);
+            return simulation.Run(ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock }), items: 800).Max();
         });
 
     /// <summary>

@@ -51,6 +51,31 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
+    public void StagedLaw_HeavyTailWithoutOverload_SlowStartDoesNotEndOnAQueue(string place)
+    {
+        // No queue forms here. A call's first answers are its fastest and its last its slowest: read as they came, they ended
+        // slow start on "queue seen" in 20 seeds of 20 at the shared place (calls of 100), 2 at the loop. Judged on cohorts of
+        // items started together: 0 at the shared place and the loop, 1 over HTTP and at the server. Target: at most 3 seeds
+        // of 20 at every place (the issue's margin of 2 seeds over the worst place today).
+        var exits = ShapeMeasurement.SlowStartQueueExits(Staged(place), LawPlace.Named(place).CallSize, ShapeMeasurement.HeavyTail, TimeSpan.FromSeconds(6)).Sum();
+        output.WriteLine($"heavy tail, {place}: slow start ended on a queue in {exits} seeds of {Seeds}");
+        Assert.True(exits <= 3, $"{exits} seeds of {Seeds}");
+    }
+
+    [Fact]
+    public void StagedLaw_CpuBoundBodiesOnTwoCores_HoldNearTheCores()
+    {
+        // Issue 1's CPU-bound bodies (5 ms on 2 cores): the limits suite's band is 1-3 over the last 30% of the run. A drain
+        // that went deeper because its level queued used to go back to that level, and took readings to come down again (69
+        // of 240 samples above 3 in one run; every seed's tail reaches 4 without it); it ends at the model's target. Target: at
+        // most 3 in every seed. No margin is possible: the law's fixed point on 2 cores is 1.25 x 2 rounded up, the bar itself.
+        var peaks = ShapeMeasurement.SharedCoreTailPeaks(Staged("loop"));
+        output.WriteLine($"CPU-bound bodies on 2 cores: highest limit over the tail, worst seed {peaks[^1]}, median {peaks[Seeds / 2]}");
+        Assert.True(peaks[^1] <= 3, $"worst seed {peaks[^1]}");
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
     public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughput(string place)
     {
         // Target 0.8x Fixed(256) in every seed (the shared place's worst seed reads 0.90x, the others 0.99x).
