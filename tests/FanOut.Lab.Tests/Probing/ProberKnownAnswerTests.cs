@@ -258,20 +258,23 @@ public sealed class ProberKnownAnswerTests(ITestOutputHelper output)
         return report;
     }
 
-    /// <summary>Cancels the probe, as Ctrl+C would, once <c>count</c> levels have finished.</summary>
+    /// <summary>
+    /// Cancels the probe, as Ctrl+C would, once <c>count</c> levels have finished, as the next level starts. A level measured
+    /// again (the probe confirms a stop that one short level read, a busy machine's hiccup) is still the same level.
+    /// </summary>
     private sealed class CancelAfterLevels(int count, CancellationTokenSource cancel) : IProbeProgress
     {
-        private int _finished;
+        private readonly HashSet<int> _finished = [];
 
         public void LevelStarted(int concurrency)
         {
-            if (_finished >= count)
+            if (_finished.Count >= count && !_finished.Contains(concurrency))
             {
                 cancel.CancelAfter(TimeSpan.FromMilliseconds(100));
             }
         }
 
-        public void LevelFinished(LevelResult level, LevelVerdict verdict) => _finished++;
+        public void LevelFinished(LevelResult level, LevelVerdict verdict) => _finished.Add(level.Concurrency);
 
         public void Note(string message)
         {
