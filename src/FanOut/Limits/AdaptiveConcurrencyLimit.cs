@@ -71,7 +71,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>When an overload last cut the limit (under the lock): a rejection of an item started before it is already answered by that cut.</summary>
     private long _lastCutAt = long.MinValue;
 
-    /// <summary>Item starts counted while <see cref="_countingFirstWindow"/>.</summary>
+    /// <summary>Item starts counted while <see cref="_countingFirstWindow"/> (under the lock).</summary>
     private int _firstWindowStarts;
 
     /// <summary>The most completions <see cref="HoldBack"/> keeps: the answers that came in before the first window's last.</summary>
@@ -198,32 +198,30 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     public override bool IsOverload(Exception failure) => _isOverload(failure);
 
     /// <summary>Called as each item starts (its permit taken): the first window's starts are counted.</summary>
-    protected override long OnItemStarting()
+    protected override long OnItemStarting() => _countingFirstWindow ? CountFirstWindowStart() : _time.GetTimestamp();
+
+    /// <summary>
+    /// Reads a start's clock and counts it as one step under the lock, so the start that fixes the first window's end is the
+    /// latest of its starts (read apart, a worker preempted between the two ended the window before another's start it had
+    /// counted: the window could never fill, and the limit held its initial value with no baseline for good).
+    /// </summary>
+    private long CountFirstWindowStart()
     {
-        var timestamp = _time.GetTimestamp();
-        if (_countingFirstWindow)
-        {
-            CountFirstWindowStart(timestamp);
-        }
-
-        return timestamp;
-    }
-
-    /// <summary>Counts an item start; the last one the first window takes fixes its end.</summary>
-    private void CountFirstWindowStart(long timestamp)
-    {
-        if (Interlocked.Increment(ref _firstWindowStarts) != AdaptiveControlLaw.FirstWindowSamples)
-        {
-            return;
-        }
-
         lock (_lock)
         {
+            var timestamp = _time.GetTimestamp();
+            if (!_countingFirstWindow || timestamp < _statistics.WindowStart || ++_firstWindowStarts != AdaptiveControlLaw.FirstWindowSamples)
+            {
+                return timestamp; // the end is fixed already, or this began before a reopened window (it counts as an older item)
+            }
+
             _countingFirstWindow = false;
             if (_statistics.PoolCount == 0 && _statistics.WindowEnd == long.MaxValue)
             {
                 _statistics.EndWindowAt(timestamp + 1, AdaptiveControlLaw.FirstWindowSamples);
             }
+
+            return timestamp;
         }
     }
 
