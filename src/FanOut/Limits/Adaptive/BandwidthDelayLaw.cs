@@ -115,6 +115,9 @@ internal sealed class BandwidthDelayLaw
     private double _slowStartLeastPair = double.PositiveInfinity;
     private double _lastSlowStartMedian;
 
+    /// <summary>The limit when slow start last judged a cohort.</summary>
+    private int _judgedLevel;
+
     /// <summary>Answers the per-answer test held back from slow start's growth since the last cohort was judged: the next cohort's median decides.</summary>
     private int _heldBack;
 
@@ -145,7 +148,6 @@ internal sealed class BandwidthDelayLaw
     private double _growthCredit;
     private int _roundTripsAtCeiling;
     private int _probeSpacing = MinProbeSpacing;
-    private int _probeStep = 1;
 
     /// <summary>When the last probe began, and the answers of items started since: a probe passed once a round at its level answered.</summary>
     private long _probedAt = long.MaxValue;
@@ -305,19 +307,14 @@ internal sealed class BandwidthDelayLaw
                 // No drain ever measured the latency without a queue (a "no" ended slow start): a downstream that now queues
                 // rather than refuses is seen only by that latency. Measure it, and leave the probes.
                 _ceiling = 0;
-                _probeStep = 1;
                 return Drain(now, LimitChangeReason.Remeasure);
             }
-
-            // Probes come sooner and their steps double: a downstream that recovered is found in a few probes, not one permit
-            // at a time.
-            _probeStep = Uses(BandwidthDelayRules.ProbeStepDoubles) ? Math.Min(2 * _probeStep, Math.Max(1, Limit / 4)) : 1;
         }
 
-        _ceiling = Limit + _probeStep;
+        _ceiling = Limit + 1;
         _probedAt = now;
         _answersSinceProbe = 0;
-        return Set(Limit + _probeStep, LimitChangeReason.Probe);
+        return Set(Limit + 1, LimitChangeReason.Probe);
     }
 
     /// <summary>A reading is complete: the model takes its rate and, after slow start, the steady rule decides.</summary>
@@ -364,9 +361,17 @@ internal sealed class BandwidthDelayLaw
         BeginCohort(now, ShortReadingAnswers);
         ReadingMedian = median;
         var least = Uses(BandwidthDelayRules.PairedSlowStartReference) ? _slowStartLeastPair : _slowStartLeastMedian;
-        _slowStartLeastPair = Math.Min(_slowStartLeastPair, _lastSlowStartMedian > 0 ? Math.Sqrt(_lastSlowStartMedian * median) : median);
-        _lastSlowStartMedian = median;
-        _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
+        // Only a cohort at a level not judged before moves the reference: at one level (the most limit, or growth held) every
+        // cohort more lowers the least of them, with no queue gone, and a noisy one then reads as queued.
+        var newLevel = Limit != _judgedLevel || !Uses(BandwidthDelayRules.ReferenceFromNewLevels);
+        _judgedLevel = Limit;
+        if (newLevel)
+        {
+            _slowStartLeastPair = Math.Min(_slowStartLeastPair, _lastSlowStartMedian > 0 ? Math.Sqrt(_lastSlowStartMedian * median) : median);
+            _lastSlowStartMedian = median;
+            _slowStartLeastMedian = Math.Min(_slowStartLeastMedian, median);
+        }
+
         _base = _slowStartLeastMedian;
         var heldBack = _heldBack;
         _heldBack = 0;
@@ -418,7 +423,7 @@ internal sealed class BandwidthDelayLaw
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
 
-        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * (Uses(BandwidthDelayRules.DrainSpacingByLimit) ? Math.Max(_drainAnswers, Limit) : _drainAnswers) && Limit > Math.Max(_options.MinLimit, Product()))
+        if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > Math.Max(_options.MinLimit, Product()))
         {
             return Drain(now, LimitChangeReason.Remeasure);
         }
@@ -476,15 +481,15 @@ internal sealed class BandwidthDelayLaw
             CloseCohort((int)(_started - _cohortBase), now);
         }
 
-        if (start < _cohortStart || (_cohortSize >= 0 && start >= _cohortEnd) || _cohortAnswered == _cohort.Length)
+        // An answer of an item outside the cohort adds nothing, but still tells the time: the count of starts is read from
+        // calls in flight, and one counted too many would otherwise keep the cohort open once all of it had answered.
+        if (start >= _cohortStart && (_cohortSize < 0 || start < _cohortEnd) && _cohortAnswered < _cohort.Length)
         {
-            return 0;
-        }
-
-        _cohort[_cohortAnswered++] = latency;
-        if (_cohortSize < 0 && _cohortAnswered >= _cohortTarget)
-        {
-            CloseCohort(_cohortAnswered, now); // starts counted short (canceled items never answer): the cohort is the answers so far
+            _cohort[_cohortAnswered++] = latency;
+            if (_cohortSize < 0 && _cohortAnswered >= _cohortTarget)
+            {
+                CloseCohort(_cohortAnswered, now); // starts counted short (canceled items never answer): the cohort is the answers so far
+            }
         }
 
         if (_cohortSize < 0 || 2 * _cohortAnswered <= _cohortSize)
@@ -579,7 +584,6 @@ internal sealed class BandwidthDelayLaw
             _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing); // a probe refused again: wait longer before the next
         }
 
-        _probeStep = 1;
         _ceiling = level;
         _roundTripsAtCeiling = 0;
         _growthCredit = 0;

@@ -25,21 +25,20 @@ internal enum BandwidthDelayRules
     /// <summary>A drain whose latency fell in proportion to its level goes on at half the level (CPU-bound bodies on 2 cores).</summary>
     DeeperDrain = 1 << 4,
 
-    /// <summary>A probe that passed brings the next sooner with twice the step (a client joining a cap another fills).</summary>
-    ProbeStepDoubles = 1 << 5,
 
     /// <summary>A reading twice the latency without a queue keeps only its own rate (capacity and latency degrading slowly).</summary>
-    QueuedReadingForgetsRates = 1 << 6,
+    QueuedReadingForgetsRates = 1 << 5,
 
     /// <summary>A passed probe with no latency without a queue measured drains (a pool that refused, then queued).</summary>
-    DrainWhenProbePassesUnmeasured = 1 << 7,
+    DrainWhenProbePassesUnmeasured = 1 << 6,
 
     /// <summary>A reading's rate is taken less one standard error before the model keeps the most of ten (a pool of 64 with a queue and lognormal service).</summary>
-    RateLessOneStandardError = 1 << 8,
+    RateLessOneStandardError = 1 << 7,
 
-    /// <summary>Drains are spaced by round trips' worth of answers (a limit's worth each), not by drain cohorts alone (capacity halving on a heavy tail behind a queue, at the server's place).</summary>
-    DrainSpacingByLimit = 1 << 9,
 
-    /// <summary>Slow start's queue tests read against the least geometric mean of two consecutive cohort medians, not the least single one, which falls with every cohort judged (a heavy tail judged from the first answer).</summary>
-    PairedSlowStartReference = 1 << 10,
+    /// <summary>Slow start's queue tests read against the least geometric mean of two consecutive cohort medians, not the least single one, which falls with every cohort judged (a heavy tail without overload at the server's place).</summary>
+    PairedSlowStartReference = 1 << 8,
+
+    /// <summary>Only a cohort at a level slow start has not judged before moves its reference (a heavy tail without overload at the server's place, where slow start sits at the most limit).</summary>
+    ReferenceFromNewLevels = 1 << 9,
 }
