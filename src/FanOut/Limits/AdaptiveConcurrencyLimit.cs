@@ -345,6 +345,10 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             {
                 // Started after the first window's items: kept until they have set the baseline, then counted.
                 HoldBack(startTimestamp, now - startTimestamp, succeeded, inFlight);
+                if (CloseOverdueFirstWindow(now, inFlight))
+                {
+                    Decide(inFlight, now);
+                }
             }
             else if (startTimestamp < _statistics.WindowStart && (!overload || startTimestamp < _lastCutAt))
             {
@@ -557,6 +561,31 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
             _firstWindowStarts = 0;
             _countingFirstWindow = true;
         }
+    }
+
+    /// <summary>
+    /// Closes a first window whose median is known while items of it are still out (under the lock): more than half of it
+    /// answered, and every item still out has been out longer than the slowest answer, so each counts as the slowest with
+    /// the time it has been out (the median is what waiting would read). Without this, one of the first items hanging (a
+    /// connection that times out after minutes) kept the limit at its initial value, measuring nothing, until it answered.
+    /// </summary>
+    private bool CloseOverdueFirstWindow(long now, int inFlight)
+    {
+        var size = _law.WindowSize(_statistics);
+        var outFor = now - _statistics.WindowEnd + 1; // the least time an item still out has been out
+        if (_statistics.PoolCount != 0 || _statistics.WindowEnd == long.MaxValue || _statistics.WindowItems >= size
+            || _statistics.WindowSuccesses <= size / 2 || outFor <= _statistics.SlowestInWindow())
+        {
+            return false;
+        }
+
+        while (_statistics.WindowItems < size)
+        {
+            _statistics.Record(_statistics.WindowEnd - 1, outFor, succeeded: true, overload: false, inFlight);
+        }
+
+        _statistics.ClearRound();
+        return true;
     }
 
     /// <summary>Keeps a completion that came in while the first window was still open (under the lock).</summary>

@@ -112,6 +112,35 @@ public sealed class AdaptiveLearningTests
         Assert.NotEqual(TimeSpan.Zero, limit.Baseline);
     }
 
+    [Fact]
+    public void Adaptive_OneOfTheFirstItemsHangs_TheLimitStillLearns()
+    {
+        // The first of a call's items hangs (a connection that times out after minutes) while the others answer in 1-10 ms.
+        // The first window waited for all four of its items, so the limit measured nothing and held its initial value for
+        // as long as the one item hung. Once three have answered and the fourth has been out longer than any of them, it is
+        // the slowest whatever it takes: the window's median is known.
+        var clock = new ManualTimeProvider();
+        var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = clock });
+        _ = limit.RecordStart(); // never answers
+        var running = new Queue<long>();
+        var slowest = TimeSpan.Zero;
+        for (var step = 0; step < 2_000 && limit.Baseline == TimeSpan.Zero; step++)
+        {
+            while (running.Count + 1 < limit.Current)
+            {
+                clock.Advance(TimeSpan.FromTicks(1)); // starts one after another, as workers take items
+                running.Enqueue(limit.RecordStart());
+            }
+
+            clock.Advance(TimeSpan.FromMilliseconds(1));
+            var start = running.Dequeue();
+            slowest = TimeSpan.FromTicks(Math.Max(slowest.Ticks, clock.GetTimestamp() - start));
+            limit.RecordCompletion(start, ItemOutcome.Succeeded);
+        }
+
+        Assert.InRange(limit.Baseline, TimeSpan.FromTicks(1), slowest);
+    }
+
     private static async Task<int> SettledLimitAsync(bool listen)
     {
         using var listener = new MeterListener();

@@ -207,6 +207,18 @@ internal sealed class LatencyStatistics
     public void ObserveInFlight(int inFlight) => WindowPeakInFlight = Math.Max(WindowPeakInFlight, inFlight);
 
     /// <summary>Sorts the window's latencies and returns them (valid until the next <see cref="Record"/>).</summary>
+    /// <summary>The slowest latency of the window's successful items (0: none).</summary>
+    public long SlowestInWindow()
+    {
+        long slowest = 0;
+        foreach (var latency in _windowLatencies.AsSpan(0, WindowSuccesses))
+        {
+            slowest = Math.Max(slowest, latency);
+        }
+
+        return slowest;
+    }
+
     public ReadOnlySpan<long> SortWindow()
     {
         var window = _windowLatencies.AsSpan(0, WindowSuccesses);
