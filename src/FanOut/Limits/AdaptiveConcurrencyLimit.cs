@@ -55,7 +55,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// <summary>
     /// True until the first window's end is fixed: until then each item start is counted, and the
     /// <see cref="AdaptiveControlLaw.FirstWindowSamples"/>-th fixes it, so the baseline's seed is the first items started
-    /// (all of them, however long they take), not the earliest completions of the items started after them (their luckiest ones).
+    /// (all of them, or the slowest counted as still out: <see cref="CloseOverdueFirstWindow"/>), not the earliest completions of
+    /// the items started after them (their luckiest ones).
     /// </summary>
     private volatile bool _countingFirstWindow = true;
 
