@@ -574,8 +574,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     {
         var size = _law.WindowSize(_statistics);
         var outFor = now - _statistics.WindowEnd + 1; // the least time an item still out has been out
-        if (_statistics.PoolCount != 0 || _statistics.WindowEnd == long.MaxValue || _statistics.WindowItems >= size
-            || _statistics.WindowSuccesses <= size / 2 || outFor <= _statistics.SlowestInWindow())
+        if (_statistics.PoolCount != 0 || _statistics.WindowItems >= size || _statistics.WindowSuccesses <= size / 2
+            || outFor <= _statistics.SlowestInWindow())
         {
             return false;
         }

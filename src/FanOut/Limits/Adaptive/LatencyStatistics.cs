@@ -206,7 +206,6 @@ internal sealed class LatencyStatistics
     /// <summary>Raises the window's peak of bodies running at once to <paramref name="inFlight"/> if higher.</summary>
     public void ObserveInFlight(int inFlight) => WindowPeakInFlight = Math.Max(WindowPeakInFlight, inFlight);
 
-    /// <summary>Sorts the window's latencies and returns them (valid until the next <see cref="Record"/>).</summary>
     /// <summary>The slowest latency of the window's successful items (0: none).</summary>
     public long SlowestInWindow()
     {
@@ -219,6 +218,7 @@ internal sealed class LatencyStatistics
         return slowest;
     }
 
+    /// <summary>Sorts the window's latencies and returns them (valid until the next <see cref="Record"/>).</summary>
     public ReadOnlySpan<long> SortWindow()
     {
         var window = _windowLatencies.AsSpan(0, WindowSuccesses);
