@@ -461,8 +461,17 @@ internal sealed class BandwidthDelayLaw
             return Set(level / 2, LimitChangeReason.Remeasure);
         }
 
+        var before = _base;
         PoolCohort(_cohort.AsSpan(0, _cohortAnswered), _cohortSize);
         _base = _basePool[_basePoolCount / 2];
+        if (before > 0 && _base > QueuedRatio * before && Uses(BandwidthDelayRules.NewBaseForgetsRates))
+        {
+            // The downstream got slower since the rates were read (a degrading one: its rate falls as its latency rises): a
+            // rate and a latency read at different times make no product. The next readings give the rate.
+            Array.Clear(_rates);
+            _readings = 0;
+        }
+
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
@@ -608,10 +617,16 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The bandwidth-delay product: the most answers per second times the latency without a queue, times the mean over the median.</summary>
     private double Product()
     {
-        var most = 0.0;
-        for (var i = 0; i < Math.Min(_readings, ModelReadings); i++)
+        // The most of ten noisy rates reads high (10-21% on small lognormal pools): older readings count in consecutive pairs
+        // (their geometric mean), and only the newest stands alone, so a rate that rose is followed at once.
+        var kept = Math.Min(_readings, ModelReadings);
+        var paired = Uses(BandwidthDelayRules.PairedRates);
+        var most = paired && kept > 0 ? _rates[(_readings - 1) % ModelReadings] : 0.0;
+        for (var age = 1; age <= kept; age++)
         {
-            most = Math.Max(most, _rates[i]);
+            var rate = _rates[(_readings - age) % ModelReadings];
+            var older = age < kept ? _rates[(_readings - age - 1) % ModelReadings] : 0;
+            most = Math.Max(most, !paired ? rate : rate > 0 && older > 0 ? Math.Sqrt(rate * older) : 0);
         }
 
         return most * _base / _frequency * Math.Max(1, _meanOverMedian);

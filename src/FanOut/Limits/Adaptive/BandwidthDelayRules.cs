@@ -41,4 +41,10 @@ internal enum BandwidthDelayRules
 
     /// <summary>Only a cohort at a level slow start has not judged before moves its reference (a heavy tail without overload at the server's place, where slow start sits at the most limit).</summary>
     ReferenceFromNewLevels = 1 << 9,
+
+    /// <summary>The model's rate is the most of the newest reading and the geometric means of consecutive older ones, not of single readings (lognormal pools of 8: settled within 0.7-1.5x C).</summary>
+    PairedRates = 1 << 10,
+
+    /// <summary>A drain that measured the latency without a queue 1.5x above the last forgets the rates read before it (slow degradation at the shared place, with paired rates).</summary>
+    NewBaseForgetsRates = 1 << 11,
 }
