@@ -411,8 +411,7 @@ internal sealed class BandwidthDelayLaw
         var queued = measured && Above(median, _base, QueuedReadingRatio, spread, answers) && Uses(BandwidthDelayRules.QueuedReadingForgetsRates);
         if (queued)
         {
-            Array.Clear(_rates);
-            _readings = 0;
+            ForgetRates();
             Remember(rate);
         }
 
@@ -468,8 +467,7 @@ internal sealed class BandwidthDelayLaw
         {
             // The downstream got slower since the rates were read (a degrading one: its rate falls as its latency rises): a
             // rate and a latency read at different times make no product. The next readings give the rate.
-            Array.Clear(_rates);
-            _readings = 0;
+            ForgetRates();
         }
 
         ReadingMedian = median;
@@ -613,6 +611,13 @@ internal sealed class BandwidthDelayLaw
     }
 
     private void Remember(double rate) => _rates[_readings++ % ModelReadings] = rate;
+
+    /// <summary>Drops the rates the model keeps: they describe a downstream that is no longer there.</summary>
+    private void ForgetRates()
+    {
+        Array.Clear(_rates);
+        _readings = 0;
+    }
 
     /// <summary>The bandwidth-delay product: the most answers per second times the latency without a queue, times the mean over the median.</summary>
     private double Product()
