@@ -51,6 +51,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>A drain whose latency fell by this share of its level's fall (in logs) or more still queued: it goes on at half the level (a smooth knee's latency falls by less, and is measured where it is used).</summary>
     private const double DeeperDrainShare = 0.9;
 
+    /// <summary>A drain whose level carried this share of the most rate read at its own latency (Little's law) still saturated the downstream: the geometric middle of the drain's 3/4 and all of it.</summary>
+    private const double SaturatedDrainShare = 0.87;
+
     /// <summary>The least level a drain goes to: BBR's ProbeRTT keeps 4 packets, Envoy pins 3; below that a cohort takes too many round trips.</summary>
     private const int LeastDrainLevel = 4;
 
@@ -448,11 +451,14 @@ internal sealed class BandwidthDelayLaw
         }
 
         var level = Limit;
-        if (_drainedFromMedian > 0 && level > _options.MinLimit && Uses(BandwidthDelayRules.DeeperDrain)
-            && Math.Log(median / _drainedFromMedian) < DeeperDrainShare * Math.Log((double)level / _drainedFromLevel))
+        var fellInProportion = _drainedFromMedian > 0 && Math.Log(median / _drainedFromMedian) < DeeperDrainShare * Math.Log((double)level / _drainedFromLevel);
+        var carried = MostRate() * median * Math.Max(1, _meanOverMedian) / _frequency; // 0: no rate read yet
+        var carriedAll = carried > 0 && level >= SaturatedDrainShare * carried && Uses(BandwidthDelayRules.SaturatedDrainGoesDeeper);
+        if (level > _options.MinLimit && Uses(BandwidthDelayRules.DeeperDrain) && (fellInProportion || carriedAll))
         {
-            // Latency fell with the level, nearly in proportion (Little's law: the calls only queued, as on shared cores, where
-            // latency is in proportion to the calls at every level above the cores): the drain's level still queues. Drain deeper.
+            // Latency fell with the level, nearly in proportion, or the level still carried the most rate read (Little's law:
+            // the calls only queued, as on shared cores, where latency is in proportion to the calls at every level above the
+            // cores): the drain's level still queues. Drain deeper.
             _drainedFromMedian = median;
             _drainedFromLevel = level;
             _drainFrom = 0; // the level it left queued: the model's target, not that level, is where the drain ends
@@ -620,7 +626,10 @@ internal sealed class BandwidthDelayLaw
     }
 
     /// <summary>The bandwidth-delay product: the most answers per second times the latency without a queue, times the mean over the median.</summary>
-    private double Product()
+    private double Product() => MostRate() * _base / _frequency * Math.Max(1, _meanOverMedian);
+
+    /// <summary>The most answers per second the model remembers.</summary>
+    private double MostRate()
     {
         // The most of ten noisy rates reads high (10-21% on small lognormal pools): older readings count in consecutive pairs
         // (their geometric mean), and only the newest stands alone, so a rate that rose is followed at once.
@@ -634,7 +643,7 @@ internal sealed class BandwidthDelayLaw
             most = Math.Max(most, !paired ? rate : rate > 0 && older > 0 ? Math.Sqrt(rate * older) : 0);
         }
 
-        return most * _base / _frequency * Math.Max(1, _meanOverMedian);
+        return most;
     }
 
     private LimitDecision Set(int limit, LimitChangeReason reason)

@@ -47,4 +47,7 @@ internal enum BandwidthDelayRules
 
     /// <summary>A drain that measured the latency without a queue 1.5x above the last forgets the rates read before it (slow degradation at the shared place, with paired rates).</summary>
     NewBaseForgetsRates = 1 << 11,
+
+    /// <summary>A drain whose level still carried the most rate read at the latency it measured (Little's law) goes on at half the level, as one whose latency fell in proportion does (lognormal CPU-bound bodies on 2 cores).</summary>
+    SaturatedDrainGoesDeeper = 1 << 12,
 }

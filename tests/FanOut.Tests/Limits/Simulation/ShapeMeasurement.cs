@@ -126,10 +126,10 @@ internal static class ShapeMeasurement
     }
 
     /// <summary>CPU-bound bodies of 10 ms on 2 simulated cores (processor sharing), 600 items: per seed, the larger of the final limit and the second half's median.</summary>
-    public static double[] SharedCoreLevels(AdaptiveLimitOptions options) =>
+    public static double[] SharedCoreLevels(AdaptiveLimitOptions options, ServiceTimes serviceTimes = ServiceTimes.Steady) =>
         PerSeed(seed =>
         {
-            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(10), seed);
+            var simulation = new DownstreamSimulation(2, Overflow.Share, TimeSpan.FromMilliseconds(10), seed, serviceTimes: serviceTimes);
             var limit = ConcurrencyLimit.Adaptive(options with { TimeProvider = simulation.Clock });
             var secondHalf = simulation.Run(limit, items: 600, tailFraction: 0.5);
             return Math.Max(limit.Current, secondHalf.Order().ElementAt(secondHalf.Length / 2));

@@ -1,4 +1,5 @@
 using FanOut.Limits.Adaptive;
+using FanOut.Tests.Infrastructure;
 
 using Xunit.Abstractions;
 
@@ -65,6 +66,11 @@ public sealed class StagedLawAblationTests(ITestOutputHelper output)
         [BandwidthDelayRules.DeeperDrain] = new(
             "CPU-bound bodies on 2 cores, 10 ms (the larger of the final limit and the second half's median, worst seed, over 4: twice the cores)",
             options => ShapeMeasurement.SharedCoreLevels(options)[^1] / 4,
+            1,
+            AtLeast: false),
+        [BandwidthDelayRules.SaturatedDrainGoesDeeper] = new(
+            "CPU-bound bodies on 2 cores, lognormal around 10 ms (the larger of the final limit and the second half's median, 16th seed of 20, over 4: three seeds in four hold within twice the cores)",
+            options => ShapeMeasurement.SharedCoreLevels(options, ServiceTimes.LogNormal)[15] / 4,
             1,
             AtLeast: false),
         [BandwidthDelayRules.QueuedReadingForgetsRates] = new(
