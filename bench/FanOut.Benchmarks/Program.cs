@@ -32,7 +32,6 @@ public static class Program
 {
     public static async Task<int> Main(string[] args)
     {
-        AdaptiveLimitOptions.StagedLawByDefault = Environment.GetEnvironmentVariable("FANOUT_LAW") == "bdp";
         AdaptiveLimitOptions.RulesLeftOutByDefault = Enum.Parse<FanOut.Limits.Adaptive.BandwidthDelayRules>(Environment.GetEnvironmentVariable("FANOUT_LEAVE_OUT") ?? "None");
         if (args is ["adaptive", ..])
         {

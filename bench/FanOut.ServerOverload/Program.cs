@@ -6,8 +6,6 @@ using FanOut.Lab.ServerOverload;
 // dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x|limit2x] [measured seconds] [warm-up seconds] [rounds] [row filter]
 // Environment: POOL (the backend's connections at once, default 4), SERVICE_MS (one query's time, default 40); BACKEND=cpu
 // makes sweep's bottleneck the service's own CPU (SHA-256 for SERVICE_MS per request, default 5) instead of the database.
-// FANOUT_LAW=bdp runs the adaptive rows on the staged law on the bandwidth-delay product (docs/adaptive.md, "Toward one law").
-FanOut.AdaptiveLimitOptions.StagedLawByDefault = Environment.GetEnvironmentVariable("FANOUT_LAW") == "bdp";
 var which = args.Length > 0 ? args[0] : "all";
 if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x" or "limit2x"))
 {
@@ -91,15 +89,14 @@ if (which is "limit4x" or "limit2x" && PostgresServer.WhyNot() is null)
 {
     // The priorities row's adaptive limit at 4x, as the sweep reaches it (0.5x, 1x, 2x first): how long it sat below the
     // pool's size, where critical requests alone (80% of the capacity) queue. Rounds alternate with the row on a fixed 5,
-    // or with the rows a fifth argument lists ("adaptive", "priorities", "tol1.1" the adaptive row with that Tolerance).
+    // or with the rows a fifth argument lists ("adaptive", "priorities").
     var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
     OverloadRow[] limitRows = args.Length > 4
         ? [.. args[4].Split(',').Select(r => r switch
         {
             "adaptive" => OverloadRow.FanOutAdaptive,
             "priorities" => OverloadRow.FanOutPriorities,
-            _ when r.StartsWith("tol", StringComparison.Ordinal) => OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)),
-            _ => throw new ArgumentException($"unknown row '{r}': choose adaptive, priorities or tol<x>."),
+            _ => throw new ArgumentException($"unknown row '{r}': choose adaptive or priorities."),
         })]
         : [OverloadRow.FanOutPriorities, OverloadRow.FanOutPrioritiesFixed(5)];
     await using var server = await PostgresServer.StartAsync();
@@ -142,12 +139,11 @@ if (which == "sweep")
         // A fifth argument keeps only the rows whose name contains it (e.g. "priorities"), for a quick look after a change;
         // it also reaches the alternatives to the package's choices ("priorities" adds the row without the reserve and one
         // per reserve a sixth argument lists, e.g. "0.1,fixed4"; "adaptive" also a start at 16), so they alternate in one process.
-        // "before" is the adaptive row without GrowthMustBuyThroughput: DefaultLimit as it was (started at 4, Tolerance 1.5).
-        rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16, OverloadRow.FanOutAdaptive with { Name = "FanOut adaptive, growth need not buy throughput (before)", GrowthMustBuyThroughput = false }];
+        rows = [.. rows, OverloadRow.FanOutPrioritiesNoReserve, OverloadRow.FanOutAdaptiveStart16];
         if (args.Length > 5)
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
-            // "tol1.25" both FanOut rows with that Tolerance; "qpp0.1" both with that QueuePerPermit; "shed0.5" the priorities
+            // "qpp0.1" both FanOut rows with that QueuePerPermit; "shed0.5" the priorities
             // row with that SheddableWaitPerServiceTime.
             rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
@@ -155,8 +151,6 @@ if (which == "sweep")
                 ? [OverloadRow.FanOutAdaptive with { Name = $"FanOut adaptive, QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }, OverloadRow.FanOutPriorities with { Name = $"FanOut adaptive + priorities (20% critical), QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }]
                 : r.StartsWith("shed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesSheddableWait(double.Parse(r[4..], CultureInfo.InvariantCulture))]
-                : r.StartsWith("tol", StringComparison.Ordinal)
-                ? [OverloadRow.WithTolerance(OverloadRow.FanOutAdaptive, double.Parse(r[3..], CultureInfo.InvariantCulture)), OverloadRow.WithTolerance(OverloadRow.FanOutPriorities, double.Parse(r[3..], CultureInfo.InvariantCulture))]
                 : new[] { OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)) })];
         }
 

@@ -17,19 +17,17 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public ConcurrencyLimit? Limit { get; set; }
 
-    /// <summary>The adaptive law's options at the server: the core's, started at 4 and holding at the knee.</summary>
+    /// <summary>The adaptive law's options at the server: the core's, started at 4.</summary>
     /// <value>
     /// <see cref="AdaptiveLimitOptions.InitialLimit"/> 4, not the core's 10: a client's start of 10 pays for pure waits (timers
     /// that answer together); a server's first requests go to its own constrained backend, where a start above the backend's
-    /// capacity seeds the law's baseline with that backend's queue (docs/server.md, "The server's starting limit").
-    /// <see cref="AdaptiveLimitOptions.GrowthMustBuyThroughput"/> on: a service holds at its backend's capacity (a pool of 4:
-    /// 4), where the core's band settles near 1.25 times it and one or two admitted requests always wait in the pool
-    /// (docs/server.md, "The law's level"). Start from it to change one knob and keep the others:
+    /// capacity sends it that many requests before anything has answered (docs/server.md, "The server's starting limit").
+    /// Start from it to change one knob and keep the others:
     /// <c>ConcurrencyLimit.Adaptive(FanOutConcurrencyOptions.DefaultLimitOptions with { MaxLimit = 64 })</c>.
     /// <see cref="AdaptiveLimitOptions.Name"/> <c>server</c>: metrics and <c>fanout watch</c> tell the service's own admission
     /// from the limits of its outgoing calls.
     /// </value>
-    public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { InitialLimit = 4, GrowthMustBuyThroughput = true, Name = "server" };
+    public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { InitialLimit = 4, Name = "server" };
 
     /// <summary>The limit a service gets when <see cref="Limit"/> is <see langword="null"/>: a new <see cref="ConcurrencyLimit.Adaptive"/> with <see cref="DefaultLimitOptions"/>, measured on <paramref name="timeProvider"/>.</summary>
     /// <remarks>Create one yourself to hold it (to read or share it with the service's outgoing calls) and pass it as <see cref="Limit"/>.</remarks>

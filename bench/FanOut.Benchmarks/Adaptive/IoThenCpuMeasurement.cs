@@ -39,8 +39,7 @@ public static class IoThenCpuMeasurement
             [
                 ("Fixed(16)", () => ConcurrencyLimit.Fixed(16)),
                 ("Fixed(256)", () => ConcurrencyLimit.Fixed(256)),
-                ("default (band)", () => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = false })),
-                ("staged law (bandwidth-delay)", () => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true })),
+                ("default", () => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions())),
             ];
             foreach (var (name, create) in contenders)
             {

@@ -32,7 +32,7 @@ public static class NoiseMeasurement
         report.AppendLine("# Latency noise without overload, real clock (issue 36)");
         report.AppendLine();
         report.AppendLine(s_inv, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
-        report.AppendLine(s_inv, $"Command: `{(AdaptiveLimitOptions.StagedLawByDefault ? "FANOUT_LAW=bdp " : "")}dotnet run -c Release --project bench/FanOut.Benchmarks -- noise {rounds}`. {Items:N0} items, each `Task.Delay` of a lognormal time (median {MedianMs} ms, p99 {10 * MedianMs} ms), no capacity limit. Each round runs the three contenders in turn on the same waits (seed = round). Target: throughput >= 0.8x Fixed(256) in every round, the limit never collapsing.");
+        report.AppendLine(s_inv, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- noise {rounds}`. {Items:N0} items, each `Task.Delay` of a lognormal time (median {MedianMs} ms, p99 {10 * MedianMs} ms), no capacity limit. Each round runs the three contenders in turn on the same waits (seed = round). Target: throughput >= 0.8x Fixed(256) in every round, the limit never collapsing.");
         report.AppendLine();
         report.AppendLine("| round | Fixed(256) ms | default ms | default / Fixed | default's limit at the end | shared by two calls ms | shared / Fixed | shared limit at the end | the shared limit's cuts, by reason | the default's cuts, by reason |");
         report.AppendLine("|---:|---:|---:|---:|---:|---:|---:|---:|---|---|");

@@ -48,14 +48,8 @@ public sealed class OverloadApp : IAsyncDisposable
         // The FanOut rows get the package's default limit (what Limit = null gives), held here to draw it over time.
         var limit = row.Kind is not (OverloadRowKind.FanOutAdaptive or OverloadRowKind.FanOutPriorities) ? null
             : row.FixedLimit is { } fixedLimit ? ConcurrencyLimit.Fixed(fixedLimit)
-            : row.InitialLimit is null && row.Tolerance is null && row.GrowthMustBuyThroughput is null ? FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System)
-            : ConcurrencyLimit.Adaptive(FanOutConcurrencyOptions.DefaultLimitOptions with
-            {
-                // DefaultLimit with the row's alternative knobs, the others the package's.
-                InitialLimit = row.InitialLimit ?? FanOutConcurrencyOptions.DefaultLimitOptions.InitialLimit,
-                Tolerance = row.Tolerance ?? FanOutConcurrencyOptions.DefaultLimitOptions.Tolerance,
-                GrowthMustBuyThroughput = row.GrowthMustBuyThroughput ?? FanOutConcurrencyOptions.DefaultLimitOptions.GrowthMustBuyThroughput,
-            });
+            : row.InitialLimit is not { } initial ? FanOutConcurrencyOptions.DefaultLimit(TimeProvider.System)
+            : ConcurrencyLimit.Adaptive(FanOutConcurrencyOptions.DefaultLimitOptions with { InitialLimit = initial }); // DefaultLimit with the row's start
         var overload = new OverloadApp(backend, limit);
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();

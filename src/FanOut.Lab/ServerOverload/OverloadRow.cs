@@ -8,11 +8,9 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="PriorityReserve">FanOut's <c>PriorityReserve</c> for the FanOut rows; null for the package's default.</param>
 /// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
 /// <param name="FixedLimit">A fixed limit instead of the adaptive one for the FanOut rows (the admission alone, at a known limit); null for none.</param>
-/// <param name="Tolerance">The adaptive limit's <c>Tolerance</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
 /// <param name="SheddableWaitPerServiceTime">FanOut's <c>SheddableWaitPerServiceTime</c> for the FanOut rows; null for the package's default.</param>
-/// <param name="GrowthMustBuyThroughput">The adaptive limit's <c>GrowthMustBuyThroughput</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
 /// <param name="ViaRateLimiter">For the FanOut rows: the admission as ASP.NET Core's global rate limiter (<c>AddRateLimiter</c>, <c>UseRateLimiter</c>) instead of <c>UseFanOutConcurrency()</c>.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? Tolerance = null, double? SheddableWaitPerServiceTime = null, bool? GrowthMustBuyThroughput = null, bool ViaRateLimiter = false)
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? SheddableWaitPerServiceTime = null, bool ViaRateLimiter = false)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 
@@ -36,13 +34,6 @@ public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits 
     /// <summary>The priorities row on a fixed limit (the admission and its queue without the adaptive law).</summary>
     public static OverloadRow FanOutPrioritiesFixed(int limit) =>
         FanOutPriorities with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"FanOut fixed {limit} + priorities"), FixedLimit = limit };
-
-    /// <summary>A FanOut row whose adaptive limit has another <c>Tolerance</c> (how far latency may rise before it backs off).</summary>
-    public static OverloadRow WithTolerance(OverloadRow row, double tolerance)
-    {
-        ArgumentNullException.ThrowIfNull(row);
-        return row with { Name = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{row.Name}, Tolerance {tolerance}"), Tolerance = tolerance };
-    }
 
     /// <summary>The priorities row with another <c>SheddableWaitPerServiceTime</c> (100: the queue timeout bounds a sheddable request's wait, as before the option).</summary>
     public static OverloadRow FanOutPrioritiesSheddableWait(double serviceTimes) =>

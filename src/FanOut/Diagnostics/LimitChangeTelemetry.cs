@@ -55,13 +55,10 @@ internal static class LimitChangeTelemetry
     {
         LimitChangeReason.Hold => nameof(LimitChangeReason.Hold),
         LimitChangeReason.SlowStartGrowth => nameof(LimitChangeReason.SlowStartGrowth),
-        LimitChangeReason.QueueSuspected => nameof(LimitChangeReason.QueueSuspected),
         LimitChangeReason.QueueSeen => nameof(LimitChangeReason.QueueSeen),
         LimitChangeReason.Overload => nameof(LimitChangeReason.Overload),
         LimitChangeReason.Growth => nameof(LimitChangeReason.Growth),
         LimitChangeReason.Probe => nameof(LimitChangeReason.Probe),
-        LimitChangeReason.KneeFound => nameof(LimitChangeReason.KneeFound),
-        LimitChangeReason.KneeTest => nameof(LimitChangeReason.KneeTest),
         LimitChangeReason.Remeasure => nameof(LimitChangeReason.Remeasure),
         LimitChangeReason.RemeasureDone => nameof(LimitChangeReason.RemeasureDone),
         LimitChangeReason.RetryAfterPause => nameof(LimitChangeReason.RetryAfterPause),

@@ -24,11 +24,10 @@ public sealed record AdaptiveLimitOptions
     /// Default 10 (TCP's initial window, RFC 6928; within <see cref="MinLimit"/> and <see cref="MaxLimit"/> when they exclude it), range <see cref="MinLimit"/> to <see cref="MaxLimit"/>. Before anything
     /// has answered, nothing raises the limit: from here each uncontended answer adds one permit (a doubling per round trip,
     /// as TCP's slow start grows per acknowledgement), so a downstream that takes fewer calls at once sees at most these
-    /// before its first answer, then a burst bounded by the answers it gave. The first four items started set the baseline
-    /// latency everything later is compared with; when the start was above the downstream's capacity and their spread leaves
-    /// that baseline uncertain, it is re-measured at four once slow start is over. Pure waits, which a limit that learns from
-    /// answers cannot tell from a cold HTTP server, pay the ramp: 100 <c>Task.Delay(100)</c> bodies take four round trips,
-    /// 500 <c>Task.Delay(20)</c> about six, against one for Fixed(256) (docs/adaptive.md has the figures). Lower it (Envoy's
+    /// before its first answer, then a burst bounded by the answers it gave. Slow start ends on a queue, a "no" or a first round
+    /// proved cold; the latency without a queue is then measured below what the downstream was seen to carry. Pure waits,
+    /// which a limit that learns from answers cannot tell from a cold HTTP server, pay the ramp: 100 <c>Task.Delay(100)</c>
+    /// bodies take about 3.3x the time of Fixed(256), 500 <c>Task.Delay(20)</c> about 2.2x (docs/adaptive.md has the figures). Lower it (Envoy's
     /// adaptive concurrency pins 3 while it measures) for a downstream that must never see more than a few calls before it
     /// has answered; raise it for one you know is elastic: at 64, those 500 waits take about four round trips, and a
     /// downstream that takes fewer than 64 at once sees the rest of the first 64 rejected.
@@ -45,16 +44,6 @@ public sealed record AdaptiveLimitOptions
     /// <summary>The <see cref="InitialLimit"/> given, if any.</summary>
     private readonly int? _initialLimit;
 
-    /// <summary>How far a window's median latency may rise above the uncontended baseline (the median of a pooled sample) before the limit backs off.</summary>
-    /// <value>
-    /// Default 1.5 (latency 50% above baseline), range above 1. The limit grows only while latency stays below the midpoint
-    /// (1.25 by default) and holds between the two, so on a downstream that serves C at once it settles near 1.25 C:
-    /// a little queue keeps every server busy (full throughput) without the latency of a long one. Real timers and networks
-    /// jitter by a few percent, and the median of a 32-item window of a lognormal downstream (p99 = 4x median) by about 13%,
-    /// so a smaller tolerance would read noise as congestion.
-    /// </value>
-    public double Tolerance { get; init; } = 1.5;
-
     /// <summary>How fast slow start may send the permits its answers earned: at most this many times the limit per baseline latency.</summary>
     /// <value>
     /// Default 4, range 1 and above (<see cref="double.PositiveInfinity"/>: unpaced). In slow start each answer adds a permit at
@@ -68,41 +57,6 @@ public sealed record AdaptiveLimitOptions
     /// "no" to it comes back that much later (docs/adaptive.md has the figures).
     /// </value>
     public double SlowStartPace { get; init; } = 4;
-
-    /// <summary>The fewest completed items a window holds after slow start before the limit moves.</summary>
-    /// <value>
-    /// Default 32, range 1 to 4096. A window's latency is the median of its items; with a spread such as a lognormal whose
-    /// p99 is 4x its median, the median of 32 items is within about 13% of the true median two times in three, which the
-    /// band between growth (1.25) and back-off (1.5) absorbs, while the median of 4 items is off by a third or more as often
-    /// and would read as congestion. A window is never shorter than the limit (one round), so above 32 this costs nothing;
-    /// below it a round that reads no queue at all (at or below the baseline, or, at a downstream with little spread such as
-    /// timers, below the growth threshold by two standard errors of its median) may still grow the limit at once, while a
-    /// hold or a back-off waits for 32 / limit rounds. Slow start is unaffected: it judges each round against everything measured
-    /// before it, with a bar that rises for small rounds, and extends a suspicious round up to 32 items before deciding.
-    /// </value>
-    public int MinWindowSamples { get; init; } = 32;
-
-    /// <summary>
-    /// Holds the limit at the downstream's capacity instead of a little above it: a step of the limit that bought no
-    /// throughput (latency rose with it) is taken back, and a step down that cost none (latency fell with it) is kept.
-    /// </summary>
-    /// <value>
-    /// Default <see langword="false"/>: the latency band alone decides, and on a downstream that queues beyond C calls at once
-    /// the limit settles near 1.25 C (<see cref="Tolerance"/>): a little queue keeps every server busy, which is what a
-    /// fan-out wants, all of the throughput (a closed loop over a pool of 4 keeps about 97% of it held at C: the probes cost
-    /// a window at C - 1 now and then). Set it where the latency of each call matters more than the last few percent of
-    /// throughput: FanOut.AspNetCore's <c>DefaultLimit</c> does, so a service over a database pool of 4 admits 4 requests, not
-    /// 5-6 of which one or two wait in the pool. The test is Little's law's (throughput is calls in flight over latency):
-    /// after a growth, a window whose median latency rose by more than half the log of the limits' ratio (beyond two
-    /// standard errors of the two medians and the 2 ms noise floor) means the level it grew from already served all the
-    /// downstream could, so the limit goes back to it and tries the step again after 2 windows, 4, then every 8 while it
-    /// keeps buying nothing (the spacing of probes above an overload); a filled window that does not grow the limit steps
-    /// it down one, kept when latency fell by more than that half (beyond one standard error), else taken back and held
-    /// there for up to 8 windows. Windows that judge a step hold <see cref="MinWindowSamples"/>. On a spread downstream the
-    /// test can tell little (a lognormal pool of 4 whose p99 is 4x its median held at 4-6, as without it). It reads a ratio of latencies between neighbouring windows, not a band around the
-    /// baseline, so a baseline that drifts with the machine's load does not move it.
-    /// </value>
-    public bool GrowthMustBuyThroughput { get; init; }
 
     /// <summary>The factor the limit is multiplied by when a window saw an overload failure (see <see cref="IsOverload"/>).</summary>
     /// <value>
@@ -143,20 +97,11 @@ public sealed record AdaptiveLimitOptions
         _ => false,
     };
 
-    /// <summary>
-    /// True to run the staged law on the bandwidth-delay product (<see cref="Limits.Adaptive.BandwidthDelayLaw"/>) instead of
-    /// the band; for the simulation suite while it is measured against every shape (docs/adaptive.md, "Toward one law").
-    /// </summary>
-    internal bool UsesBandwidthDelayLaw { get; init; } = StagedLawByDefault;
-
-    /// <summary>Rules of the staged law left out, for its ablation (<c>StagedLawAblationTests</c>); none in use.</summary>
+    /// <summary>Rules of the law left out, for its ablation (<c>StagedLawAblationTests</c>); none in use.</summary>
     internal Limits.Adaptive.BandwidthDelayRules RulesLeftOut { get; init; } = RulesLeftOutByDefault;
 
     /// <summary>Rules every options instance created from now on leaves out (FanOut.Tests sets it from FANOUT_TEST_LEAVE_OUT).</summary>
     internal static Limits.Adaptive.BandwidthDelayRules RulesLeftOutByDefault { get; set; }
-
-    /// <summary>Makes every options instance created from now on run the staged law (FanOut.Tests sets it from FANOUT_TEST_LAW=bdp).</summary>
-    internal static bool StagedLawByDefault { get; set; }
 
     internal void Validate()
     {
@@ -164,9 +109,6 @@ public sealed record AdaptiveLimitOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxLimit, MinLimit, nameof(MaxLimit));
         ArgumentOutOfRangeException.ThrowIfLessThan(InitialLimit, MinLimit, nameof(InitialLimit));
         ArgumentOutOfRangeException.ThrowIfGreaterThan(InitialLimit, MaxLimit, nameof(InitialLimit));
-        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(Tolerance, 1.0, nameof(Tolerance));
-        ArgumentOutOfRangeException.ThrowIfLessThan(MinWindowSamples, 1, nameof(MinWindowSamples));
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(MinWindowSamples, Limits.Adaptive.LatencyStatistics.MaxWindowCapacity, nameof(MinWindowSamples));
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(BackoffRatio, 0.0, nameof(BackoffRatio));
         ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(BackoffRatio, 1.0, nameof(BackoffRatio));
         if (!(SlowStartPace >= 1.0))

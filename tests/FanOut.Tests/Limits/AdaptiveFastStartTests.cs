@@ -177,51 +177,6 @@ public sealed class AdaptiveFastStartTests
         Assert.False(limit.InSlowStart);
     }
 
-    [BandMechanismFact]
-    public void Adaptive_CompletionsWhileTheFirstWindowIsOpen_AreCountedOnceItCloses()
-    {
-        // Forty items started after the first window's four complete before it: held back, then counted without overfilling
-        // the window (MaxLimit 16 holds 32 latencies), and the next windows decide as usual.
-        var clock = new ManualTimeProvider();
-        var limit = Adaptive(clock, initial: 16, max: 16);
-        var first = new long[4];
-        for (var i = 0; i < 4; i++)
-        {
-            Assert.True(limit.TryAcquire());
-            first[i] = limit.RecordStart();
-        }
-
-        clock.Advance(TimeSpan.FromMilliseconds(1));
-        for (var i = 0; i < 40; i++)
-        {
-            Assert.True(limit.TryAcquire());
-            var start = limit.RecordStart();
-            clock.Advance(s_serviceTime);
-            limit.RecordCompletion(start, ItemOutcome.Succeeded);
-            limit.Release();
-        }
-
-        Assert.Equal(TimeSpan.Zero, limit.Baseline); // the first window is still open
-        foreach (var start in first)
-        {
-            limit.RecordCompletion(start, ItemOutcome.Succeeded);
-            limit.Release();
-        }
-
-        Assert.NotEqual(TimeSpan.Zero, limit.Baseline);
-        for (var i = 0; i < 100; i++)
-        {
-            Assert.True(limit.TryAcquire());
-            var start = limit.RecordStart();
-            clock.Advance(s_serviceTime);
-            limit.RecordCompletion(start, ItemOutcome.Succeeded);
-            limit.Release();
-        }
-
-        Assert.Equal(0, limit.InFlight);
-        Assert.InRange(limit.Current, 1, 16);
-    }
-
     [Fact]
     public void Adaptive_NothingButAnswers_MovesTheLimit()
     {

@@ -113,41 +113,6 @@ public sealed class AdaptiveFirstContactTests
         Assert.True(limit.Current >= initial + 30, $"60 clean answers took the limit from {initial} to {limit.Current} only");
     }
 
-    [BandMechanismFact]
-    public void Adaptive_InitialLimitAboveTheFirstWindow_FirstRoundAnswersBeforeTheSeedStillGrowTheLimit()
-    {
-        // Timers of one due time fire newest first: a first round of ten Task.Delay bodies answers items 10..5 before the
-        // first window's four (1..4). Those six answers came in before there was a baseline to judge them by; once the
-        // first window has set it, each clean one adds its permit, as it would have had it come in later (TCP's initial
-        // window of ten, each acknowledgement adding one). Without that the round grew nothing: 100 x 100 ms at
-        // InitialLimit 10 took five round trips instead of four.
-        var clock = new FakeTimeProvider();
-        var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = clock, InitialLimit = 10 });
-        var started = new List<long>();
-        while (limit.TryAcquire())
-        {
-            started.Add(limit.RecordStart());
-            clock.Advance(TimeSpan.FromMicroseconds(10)); // a worker starts one item after another
-        }
-
-        Assert.Equal(10, started.Count);
-        clock.Advance(s_roundTrip);
-        var refills = new Queue<long>();
-        for (var i = started.Count - 1; i >= 0; i--)
-        {
-            limit.RecordCompletion(started[i], ItemOutcome.Succeeded);
-            limit.Release();
-            Assert.True(i < 4 || limit.Current == 10, $"answer of item {i + 1}, before the first window closed: {limit.Current}");
-            Fill(limit, refills); // a fan-out's worker takes the next item at once: the limit stays in use
-        }
-
-        // 10, plus one for each of the six answers that came in before the first window's, granted at slow start's pace
-        // (SlowStartPacer): two at once, the rest within a quarter of a round trip.
-        Assert.InRange(limit.Current, 10, 12);
-        clock.AdvanceInSteps(s_roundTrip / 2);
-        Assert.Equal(16, limit.Current);
-    }
-
     [Fact]
     public async Task Adaptive_RoundAnsweredAtOnce_GrantsItsGrowthOverAQuarterRoundTripAndWakesAWaiter()
     {

@@ -55,63 +55,6 @@ public sealed class AdaptiveLearningTests
         Assert.True(limit.Baseline > TimeSpan.Zero, "the second call measured a baseline");
     }
 
-    [BandMechanismFact]
-    public void Adaptive_WorkerPreemptedBetweenItsClockReadingAndItsCount_FirstWindowStillCloses()
-    {
-        // The third of the first window's four starts reads the clock; before it is counted, a fourth worker starts on
-        // another thread (a preempted worker on a loaded machine). Counted apart from its clock reading, the third fixed the
-        // window's end before the fourth's start: three items could ever fill a window of four, and the limit held its
-        // initial value with no baseline for good (a CI run watched it sit at 4 for a minute).
-        var clock = new InterruptibleClock();
-        var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 4, TimeProvider = clock });
-        var starts = new List<long> { limit.RecordStart(), limit.RecordStart() };
-        Thread? fourth = null;
-        long fourthStart = 0;
-        clock.Interrupt = () =>
-        {
-            fourth = new Thread(() => fourthStart = limit.RecordStart());
-            fourth.Start();
-
-            // Until the fourth has started, or waits for the third to be counted.
-            while (fourth.IsAlive && (fourth.ThreadState & ThreadState.WaitSleepJoin) == 0)
-            {
-                Thread.Yield();
-            }
-        };
-        starts.Add(limit.RecordStart());
-        fourth!.Join();
-        starts.Add(fourthStart);
-
-        clock.Advance(TimeSpan.FromMilliseconds(10));
-        foreach (var start in starts)
-        {
-            limit.RecordCompletion(start, ItemOutcome.Succeeded);
-        }
-
-        Assert.NotEqual(TimeSpan.Zero, limit.Baseline);
-    }
-
-    [BandMechanismFact]
-    public void Adaptive_ItemsStartedInTheTickTheFirstWindowReopened_FirstWindowStillCloses()
-    {
-        // A canceled item reopens the first window after now: starts in the same tick belong to the abandoned one. Counted
-        // toward the new window, they fixed its end before its start (an empty window), and no baseline ever came.
-        var clock = new ManualTimeProvider();
-        var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 4, TimeProvider = clock });
-        limit.RecordCompletion(limit.RecordStart(), ItemOutcome.Canceled);
-        var sameTick = Enumerable.Range(0, 4).Select(_ => limit.RecordStart()).ToList();
-        clock.Advance(TimeSpan.FromMilliseconds(1));
-        var later = Enumerable.Range(0, 4).Select(_ => limit.RecordStart()).ToList();
-
-        clock.Advance(TimeSpan.FromMilliseconds(10));
-        foreach (var start in sameTick.Concat(later))
-        {
-            limit.RecordCompletion(start, ItemOutcome.Succeeded);
-        }
-
-        Assert.NotEqual(TimeSpan.Zero, limit.Baseline);
-    }
-
     [Fact]
     public void Adaptive_OneOfTheFirstItemsHangs_TheLimitStillLearns()
     {
@@ -174,25 +117,5 @@ public sealed class AdaptiveLearningTests
             },
             new FanOutOptions { Limit = limit }).WaitAsync(TimeSpan.FromSeconds(60));
         return limit.Current;
-    }
-
-    /// <summary>A clock advanced by hand whose next reading runs <see cref="Interrupt"/> between reading and returning (once).</summary>
-    private sealed class InterruptibleClock : TimeProvider
-    {
-        private long _ticks = TimeSpan.TicksPerDay;
-        private Action? _interrupt;
-
-        public Action? Interrupt { set => Volatile.Write(ref _interrupt, value); }
-
-        public override long TimestampFrequency => TimeSpan.TicksPerSecond;
-
-        public override long GetTimestamp()
-        {
-            var ticks = Interlocked.Increment(ref _ticks);
-            Interlocked.Exchange(ref _interrupt, null)?.Invoke();
-            return ticks;
-        }
-
-        public void Advance(TimeSpan by) => Interlocked.Add(ref _ticks, by.Ticks);
     }
 }

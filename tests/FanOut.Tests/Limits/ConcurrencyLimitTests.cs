@@ -29,7 +29,6 @@ public sealed class ConcurrencyLimitTests
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MinLimit = 0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { MinLimit = 5, MaxLimit = 4 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 300 }));
-        Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Tolerance = 1.0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { BackoffRatio = 1.0 }));
         Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { SlowStartPace = double.NaN }));
         var pace = Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { SlowStartPace = 0.5 }));

@@ -14,7 +14,7 @@ public sealed class StagedLawCohortTests
         // Sixteen items started a millisecond apart. The first answer counts a seventeenth in flight that started as it came in
         // (the count of starts is read from the calls in flight), so the cohort is taken as 17 where 16 belong to it. All 16
         // answer within 8 ms of its close, sooner than their median: the seventeenth might still have come in faster.
-        var law = new BandwidthDelayLaw(new AdaptiveLimitOptions { InitialLimit = 16, UsesBandwidthDelayLaw = true, TimeProvider = new ManualTimeProvider() });
+        var law = new BandwidthDelayLaw(new AdaptiveLimitOptions { InitialLimit = 16, TimeProvider = new ManualTimeProvider() });
         for (var i = 0; i < 16; i++)
         {
             var now = (100 * s_ms) + (i * s_ms / 2);

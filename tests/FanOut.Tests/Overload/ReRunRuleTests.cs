@@ -20,7 +20,7 @@ public sealed class ReRunRuleTests
     [MemberData(nameof(ClientTimeouts))]
     public async Task FanOutAsync_ClientTimeoutWithDefaultOptions_RunsEachItemOnceAndBacksOff(string kind)
     {
-        var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 16, MinWindowSamples = 8 });
+        var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { InitialLimit = 16 });
         var attempts = new ConcurrentDictionary<int, int>();
         var task = Enumerable.Range(0, 200).ToArray().FanOutAsync<int, int>(
             async (i, ct) =>

@@ -34,13 +34,10 @@ public static class TimelineCharts
     {
         [nameof(LimitChangeReason.Overload)] = "#d62728",
         [nameof(LimitChangeReason.QueueSeen)] = "#e377c2",
-        [nameof(LimitChangeReason.QueueSuspected)] = "#bcbd22",
         [nameof(LimitChangeReason.RetryAfterPause)] = "#8c564b",
         [nameof(LimitChangeReason.PauseEnded)] = "#17becf",
         [nameof(LimitChangeReason.Growth)] = "#2ca02c",
         [nameof(LimitChangeReason.Probe)] = "#1f9e89",
-        [nameof(LimitChangeReason.KneeFound)] = "#9467bd",
-        [nameof(LimitChangeReason.KneeTest)] = "#6a3d9a",
         [nameof(LimitChangeReason.Remeasure)] = "#7f7f7f",
         [nameof(LimitChangeReason.RemeasureDone)] = "#555555",
     };

@@ -91,7 +91,7 @@ internal static class ShapeMeasurement
         PerSeed(seed =>
         {
             var simulation = new DownstreamSimulation(capacity, Overflow.Queue, TimeSpan.FromMilliseconds(20), seed, serviceTimes: ServiceTimes.LogNormal);
-            var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true, TimeProvider = simulation.Clock });
+            var limit = (AdaptiveConcurrencyLimit)ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = simulation.Clock });
             simulation.Run(limit, items);
             return limit.Baseline.TotalMilliseconds;
         });

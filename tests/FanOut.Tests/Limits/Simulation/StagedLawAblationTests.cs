@@ -22,7 +22,7 @@ public sealed class StagedLawAblationTests(ITestOutputHelper output)
     private static readonly LawPlace s_server = LawPlace.Named("server");
 
     /// <summary>The server place's options (the law started at 4) with the rules <paramref name="options"/> leaves out.</summary>
-    private static AdaptiveLimitOptions AtServer(AdaptiveLimitOptions options) => s_server.Options with { UsesBandwidthDelayLaw = true, RulesLeftOut = options.RulesLeftOut };
+    private static AdaptiveLimitOptions AtServer(AdaptiveLimitOptions options) => s_server.Options with { RulesLeftOut = options.RulesLeftOut };
 
     /// <summary>Slow start on a heavy tail (40 ms, p99 10x) with room for everything.</summary>
     private static readonly Scenario s_heavyTailFromTheFirstAnswer = new(
@@ -102,7 +102,7 @@ public sealed class StagedLawAblationTests(ITestOutputHelper output)
     {
         var leftOut = Enum.Parse<BandwidthDelayRules>(rule);
         var scenario = s_scenarios[leftOut];
-        var whole = s_loop.Options with { UsesBandwidthDelayLaw = true, RulesLeftOut = BandwidthDelayRules.None };
+        var whole = s_loop.Options with { RulesLeftOut = BandwidthDelayRules.None };
 
         var with = scenario.WorstSeed(whole);
         var without = scenario.WorstSeed(whole with { RulesLeftOut = leftOut });

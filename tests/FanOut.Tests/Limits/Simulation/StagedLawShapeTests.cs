@@ -15,7 +15,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     private static readonly TimeSpan s_secondHalf = ShapeMeasurement.SecondHalf;
 
     /// <summary>The place's options running the staged law.</summary>
-    private static AdaptiveLimitOptions Staged(string place) => LawPlace.Named(place).Options with { UsesBandwidthDelayLaw = true };
+    private static AdaptiveLimitOptions Staged(string place) => LawPlace.Named(place).Options;
 
     /// <summary>The staged law's throughput over Fixed(<paramref name="fixedLimit"/>)'s from <paramref name="from"/> to <paramref name="to"/>, per seed, worst first.</summary>
     private double[] ThroughputRatios(string place, DownstreamScript script, int fixedLimit, TimeSpan from, TimeSpan to, string shape)
@@ -178,7 +178,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
         // the rest only queue. The median seed holds 1.34-1.38x C in flight over the second half, the worst 1.50-1.75x C
         // (the target's gain of 1.25 is the room a smooth knee needs); a pool of 4, below the initial limit of 10, reads more
         // (every reference of slow start is queued there): docs/adaptive.md, "Toward one law".
-        var levels = ShapeMeasurement.QueuedLevels(new AdaptiveLimitOptions { UsesBandwidthDelayLaw = true }, capacity);
+        var levels = ShapeMeasurement.QueuedLevels(new AdaptiveLimitOptions(), capacity);
         output.WriteLine($"lognormal queue, capacity {capacity}: in flight worst {levels[^1]:F2}, median {levels[Seeds / 2]:F2} x C");
         Assert.True(levels[Seeds / 2] <= 1.8, $"median seed {levels[Seeds / 2]:F2} x C");
 
