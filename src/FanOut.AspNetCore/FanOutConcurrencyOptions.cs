@@ -75,7 +75,7 @@ public sealed class FanOutConcurrencyOptions
     /// may take a permit only if the requests this service admitted leave <c>floor(PriorityReserve × limit)</c> permits free:
     /// under an adaptive limit of 10 with critical requests about, normal and sheddable requests stop at 8 in flight and a
     /// critical request finds a permit free instead of queueing behind the next completion. Rounded down so that it stays
-    /// within the part of an adaptive limit that is queue anyway (the core's band settles near 1.25 times what the bottleneck
+    /// within the part of an adaptive limit that is queue anyway (the adaptive law's target is 1.25 times what the bottleneck
     /// serves at once; the server's <see cref="DefaultLimitOptions"/> held the priorities row at 4.9-5.2 over a pool of 4),
     /// where it costs the lower priorities their place, not throughput; a larger share idled the bottleneck at 1x load
     /// (docs/server.md). A priority nobody sent for a second reserves nothing, so a service whose traffic is all one priority

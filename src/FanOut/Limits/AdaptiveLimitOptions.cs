@@ -97,7 +97,7 @@ public sealed record AdaptiveLimitOptions
         _ => false,
     };
 
-    /// <summary>Rules of the law left out, for its ablation (<c>StagedLawAblationTests</c>); none in use.</summary>
+    /// <summary>Rules of the law left out, for its ablation (<c>LawAblationTests</c>); none in use.</summary>
     internal Limits.Adaptive.BandwidthDelayRules RulesLeftOut { get; init; } = RulesLeftOutByDefault;
 
     /// <summary>Rules every options instance created from now on leaves out (FanOut.Tests sets it from FANOUT_TEST_LEAVE_OUT).</summary>

@@ -281,7 +281,7 @@ public abstract class ConcurrencyLimit
     public void RecordCompletion(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter) => OnItemCompleted(startTimestamp, outcome, retryAfter);
 
     /// <summary>Called once as each attempt of an item starts (its permit taken); returns its start timestamp.</summary>
-    /// <remarks>An adaptive limit counts the starts of its first window here. The default reads <see cref="TimeProvider"/>.</remarks>
+    /// <remarks>The default reads <see cref="TimeProvider"/>.</remarks>
     protected virtual long OnItemStarting() => TimeProvider.GetTimestamp();
 
     /// <summary>Feeds one finished attempt to the limit (adaptive limits learn from it). Must not block or throw.</summary>

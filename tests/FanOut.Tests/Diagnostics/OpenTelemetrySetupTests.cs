@@ -70,7 +70,7 @@ public sealed class OpenTelemetrySetupTests
         var changes = items.SelectMany(a => a.Events)
             .Where(e => e.Name == FanOutActivities.LimitChangeEvent && (string?)e.Tags.Single(t => t.Key == FanOutActivities.LimitNameTag).Value == exported.LimitName)
             .Select(e => $"{e.Tags.Single(t => t.Key == FanOutActivities.LimitReasonTag).Value}").ToList();
-        Assert.True(changes is [nameof(LimitChangeReason.Overload), ..], string.Join(", ", changes)); // the "no" is its first change (the staged law then probes)
+        Assert.True(changes is [nameof(LimitChangeReason.Overload), ..], string.Join(", ", changes)); // the "no" is its first change (the law then probes)
         Assert.Contains(items.SelectMany(a => a.Events), e => e.Name == FanOutActivities.OverloadEvent);
         Assert.Contains(items.SelectMany(a => a.Events), e => e.Name == FanOutActivities.RetryEvent);
     }

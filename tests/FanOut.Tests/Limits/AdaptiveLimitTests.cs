@@ -146,7 +146,7 @@ public sealed class AdaptiveLimitTests
         }
 
         // Steady latency must settle every time; lognormal (p99 = 4x median) 16 of 20 (the first algorithm: about half; the
-        // band 19 of 20; the staged law's slow start overshoots to 27-112 in flight on a lognormal, and its drains then
+        // band 19 of 20; the law's slow start overshoots to 27-112 in flight on a lognormal, and its drains then
         // take the rest of the run in one seed in five: docs/adaptive.md, "Where it stands").
         Assert.True(settled >= (serviceTimes == ServiceTimes.Steady ? 20 : 16), $"{settled}/20: " + string.Join("; ", context));
     }

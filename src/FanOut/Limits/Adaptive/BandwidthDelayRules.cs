@@ -2,7 +2,7 @@ namespace FanOut.Limits.Adaptive;
 
 /// <summary>
 /// The rules of <see cref="BandwidthDelayLaw"/> that the ablation can leave out, one at a time (docs/adaptive.md, "Ablation"):
-/// each names the scenario that fails without it, and <c>StagedLawAblationTests</c> asserts that it does.
+/// each names the scenario that fails without it, and <c>LawAblationTests</c> asserts that it does.
 /// </summary>
 [Flags]
 internal enum BandwidthDelayRules

@@ -4,8 +4,7 @@ namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
 /// Issue 36's downstream shapes measured over <see cref="Seeds"/> seeds for one place's limit options: what
-/// <see cref="DownstreamShapeScenarioTests"/> (the default law) and <see cref="StagedLawShapeTests"/> (the staged law)
-/// assert. Every result is one figure per seed, in ascending order.
+/// <see cref="DownstreamShapeScenarioTests"/> and <see cref="LawShapeTests"/> assert. Every result is one figure per seed, in ascending order.
 /// </summary>
 internal static class ShapeMeasurement
 {
@@ -86,7 +85,7 @@ internal static class ShapeMeasurement
             return Math.Max(final, secondHalfMedian) / (double)capacity;
         });
 
-    /// <summary>The staged law's latency without a queue (ms) after <paramref name="items"/> items on the same lognormal pool, per seed (the harness reports no starts).</summary>
+    /// <summary>The law's latency without a queue (ms) after <paramref name="items"/> items on the same lognormal pool, per seed (the harness reports no starts).</summary>
     public static double[] QueuedBaselines(int capacity, int items) =>
         PerSeed(seed =>
         {

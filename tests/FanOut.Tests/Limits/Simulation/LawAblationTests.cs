@@ -6,11 +6,11 @@ using Xunit.Abstractions;
 namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
-/// Issue 36 item 2, the ablation of the staged law (<c>BandwidthDelayLaw</c>): every rule it keeps, left out alone, misses
+/// Issue 36 item 2, the ablation of the adaptive law (<c>BandwidthDelayLaw</c>): every rule it keeps, left out alone, misses
 /// the target of the scenario it is for, where the whole law meets it. A rule no scenario needs goes (docs/adaptive.md,
 /// "Ablation"). Each case prints its row of the ablation table: the worst seed of 20 with the rule and without it.
 /// </summary>
-public sealed class StagedLawAblationTests(ITestOutputHelper output)
+public sealed class LawAblationTests(ITestOutputHelper output)
 {
     /// <summary>A scenario's worst seed for a law's options, its target, and which side of it meets it.</summary>
     private sealed record Scenario(string Name, Func<AdaptiveLimitOptions, double> WorstSeed, double Target, bool AtLeast)
@@ -98,7 +98,7 @@ public sealed class StagedLawAblationTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Rules))]
-    public void StagedLaw_RuleLeftOut_MissesTheTargetOfItsScenario(string rule)
+    public void Law_RuleLeftOut_MissesTheTargetOfItsScenario(string rule)
     {
         var leftOut = Enum.Parse<BandwidthDelayRules>(rule);
         var scenario = s_scenarios[leftOut];

@@ -3,24 +3,23 @@ using Xunit.Abstractions;
 namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
-/// Issue 36: the staged law on the bandwidth-delay product (<c>BandwidthDelayLaw</c>, not the default yet) against the
-/// downstream shapes, 20 seeds per cell at every place. Each cell prints the worst seed and the median, and asserts the
-/// issue's target where the staged law meets it (docs/adaptive.md, "Toward one law", has every figure, the cells it misses
-/// included). With FANOUT_TEST_LAW=bdp every simulated limit test runs the staged law instead of the band.
+/// Issue 36: the adaptive law (<c>BandwidthDelayLaw</c>) against the downstream shapes, 20 seeds per cell at every place.
+/// Each cell prints the worst seed and the median, and asserts the issue's target where the law meets it
+/// (docs/adaptive.md, "Where it stands", has every figure, the cells it misses included).
 /// </summary>
-public sealed class StagedLawShapeTests(ITestOutputHelper output)
+public sealed class LawShapeTests(ITestOutputHelper output)
 {
     private const int Seeds = ShapeMeasurement.Seeds;
     private static readonly TimeSpan s_run = ShapeMeasurement.Run;
     private static readonly TimeSpan s_secondHalf = ShapeMeasurement.SecondHalf;
 
-    /// <summary>The place's options running the staged law.</summary>
-    private static AdaptiveLimitOptions Staged(string place) => LawPlace.Named(place).Options;
+    /// <summary>The place's options.</summary>
+    private static AdaptiveLimitOptions AtPlace(string place) => LawPlace.Named(place).Options;
 
-    /// <summary>The staged law's throughput over Fixed(<paramref name="fixedLimit"/>)'s from <paramref name="from"/> to <paramref name="to"/>, per seed, worst first.</summary>
+    /// <summary>The law's throughput over Fixed(<paramref name="fixedLimit"/>)'s from <paramref name="from"/> to <paramref name="to"/>, per seed, worst first.</summary>
     private double[] ThroughputRatios(string place, DownstreamScript script, int fixedLimit, TimeSpan from, TimeSpan to, string shape)
     {
-        var ratios = ShapeMeasurement.ThroughputRatios(Staged(place), LawPlace.Named(place).CallSize, script, fixedLimit, from, to);
+        var ratios = ShapeMeasurement.ThroughputRatios(AtPlace(place), LawPlace.Named(place).CallSize, script, fixedLimit, from, to);
         output.WriteLine($"{shape}, {place}: worst {ratios[0]:F2}, median {ratios[Seeds / 2]:F2} x Fixed({fixedLimit})");
         return ratios;
     }
@@ -29,7 +28,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_LatencyRisingSmoothly_FindsThePeak(string place)
+    public void Law_LatencyRisingSmoothly_FindsThePeak(string place)
     {
         // Throughput peaks at 22 in service (latency x (1 + (n/22)^2)): the band holds at 0.83-0.84x; the rate finds it.
         // Target 0.9x Fixed(22) in every seed.
@@ -40,7 +39,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughputFromTheFirstAnswer(string place)
+    public void Law_HeavyTailWithoutOverload_KeepsThroughputFromTheFirstAnswer(string place)
     {
         // The same heavy tail judged over the first 6 s, ramp included, as the real clock's noise check judges a whole run.
         // Few answers of a heavy tail come within 1.5x of the fastest, so slow start grew on them alone and crawled (worst seed
@@ -51,32 +50,32 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_HeavyTailWithoutOverload_SlowStartDoesNotEndOnAQueue(string place)
+    public void Law_HeavyTailWithoutOverload_SlowStartDoesNotEndOnAQueue(string place)
     {
         // No queue forms here. A call's first answers are its fastest and its last its slowest: read as they came, they ended
         // slow start on "queue seen" in 20 seeds of 20 at the shared place (calls of 100), 2 at the loop. Judged on cohorts of
         // items started together: 0 at the shared place and the loop, 1 over HTTP and at the server. Target: at most 3 seeds
         // of 20 at every place (the issue's margin of 2 seeds over the worst place today).
-        var exits = ShapeMeasurement.SlowStartQueueExits(Staged(place), LawPlace.Named(place).CallSize, ShapeMeasurement.HeavyTail, TimeSpan.FromSeconds(6)).Sum();
+        var exits = ShapeMeasurement.SlowStartQueueExits(AtPlace(place), LawPlace.Named(place).CallSize, ShapeMeasurement.HeavyTail, TimeSpan.FromSeconds(6)).Sum();
         output.WriteLine($"heavy tail, {place}: slow start ended on a queue in {exits} seeds of {Seeds}");
         Assert.True(exits <= 3, $"{exits} seeds of {Seeds}");
     }
 
     [Fact]
-    public void StagedLaw_CpuBoundBodiesOnTwoCores_HoldNearTheCores()
+    public void Law_CpuBoundBodiesOnTwoCores_HoldNearTheCores()
     {
         // Issue 1's CPU-bound bodies (5 ms on 2 cores): the limits suite's band is 1-3 over the last 30% of the run. A drain
         // that went deeper because its level queued used to go back to that level, and took readings to come down again (69
         // of 240 samples above 3 in one run; every seed's tail reaches 4 without it); it ends at the model's target. Target: at
         // most 3 in every seed. No margin is possible: the law's fixed point on 2 cores is 1.25 x 2 rounded up, the bar itself.
-        var peaks = ShapeMeasurement.SharedCoreTailPeaks(Staged("loop"));
+        var peaks = ShapeMeasurement.SharedCoreTailPeaks(AtPlace("loop"));
         output.WriteLine($"CPU-bound bodies on 2 cores: highest limit over the tail, worst seed {peaks[^1]}, median {peaks[Seeds / 2]}");
         Assert.True(peaks[^1] <= 3, $"worst seed {peaks[^1]}");
     }
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_HeavyTailWithoutOverload_KeepsThroughput(string place)
+    public void Law_HeavyTailWithoutOverload_KeepsThroughput(string place)
     {
         // Target 0.8x Fixed(256) in every seed (the shared place's worst seed reads 0.90x, the others 0.99x).
         Assert.True(ThroughputRatios(place, ShapeMeasurement.HeavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8);
@@ -84,7 +83,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_BimodalWithoutOverload_KeepsThroughput(string place)
+    public void Law_BimodalWithoutOverload_KeepsThroughput(string place)
     {
         // Target 0.8x Fixed(256) in every seed, with the issue's 15% margin. At the maximum the product reads a little below
         // the limit by chance, so drains spaced by answers alone came every 0.5-1 s at 5,000 answers/s (worst seed 0.86-0.94x);
@@ -98,7 +97,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [InlineData("loop")]
     [InlineData("http")]
     [InlineData("server")]
-    public void StagedLaw_CapacityHalvesOnAHeavyTail_KeepsThroughput(string place)
+    public void Law_CapacityHalvesOnAHeavyTail_KeepsThroughput(string place)
     {
         // 64 -> 32 from 3 s to 6 s on a heavy tail (20 ms, p99 10x), a hard cap and then a queue as deep: the band reads its
         // fastest answers as the baseline and cuts to 4-8 (0.29-0.79x); judged from 3.5 s to 6 s against Fixed(32), target
@@ -112,10 +111,10 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_DownstreamThatSaysNoSlowly_RejectsFewCalls(string place)
+    public void Law_DownstreamThatSaysNoSlowly_RejectsFewCalls(string place)
     {
         // A cap of 32 whose "no" takes 200 ms: at most 5% of calls refused in every seed.
-        var rejected = ShapeMeasurement.RefusedPercents(Staged(place), LawPlace.Named(place).CallSize, DownstreamScript.Constant(IncidentScenarios.HardCap(32)), TimeSpan.FromMilliseconds(200));
+        var rejected = ShapeMeasurement.RefusedPercents(AtPlace(place), LawPlace.Named(place).CallSize, DownstreamScript.Constant(IncidentScenarios.HardCap(32)), TimeSpan.FromMilliseconds(200));
         output.WriteLine($"slow no, {place}: refused worst {rejected[^1]:F2}%, median {rejected[Seeds / 2]:F2}%");
 
         Assert.True(rejected[^1] <= 5);
@@ -128,10 +127,10 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [InlineData("http", 4)]
     [InlineData("server", 2)]
     [InlineData("server", 4)]
-    public void StagedLaw_IndependentClientsOnOneCap_ShareItFairly(string place, int clients)
+    public void Law_IndependentClientsOnOneCap_ShareItFairly(string place, int clients)
     {
         // Separate services on a cap of 32: Jain's index at least 0.9 in every seed.
-        var fairness = ShapeMeasurement.Fairness(Staged(place), clients, DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
+        var fairness = ShapeMeasurement.Fairness(AtPlace(place), clients, DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
         output.WriteLine($"{clients} clients, {place}: Jain worst {fairness[0]:F2}, median {fairness[Seeds / 2]:F2}");
 
         Assert.True(fairness[0] >= 0.9);
@@ -141,11 +140,11 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [InlineData("loop")]
     [InlineData("shared")]
     [InlineData("server")]
-    public void StagedLaw_ClientJoiningAFullDownstream_GetsItsShare(string place)
+    public void Law_ClientJoiningAFullDownstream_GetsItsShare(string place)
     {
         // A client joining at 3 s a cap another fills: at least a quarter of the goodput (half its share) from 5 s in every
         // seed, with the issue's 15% margin. (FanOut.Http's limit, which backs off by a tenth, reads 0.18.)
-        var shares = ShapeMeasurement.JoinerShares(Staged(place), DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
+        var shares = ShapeMeasurement.JoinerShares(AtPlace(place), DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
         output.WriteLine($"joiner, {place}: share worst {shares[0]:F2}, median {shares[Seeds / 2]:F2}");
 
         Assert.True(shares[0] >= 0.25 * 1.15);
@@ -161,18 +160,18 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [InlineData("shared", 8, 120)]
     [InlineData("server", 16, 60)]
     [InlineData("server", 16, 90)]
-    public void StagedLaw_ColdFirstRound_CostsOneRoundNotTheRun(string place, int capacity, int coldMs)
+    public void Law_ColdFirstRound_CostsOneRoundNotTheRun(string place, int capacity, int coldMs)
     {
         // The cold-start scenario's targets (ColdStartScenarioTests), in cases that fail without the cold-round rule: peaks
         // past the bar, as the backlog the cold round let in hid the downstream's pace from every later answer.
-        ColdStartScenarioTests.AssertColdFirstWindowCostsOneRound(Staged(place), LawPlace.Named(place).CallSize, capacity, coldMs, output.WriteLine, place);
+        ColdStartScenarioTests.AssertColdFirstWindowCostsOneRound(AtPlace(place), LawPlace.Named(place).CallSize, capacity, coldMs, output.WriteLine, place);
     }
 
     [Theory]
     [InlineData(8)]
     [InlineData(16)]
     [InlineData(64)]
-    public void StagedLaw_LogNormalQueueingDownstream_MedianSeedQueuesLessThanFourFifthsOfTheCapacity(int capacity)
+    public void Law_LogNormalQueueingDownstream_MedianSeedQueuesLessThanFourFifthsOfTheCapacity(int capacity)
     {
         // A pool of C with a queue and lognormal service times (p99 4x the median): full throughput needs C in flight and
         // the rest only queue. The median seed holds 1.34-1.38x C in flight over the second half, the worst 1.50-1.75x C
@@ -188,7 +187,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public void StagedLaw_CallerThatDoesNotReportStarts_MeasuresTheLatencyWithoutAQueue()
+    public void Law_CallerThatDoesNotReportStarts_MeasuresTheLatencyWithoutAQueue()
     {
         // A drain's cohort is the first items started after it began, counted as answers plus calls in flight, so a caller
         // that never calls RecordStart (a RateLimiter lease, a hand-written loop) reads the same latency as the fan-out does.
@@ -206,7 +205,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [Theory]
     [InlineData(8)]
     [InlineData(16)]
-    public void StagedLaw_DrainsOfDifferentSizes_PoolTheLatencyWithoutAQueue(int capacity)
+    public void Law_DrainsOfDifferentSizes_PoolTheLatencyWithoutAQueue(int capacity)
     {
         // Drains at different levels take cohorts of different sizes (16-64 answers), and the pool of 64 keeps the last ones.
         // When it was a ring filled with each cohort sorted, a larger cohort overwrote an older one's fastest answers and kept
@@ -226,14 +225,14 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [InlineData("loop", 32)]
     [InlineData("server", 8)]
     [InlineData("server", 32)]
-    public void StagedLaw_PoolThatRefusedThenQueues_HoldsTheQueueDown(string place, int capacity)
+    public void Law_PoolThatRefusedThenQueues_HoldsTheQueueDown(string place, int capacity)
     {
         // A pool of C (40 ms) that refuses what it cannot serve for 5 s, then queues it. The "no" ended slow start before any
         // drain measured the latency without a queue, and the probes above the level that said no all passed: the limit ran
         // to its maximum, 256 in flight on a pool of 8. A passed probe with nothing measured drains (worst seed 1.35-1.55x C).
         // Target over the last 30 s, in every seed: a queue no longer than the pool (the limit within 2x C) and 0.95x the
         // pool's throughput.
-        var seeds = ShapeMeasurement.RefusedThenQueued(Staged(place), capacity);
+        var seeds = ShapeMeasurement.RefusedThenQueued(AtPlace(place), capacity);
         var worstLimit = seeds.Max(s => s.Limit);
         var worstThroughput = seeds.Min(s => s.Throughput);
         output.WriteLine($"refused then queued, {place}, C {capacity}: limit worst {worstLimit:F2} x C, throughput worst {worstThroughput:F2} x the pool's");
@@ -245,13 +244,13 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [InlineData("http")]
     [InlineData("server")]
     [InlineData("shared")]
-    public void StagedLaw_SlowDegradationWithQueueing_FollowsItDown(string place)
+    public void Law_SlowDegradationWithQueueing_FollowsItDown(string place)
     {
         // Over 30 s the capacity falls 64 -> 8 while latency rises 20 -> 200 ms, and the downstream queues. The most answers
         // per second remembered is then the past: the limit came down a permit or two per reading and ended at 1.9-3.3x C in
         // the worst seed. A reading that queued (twice the latency without a queue) keeps only its own rate: 1.38-1.63x C.
         // Target: in flight over the last 2 s within 2x the last capacity in every seed, with the issue's 15% margin.
-        var levels = ShapeMeasurement.DegradedLevels(Staged(place), LawPlace.Named(place).CallSize);
+        var levels = ShapeMeasurement.DegradedLevels(AtPlace(place), LawPlace.Named(place).CallSize);
         output.WriteLine($"slow degradation, {place}: in flight at the end worst {levels[^1]:F2}, median {levels[Seeds / 2]:F2} x C");
         Assert.True(levels[^1] <= 2 / 1.15, $"worst seed {levels[^1]:F2} x C");
     }
@@ -261,7 +260,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     [InlineData(0.3, 7.0, false)]
     [InlineData(2.0, 20.0, true)]
     [InlineData(0.0, 20.0, true)]
-    public void StagedLaw_AnswerFasterThanTheNoiseFloor_ProvesAFirstRoundColdOnlyWhenThatRoundWasSlowerThanFourFloors(double answerMs, double firstRoundMs, bool endsSlowStart)
+    public void Law_AnswerFasterThanTheNoiseFloor_ProvesAFirstRoundColdOnlyWhenThatRoundWasSlowerThanFourFloors(double answerMs, double firstRoundMs, bool endsSlowStart)
     {
         // On the real clock a body whose wait was under a millisecond answers in 0.0 ms; counted as it is, it made a warm
         // first round of 6 ms look four times too slow and ended slow start on an elastic downstream. An answer counts at no
@@ -278,7 +277,7 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public void StagedLaw_OneAnswerFourTimesFasterThanTheFirstRound_DoesNotProveItCold()
+    public void Law_OneAnswerFourTimesFasterThanTheFirstRound_DoesNotProveItCold()
     {
         // A heavy tail (p99 10x the median): one answer in hundreds beats the fastest of a first round of ten by 4x. On the
         // real clock that one answer ended slow start in about one run in three (0.79-0.82x Fixed(256) in those rounds).
@@ -314,12 +313,12 @@ public sealed class StagedLawShapeTests(ITestOutputHelper output)
 
     [Theory]
     [MemberData(nameof(Places))]
-    public void StagedLaw_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds(string place)
+    public void Law_RecoveryAfterALongLow_IsBackToHalfTheCapacityWithinThreeSeconds(string place)
     {
         // The incident suite's long low (64 -> 4 for a long while -> 64): without probes that come sooner with twice the step
         // once one passed, growth above the level that said no is one permit per probe and takes longer than 3 s.
         var simulation = new LimitSimulation(IncidentScenarios.LongLow()) { CallSize = LawPlace.Named(place).CallSize };
-        simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(Staged(place))), duration: IncidentScenarios.LongLowRun);
+        simulation.Run(ConcurrencyLimit.Adaptive(simulation.Options(AtPlace(place))), duration: IncidentScenarios.LongLowRun);
 
         IncidentScenarios.AssertLongLow(simulation.Timeline, simulation.Calls, output.WriteLine, $"{place}: ");
     }

@@ -3,8 +3,8 @@ using FanOut.Tests.Infrastructure;
 
 namespace FanOut.Tests.Limits;
 
-/// <summary>The staged law's cohorts (docs/adaptive.md, rule 2): a cohort is judged once, whatever order its answers and others' come in.</summary>
-public sealed class StagedLawCohortTests
+/// <summary>The adaptive law's cohorts (docs/adaptive.md, rule 2): a cohort is judged once, whatever order its answers and others' come in.</summary>
+public sealed class LawCohortTests
 {
     private static readonly long s_ms = TimeSpan.TicksPerMillisecond;
 
