@@ -22,7 +22,8 @@ public sealed class FanOutConcurrencyOptions
     /// <see cref="AdaptiveLimitOptions.InitialLimit"/> 4, not the core's 10: a client's start of 10 pays for pure waits (timers
     /// that answer together); a server's first requests go to its own constrained backend, where a start above the backend's
     /// capacity sends it that many requests before anything has answered (docs/server.md, "The server's starting limit").
-    /// Start from it to change one knob and keep the others:
+    /// Start from it to change one knob and keep the others (<see cref="AdaptiveLimitOptions.Headroom"/> 1 trades throughput
+    /// for the admitted latency; docs/server.md, "The law's level"):
     /// <c>ConcurrencyLimit.Adaptive(FanOutConcurrencyOptions.DefaultLimitOptions with { MaxLimit = 64 })</c>.
     /// <see cref="AdaptiveLimitOptions.Name"/> <c>server</c>: metrics and <c>fanout watch</c> tell the service's own admission
     /// from the limits of its outgoing calls.

@@ -35,6 +35,14 @@ public sealed class ConcurrencyLimitTests
         Assert.Equal("SlowStartPace", pace.ParamName);
         Assert.Contains("1 or more", pace.Message, StringComparison.Ordinal);
         Assert.NotNull(ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { SlowStartPace = double.PositiveInfinity }));
+        foreach (var headroom in new[] { 0.9, 4.5, double.NaN })
+        {
+            var room = Assert.Throws<ArgumentOutOfRangeException>(() => ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Headroom = headroom }));
+            Assert.Equal("Headroom", room.ParamName);
+            Assert.Contains("from 1 to 4", room.Message, StringComparison.Ordinal);
+        }
+
+        Assert.NotNull(ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { Headroom = 1.0 }));
     }
 
     [Fact]

@@ -23,9 +23,6 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Readings the model remembers: the most answers per second is taken over them (BBR's window).</summary>
     private const int ModelReadings = 10;
 
-    /// <summary>The target's room above the product: rate noise and the tail keep the limit from sitting under what the downstream carries.</summary>
-    private const double TargetGain = 1.25;
-
     /// <summary>Slow start grows on an answer within this ratio of its reference; a cohort whose median is this many times the least queued (a queue of half a round is a queue): its held-back answers are not granted, and two such cohorts in a row end slow start.</summary>
     private const double QueuedRatio = 1.5;
 
@@ -188,7 +185,7 @@ internal sealed class BandwidthDelayLaw
         get
         {
             var product = Product();
-            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(TargetGain * product));
+            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(_options.Headroom * product));
         }
     }
 
