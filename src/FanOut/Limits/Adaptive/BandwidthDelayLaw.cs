@@ -32,6 +32,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Standard errors of the two medians a queue test's ratio must be cleared by: a heavy tail's medians spread that far by chance.</summary>
     private const double QueueTestStandardErrors = 2;
 
+    /// <summary>The most spread (standard deviation of the logs) a queue test allows for: a heavy tail's (p99 10x the median); a wider one is threads starved by the bodies themselves, whose queue the test must still see.</summary>
+    private const double MostSpread = 1;
+
     /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
     private const double MedianStandardErrorFactor = 1.2533;
 
@@ -554,7 +557,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>True when a reading's <paramref name="median"/> (of <paramref name="answers"/> answers whose logs spread <paramref name="spread"/>) is above <paramref name="ratio"/> times <paramref name="reference"/> by the noise floor and by two standard errors of the two medians (a heavy tail's readings spread that far by chance).</summary>
     private bool Above(double median, double reference, double ratio, double spread, int answers) =>
         median - reference > _noiseFloor
-        && Math.Log(median / reference) > Math.Log(ratio) + (QueueTestStandardErrors * MedianStandardErrorFactor * spread * Math.Sqrt(2.0 / answers));
+        && Math.Log(median / reference) > Math.Log(ratio) + (QueueTestStandardErrors * MedianStandardErrorFactor * Math.Min(spread, MostSpread) * Math.Sqrt(2.0 / answers));
 
     /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their lower quartile and median: robust to a stray answer and to answers still out (a drain's, counted as the slowest).</summary>
     private static double LogSpread(ReadOnlySpan<long> answers) =>

@@ -90,7 +90,11 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             options => ShapeMeasurement.DegradedLevels(options, LawPlace.Named("shared").CallSize)[^1],
             2 / 1.15,
             AtLeast: false),
-        [BandwidthDelayRules.PairedSlowStartReference] = s_slowStartExitsAtServer,
+        [BandwidthDelayRules.PairedSlowStartReference] = new(
+            "heavy tail without overload (x Fixed(256), second half, worst seed)",
+            options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, ShapeMeasurement.HeavyTail, 256, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run)[0],
+            0.8,
+            AtLeast: true),
         [BandwidthDelayRules.ReferenceFromNewLevels] = s_slowStartExitsAtServer,
     };
 
