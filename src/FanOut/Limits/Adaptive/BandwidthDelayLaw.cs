@@ -3,11 +3,12 @@ using System.Diagnostics;
 namespace FanOut.Limits.Adaptive;
 
 /// <summary>
-/// The adaptive law on the bandwidth-delay product (BBR's model; docs/adaptive.md). The limit is what the downstream has been seen to carry: the most answers per second times the latency without a
-/// queue (measured by drains, as BBR's ProbeRTT and Envoy's pinned minRTT), with a little room. Slow start doubles per round
-/// trip on answers that did not queue; after it, one decision per reading of every answer grows the limit toward that
-/// target or cuts it to it; a "no" backs off, and growth goes on one permit per round trip (AIMD) with spaced probes above
-/// the level that said no. Never touches a clock or a lock: the owning limit calls it under its lock.
+/// The adaptive law on the bandwidth-delay product (BBR's model; docs/adaptive.md). The limit is what the downstream has
+/// been seen to carry: the most answers per second times the latency without a queue (measured by drains, as BBR's
+/// ProbeRTT and Envoy's pinned minRTT), with a little room (<see cref="AdaptiveLimitOptions.Headroom"/>). Slow start
+/// doubles per round trip on answers that did not queue; after it, one decision per reading of every answer grows the
+/// limit toward that target or cuts it to it; a "no" backs off, and growth goes on one permit per round trip (AIMD) with
+/// spaced probes above the level that said no. Never touches a clock or a lock: the owning limit calls it under its lock.
 /// </summary>
 internal sealed class BandwidthDelayLaw
 {
