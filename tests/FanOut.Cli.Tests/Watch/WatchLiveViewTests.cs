@@ -39,10 +39,10 @@ public sealed class WatchLiveViewTests
         Assert.False(target.HasExited);
     }
 
-    /// <summary>A detached tmux session on its own socket (never the user's server), killed on dispose.</summary>
+    /// <summary>A detached tmux session on its own socket (never the user's server), killed and its socket deleted on dispose.</summary>
     private sealed class Tmux : IAsyncDisposable
     {
-        private readonly string _socket = $"fanout-watch-{Guid.NewGuid():N}";
+        private readonly string _socket = Path.Combine(Path.GetTempPath(), $"fanout-watch-{Guid.NewGuid():N}.sock");
 
         public static async Task<Tmux> StartAsync(string command)
         {
@@ -70,12 +70,16 @@ public sealed class WatchLiveViewTests
 
         public Task SendKeysAsync(string key) => RunAsync("send-keys", key);
 
-        public async ValueTask DisposeAsync() => await RunAsync("kill-server");
+        public async ValueTask DisposeAsync()
+        {
+            await RunAsync("kill-server");
+            File.Delete(_socket); // tmux leaves its socket file behind
+        }
 
         private async Task<string> RunAsync(params string[] args)
         {
             var info = new ProcessStartInfo("tmux") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-            info.ArgumentList.Add("-L");
+            info.ArgumentList.Add("-S");
             info.ArgumentList.Add(_socket);
             foreach (var arg in args)
             {
