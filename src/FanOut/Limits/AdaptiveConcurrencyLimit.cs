@@ -96,7 +96,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             var latency = _answered == 0 ? -1 : Milliseconds((double)_answeredLatency / _answered);
             _answeredLatency = _answered = 0;
-            return new(Current, InFlight, Waiting, latency, Milliseconds(LawBaseline), Volatile.Read(ref _overloads), _pauses, _changes);
+            return new(Current, InFlight, Waiting, latency, Milliseconds(_law.Baseline), Volatile.Read(ref _overloads), _pauses, _changes);
         }
     }
 
@@ -107,7 +107,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             lock (_lock)
             {
-                return TimeSpan.FromSeconds(LawBaseline / _time.TimestampFrequency);
+                return TimeSpan.FromSeconds(_law.Baseline / _time.TimestampFrequency);
             }
         }
     }
@@ -119,7 +119,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         {
             lock (_lock)
             {
-                return LawInSlowStart;
+                return _law.InSlowStart;
             }
         }
     }
@@ -128,15 +128,6 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
 
     /// <summary>Synchronous bodies gain nothing from more workers than cores, whatever the limit allows asynchronous ones.</summary>
     internal override int WorkerHint => Math.Min(_limit, Environment.ProcessorCount);
-
-    /// <summary>The limit the law decided (under the lock).</summary>
-    private int LawLimit => _law.Limit;
-
-    /// <summary>True while the law is in slow start (under the lock).</summary>
-    private bool LawInSlowStart => _law.InSlowStart;
-
-    /// <summary>The latency without a queue the law holds, in timestamp ticks (0: none yet; under the lock).</summary>
-    private double LawBaseline => _law.Baseline;
 
     public override TimeProvider TimeProvider => _time;
 
@@ -339,7 +330,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private LimitChange Publish(long now, int inFlight, out long paceDue)
     {
         var before = _limit;
-        var limit = _pacer.Follow(LawLimit, LawInSlowStart, LawBaseline, now, out paceDue);
+        var limit = _pacer.Follow(_law.Limit, _law.InSlowStart, _law.Baseline, now, out paceDue);
 
         _limit = limit;
         _pacing = paceDue > 0;
@@ -349,8 +340,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         }
 
         // A paced grant of growth decided earlier is slow start's, whatever the law decided since.
-        var reason = limit > before && LawInSlowStart && limit < LawLimit ? LimitChangeReason.SlowStartGrowth : _reason;
-        return new(before, limit, reason, _reasonMedian, LawBaseline, inFlight, limit != before ? ++_changes : 0);
+        var reason = limit > before && _law.InSlowStart && limit < _law.Limit ? LimitChangeReason.SlowStartGrowth : _reason;
+        return new(before, limit, reason, _reasonMedian, _law.Baseline, inFlight, limit != before ? ++_changes : 0);
     }
 
     /// <summary>Wakes the waiters a rise admits, records the change on the gauge and publishes its reason (outside the lock).</summary>
@@ -378,7 +369,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private void AssertInvariants()
     {
         Debug.Assert(_lock.IsHeldByCurrentThread);
-        Debug.Assert(_limit == LawLimit || (_limit < LawLimit && LawInSlowStart));
+        Debug.Assert(_limit == _law.Limit || (_limit < _law.Limit && _law.InSlowStart));
         Debug.Assert(_limit >= _options.MinLimit && _limit <= _options.MaxLimit);
         Debug.Assert(_peak >= _limit);
     }

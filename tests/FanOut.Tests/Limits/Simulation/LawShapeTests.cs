@@ -77,8 +77,21 @@ public sealed class LawShapeTests(ITestOutputHelper output)
     [MemberData(nameof(Places))]
     public void Law_HeavyTailWithoutOverload_KeepsThroughput(string place)
     {
-        // Target 0.8x Fixed(256) in every seed (the shared place's worst seed reads 0.90x, the others 0.99x).
-        Assert.True(ThroughputRatios(place, ShapeMeasurement.HeavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8);
+        // Median 40 ms, p99 ten times that, capacity never reached: the tail is not a queue. Target 0.8x Fixed(256) in every
+        // seed; with the 15% margin at the loop and over HTTP (the shared place's worst seed reads 0.86x).
+        var margin = place is "loop" or "http" ? 1.15 : 1;
+
+        Assert.True(ThroughputRatios(place, ShapeMeasurement.HeavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8 * margin);
+    }
+
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void Law_PeriodicStallsOfTheDownstream_KeepThroughput(string place)
+    {
+        // A downstream of 64 (and a queue of 64) that stops for 100 ms every second (a collection, a failover): a stall is not
+        // overload, and the limit must not pay for it after it has passed. Target 0.8x Fixed(64) in every seed, with the
+        // issue's 15% margin.
+        Assert.True(ThroughputRatios(place, IncidentScenarios.PeriodicStalls(), 64, s_secondHalf, s_run, "periodic stalls")[0] >= 0.8 * 1.15);
     }
 
     [Theory]

@@ -4,7 +4,7 @@ namespace FanOut.Tests.Limits.Simulation;
 
 /// <summary>
 /// Issue 36's downstream shapes measured over <see cref="Seeds"/> seeds for one place's limit options: what
-/// <see cref="DownstreamShapeScenarioTests"/> and <see cref="LawShapeTests"/> assert. Every result is one figure per seed, in ascending order.
+/// <see cref="LawShapeTests"/> and <see cref="LawAblationTests"/> assert. Every result is one figure per seed, in ascending order.
 /// </summary>
 internal static class ShapeMeasurement
 {

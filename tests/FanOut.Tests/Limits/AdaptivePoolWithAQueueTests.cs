@@ -9,7 +9,7 @@ namespace FanOut.Tests.Limits;
 /// pool in front of a database), on the simulation suite's <see cref="LimitSimulation"/> (a fake clock: a minute runs in
 /// well under a second): the law holds the room its target keeps above what the downstream carries, a quarter of C.
 /// </summary>
-public sealed class AdaptiveKneeTests(ITestOutputHelper output)
+public sealed class AdaptivePoolWithAQueueTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan s_serviceTime = TimeSpan.FromMilliseconds(40);
 
