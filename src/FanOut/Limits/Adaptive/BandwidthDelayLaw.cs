@@ -489,7 +489,9 @@ internal sealed class BandwidthDelayLaw
     /// </summary>
     private double CohortMedian(long start, long latency, long now)
     {
-        if (_cohortSize < 0 && _started - _cohortBase >= _cohortTarget)
+        // Not at the instant it began: the items counted started at that instant too, and a cohort that ends where it begins
+        // holds none of them (on a coarse or fake clock a judgment and the next close share a timestamp: slow start stalled).
+        if (_cohortSize < 0 && _started - _cohortBase >= _cohortTarget && now > _cohortStart)
         {
             CloseCohort((int)(_started - _cohortBase), now);
         }
