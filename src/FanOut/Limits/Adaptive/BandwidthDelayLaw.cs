@@ -16,10 +16,10 @@ internal sealed class BandwidthDelayLaw
     private const int ReadingAnswers = 32;
 
     /// <summary>Answers the latency without a queue is the median of (the last drains' cohorts): within about an eighth on a tight downstream.</summary>
-    private const int PoolAnswers = 64;
+    private const int PoolAnswers = 2 * ReadingAnswers;
 
-    /// <summary>Answers a reading takes in slow start and in a drain: a decision every round or two at small limits.</summary>
-    private const int ShortReadingAnswers = 16;
+    /// <summary>Answers a reading takes in slow start and in a drain, half a reading: a decision every round or two at small limits.</summary>
+    private const int ShortReadingAnswers = ReadingAnswers / 2;
 
     /// <summary>Readings the model remembers: the most answers per second is taken over them (BBR's window).</summary>
     private const int ModelReadings = 10;
@@ -36,8 +36,8 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The most spread (standard deviation of the logs) a queue test allows for: a heavy tail's (p99 10x the median); a wider one is threads starved by the bodies themselves, whose queue the test must still see.</summary>
     private const double MostSpread = 1;
 
-    /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size (sqrt(pi / 2)).</summary>
-    private const double MedianStandardErrorFactor = 1.2533;
+    /// <summary>The standard error of a sample median, in standard deviations per square root of the sample size.</summary>
+    private static readonly double MedianStandardErrorFactor = Math.Sqrt(Math.PI / 2);
 
     /// <summary>An answer this many times faster than a reference set by the first round (counted at no less than the noise floor) is evidence that round was cold (connections opened, code compiled).</summary>
     private const double ColdRatio = 4;
@@ -51,8 +51,8 @@ internal sealed class BandwidthDelayLaw
     /// <summary>A drain whose latency fell by this share of its level's fall (in logs) or more still queued: it goes on at half the level (a smooth knee's latency falls by less, and is measured where it is used).</summary>
     private const double DeeperDrainShare = 0.9;
 
-    /// <summary>A drain whose level carried this share of the most rate read at its own latency (Little's law) still saturated the downstream: the geometric middle of the drain's 3/4 and all of it.</summary>
-    private const double SaturatedDrainShare = 0.87;
+    /// <summary>A drain whose level carried this share of the most rate read at its own latency (Little's law) still saturated the downstream: the geometric middle of the drain's gain and all of it.</summary>
+    private static readonly double SaturatedDrainShare = Math.Sqrt(DrainGain);
 
     /// <summary>The least level a drain goes to: BBR's ProbeRTT keeps 4 packets, Envoy pins 3; below that a cohort takes too many round trips.</summary>
     private const int LeastDrainLevel = 4;
@@ -66,8 +66,8 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Round trips the limit holds at the level the downstream last said no at before it probes above it.</summary>
     private const int MinProbeSpacing = 2;
 
-    /// <summary>The most round trips between two probes above a level that keeps saying no (the spacing doubles per refused probe).</summary>
-    private const int MaxProbeSpacing = 8;
+    /// <summary>The most round trips between two probes above a level that keeps saying no: the spacing doubles per refused probe, twice.</summary>
+    private const int MaxProbeSpacing = 4 * MinProbeSpacing;
 
     /// <summary>Latency rises smaller than this are scheduling noise whatever their ratio (late timers, thread-pool hops).</summary>
     private static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
