@@ -134,31 +134,38 @@ public sealed class LawShapeTests(ITestOutputHelper output)
     }
 
     [Theory]
-    [InlineData("loop", 2)]
-    [InlineData("loop", 4)]
-    [InlineData("http", 2)]
-    [InlineData("http", 4)]
-    [InlineData("server", 2)]
-    [InlineData("server", 4)]
-    public void Law_IndependentClientsOnOneCap_ShareItFairly(string place, int clients)
+    [InlineData("loop", 2, 32)]
+    [InlineData("loop", 4, 32)]
+    [InlineData("http", 2, 32)]
+    [InlineData("http", 4, 32)]
+    [InlineData("server", 2, 32)]
+    [InlineData("server", 4, 32)]
+    [InlineData("loop", 2, 8)]
+    [InlineData("server", 2, 8)]
+    public void Law_IndependentClientsOnOneCap_ShareItFairly(string place, int clients, int capacity)
     {
-        // Separate services on a cap of 32: Jain's index at least 0.9 in every seed.
-        var fairness = ShapeMeasurement.Fairness(AtPlace(place), clients, DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
-        output.WriteLine($"{clients} clients, {place}: Jain worst {fairness[0]:F2}, median {fairness[Seeds / 2]:F2}");
+        // Separate services on a hard cap: Jain's index at least 0.9 in every seed. On a cap of 8 the client that lost the
+        // first race was held at 1-2 by the level its stale "no"s lowered (worst seed 0.80 at the loop). FanOut.Http's back-off
+        // of a tenth misses on a cap of 8 (docs/adaptive.md, "Open"): one client at 8-9 leaves the other no room.
+        var fairness = ShapeMeasurement.Fairness(AtPlace(place), clients, DownstreamScript.Constant(IncidentScenarios.HardCap(capacity)));
+        output.WriteLine($"{clients} clients on {capacity}, {place}: Jain worst {fairness[0]:F2}, median {fairness[Seeds / 2]:F2}");
 
         Assert.True(fairness[0] >= 0.9);
     }
 
     [Theory]
-    [InlineData("loop")]
-    [InlineData("shared")]
-    [InlineData("server")]
-    public void Law_ClientJoiningAFullDownstream_GetsItsShare(string place)
+    [InlineData("loop", 32)]
+    [InlineData("shared", 32)]
+    [InlineData("server", 32)]
+    [InlineData("loop", 16)]
+    [InlineData("server", 16)]
+    public void Law_ClientJoiningAFullDownstream_GetsItsShare(string place, int capacity)
     {
         // A client joining at 3 s a cap another fills: at least a quarter of the goodput (half its share) from 5 s in every
-        // seed, with the 15% margin. (FanOut.Http's limit, which backs off by a tenth, reads 0.18.)
-        var shares = ShapeMeasurement.JoinerShares(AtPlace(place), DownstreamScript.Constant(IncidentScenarios.HardCap(32)));
-        output.WriteLine($"joiner, {place}: share worst {shares[0]:F2}, median {shares[Seeds / 2]:F2}");
+        // seed, with the 15% margin. (FanOut.Http's limit, which backs off by a tenth, reads 0.18.) On a cap of 16
+        // the joiner's stale "no"s held it at 1-2 (worst seed 0.17 at the loop).
+        var shares = ShapeMeasurement.JoinerShares(AtPlace(place), DownstreamScript.Constant(IncidentScenarios.HardCap(capacity)));
+        output.WriteLine($"joiner on {capacity}, {place}: share worst {shares[0]:F2}, median {shares[Seeds / 2]:F2}");
 
         Assert.True(shares[0] >= 0.25 * 1.15);
     }
