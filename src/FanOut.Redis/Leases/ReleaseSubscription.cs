@@ -26,6 +26,9 @@ internal sealed class ReleaseSubscription
     private readonly Lock _lock = new();
     private ChannelMessageQueue? _queue;
     private int _started;
+
+    /// <summary>The subscription attempt <see cref="Start"/> began (it never faults); awaited by <see cref="UnsubscribeAsync"/>.</summary>
+    private Task _subscribing = Task.CompletedTask;
     private int _stopped;
 
     /// <summary>The number of the last marker published (guarded by <see cref="_lock"/>).</summary>
@@ -56,14 +59,19 @@ internal sealed class ReleaseSubscription
         if (Interlocked.Exchange(ref _started, 1) == 0)
         {
             _leases.Activity.Enter(); // subscribing is work in progress until it lands or fails
-            _ = SubscribeAsync();
+            Volatile.Write(ref _subscribing, SubscribeAsync());
         }
     }
 
-    /// <summary>Unsubscribes this limit, within the client's bound.</summary>
+    /// <summary>Unsubscribes this limit, within the client's bound (each step), after the subscription attempt has ended.</summary>
+    /// <remarks>
+    /// An attempt still on its way (a slow first round trip) is awaited first, so that a subscription landing after disposal
+    /// is taken off before this returns, not after it (a fresh-clone CI run counted one subscriber after disposal).
+    /// </remarks>
     public async Task UnsubscribeAsync(CancellationToken cancellationToken)
     {
         Volatile.Write(ref _stopped, 1);
+        await _client.Bounded(Volatile.Read(ref _subscribing), cancellationToken).ConfigureAwait(false);
         if (Volatile.Read(ref _queue) is { } queue)
         {
             await _client.Bounded(queue.UnsubscribeAsync(), cancellationToken).ConfigureAwait(false);
