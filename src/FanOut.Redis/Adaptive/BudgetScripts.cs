@@ -2,96 +2,107 @@ namespace FanOut.Redis.Adaptive;
 
 /// <summary>The Lua script that moves an adaptive fleet budget: atomic in Redis, timed by the server's clock (<c>TIME</c>).</summary>
 /// <remarks>
-/// <para>Each process runs the core's adaptive law over its own answers (<see cref="FleetClaim"/>) and claims what it
-/// decides; the fleet budget is the sum of the live claims. The law's decisions are proportional, so they compose: a burst
-/// that cuts every process that saw it by a factor cuts the sum by that factor, and each process's product (its rate times
-/// the latency without a queue) sums to the fleet's.</para>
-/// <para>Keys: 1 the budget hash (<c>fanout:{Key}:budget</c>: <c>b</c> the budget, <c>g</c> its generation (decreases so
-/// far), <c>p</c> the server time a fleet pause ends, <c>d</c> the server time of the last fleet-wide back-off), 2 the claimants (client id -> server ms its claim expires), 3 the
-/// claims (client id -> leases). The lease scripts read <c>b</c>, <c>g</c> and <c>p</c> (<see cref="Leases.LeaseScripts"/>:
-/// no lease is granted above the budget or while paused) and create the hash at the initial budget when Redis has none.</para>
+/// <para>The budget hash (key 2, <c>fanout:{Key}:budget</c>) holds: <c>b</c> the budget, <c>g</c> its generation (decreases so
+/// far), <c>d</c> and <c>u</c> the server time of the last decrease and of the last growth, <c>s</c> 1 while in slow start (no
+/// decrease yet), <c>p</c> the server time a fleet pause ends, <c>l</c> and <c>k</c> the level that was last rejected and the
+/// spacing of probes back to it, in windows. The lease scripts read <c>b</c>, <c>g</c> and <c>p</c>
+/// (<see cref="Leases.LeaseScripts"/>: no lease is granted while paused) and create the hash when Redis has none.</para>
+/// <para>Only counts are read from the lease set (live leases, by score): this script never purges, so the stall rule of the
+/// lease scripts (leases pushed back after Redis stood still) always runs before any lease is dropped.</para>
 /// </remarks>
 internal static class BudgetScripts
 {
     /// <summary>
-    /// Claim: ARGV 1 <c>a MIN MAX INITIAL MAXPAUSE</c>, 2 channel, 3 client id, 4 the claim (0: join, -1: withdraw), 5 a pause
-    /// in ms (0: none), 6 the lease time in ms, 7 the generation the asking process knew when its law cut on a "no" (-1:
-    /// none), 8 its latency window in ms. Returns {budget, generation, pause ms left, 1 if anything changed, the claim as
-    /// stored}.
+    /// Adapt: KEYS 1 leases, 2 budget hash; ARGV 1 <c>a MIN MAX INITIAL MAXPAUSE</c>, 2 channel, 3 kind (<c>o</c> overload, <c>g</c>
+    /// growth evidence), 4 backoff ratio, 5 the asking client's latency window in ms, 6 the generation the overloaded item
+    /// started under, 7 a pause in ms (0: none), 8 the budget the asking process knew when the overload came back (0:
+    /// unknown). Returns {budget, generation, pause ms left, 1 if anything changed}.
     /// </summary>
     /// <remarks>
-    /// <para>Claims of clients that stopped claiming for a lease time are dropped first: a crashed process's claim goes with
-    /// its leases. A join is given the initial budget less what the others claim (at least one): the fleet's first contact is
-    /// bounded by the initial budget, not by it times the processes. A claim is held to MAX; the budget is the claims' sum held
-    /// to this process's MIN..MAX (an earlier fleet, or a process with other options, may have left one outside them). A
-    /// change publishes <c>b:BUDGET:GENERATION</c>.</para>
-    /// <para>A "no" one process's law cut on is the fleet's: it bumps the generation, and every other process that learns of
-    /// the new generation backs its own law off as if it had seen the "no" (<see cref="FleetClaim"/>), so the fleet backs off
-    /// as one and a process that holds a tiny cap does not leave the others' calls refused. Once per generation (processes
-    /// that saw the same burst sent the same one) and at most once per window of the asking process.</para>
-    /// <para>A pause moves the pause end to server-now + the pause (at most MAXPAUSE), if later, and publishes <c>p:MS</c>.</para>
+    /// <para>The stored budget is read held to this process's MIN..MAX, and a stored pause to its MAXPAUSE ms: an earlier
+    /// fleet, or a process with other options, may have left a budget or a pause outside them.</para>
+    /// <para>An overload decreases the budget once per generation: a second signal about the same generation (another item
+    /// or another process that saw the same burst) finds the generation moved on and changes nothing. A decrease also waits
+    /// for one window after the last, whatever the generation. In slow start the first decrease goes to two thirds of the
+    /// budget, the budget before slow start's last growth by half: the last the fleet used without overload (the larger of
+    /// that and the ratio times the leases in use left a budget up to 40% above a hard cap that the last step had crossed,
+    /// and one more burst of rejections); after it, to the ratio times the budget. Both are taken of the budget the asking
+    /// process knew when the overload came back, when that is lower than the budget now: a growth another process asked
+    /// meanwhile (the requests crossed) is not cut from, as the core law cuts from the level a round ran at. A decrease is
+    /// at least one permit and never goes below MIN. It publishes <c>b:BUDGET:GENERATION</c>.</para>
+    /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>.</para>
+    /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
+    /// has passed since the last decrease and the last growth, and the live leases are at least 7/8 of the budget (the fleet
+    /// uses what it has). It publishes <c>b:BUDGET:GENERATION</c>.</para>
+    /// <para>Spaced probing, the core law's rule (docs/adaptive.md): a decrease remembers the budget that was rejected
+    /// (<c>l</c>) and a spacing in windows (<c>k</c>, 2; doubled, up to 8, when the rejected budget had reached the level
+    /// remembered before: a rejected probe). Growth back up to that level (the probe) waits <c>k</c> windows after the last
+    /// decrease instead of one, so a hard cap costs a rejection every few windows, not every window. A growth asked at or
+    /// above the level, a window after the last growth without a decrease, means the probe passed: the level is forgotten.</para>
     /// </remarks>
-    public const string Claim = """
+    public const string Adapt = """
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local min_s, max_s, initial_s, max_pause_s = string.match(ARGV[1], '^a (%d+) (%d+) (%d+) (%d+)$')
         local min_b, max_b, max_pause = tonumber(min_s), tonumber(max_s), tonumber(max_pause_s)
-        local client = ARGV[3]
-        local claim = tonumber(ARGV[4])
-        local pause = tonumber(ARGV[5])
-        local lease = tonumber(ARGV[6])
-        local overload = tonumber(ARGV[7] or -1) or -1
-        local window = tonumber(ARGV[8] or 0) or 0
-        local state = redis.call('HMGET', KEYS[1], 'b', 'g', 'p', 'd')
+        local kind = ARGV[3]
+        local ratio = tonumber(ARGV[4])
+        local seen = tonumber(ARGV[8] or 0) or 0
+        local window = tonumber(ARGV[5])
+        local state = redis.call('HMGET', KEYS[2], 'b', 'g', 'p', 'd', 'u', 's', 'l', 'k')
         if not state[1] then
-          redis.call('HSET', KEYS[1], 'b', initial_s, 'g', 0)
-          state = {initial_s, 0, 0}
+          redis.call('HSET', KEYS[2], 'b', initial_s, 'g', 0, 's', 1)
+          state = {initial_s, 0, 0, 0, 0, '1'}
         end
-        local stored = tonumber(state[1])
+        local budget = math.min(max_b, math.max(min_b, tonumber(state[1])))
         local generation = tonumber(state[2] or 0)
         local until_ms = math.min(tonumber(state[3] or 0), now + max_pause)
-        local backed_off_at = tonumber(state[4] or 0)
+        local decreased_at = tonumber(state[4] or 0)
+        local grown_at = tonumber(state[5] or 0)
+        local slow = state[6] ~= '0'
+        local level = tonumber(state[7] or 0) or 0
+        local spacing = tonumber(state[8] or 2) or 2
+        local in_use = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
         local changed = 0
-        if overload >= 0 and overload == generation and now - backed_off_at >= window then
-          generation = generation + 1
-          redis.call('HSET', KEYS[1], 'g', generation, 'd', now)
-          changed = 1
-        end
-        if pause > 0 and now + math.min(pause, max_pause) > until_ms then
-          pause = math.min(pause, max_pause)
-          until_ms = now + pause
-          redis.call('HSET', KEYS[1], 'p', until_ms)
-          redis.call('PUBLISH', ARGV[2], 'p:' .. pause)
-          changed = 1
-        end
-        local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
-        for i = 1, #expired do redis.call('HDEL', KEYS[3], expired[i]) end
-        redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-        local others = 0
-        local claims = redis.call('HGETALL', KEYS[3])
-        for i = 1, #claims, 2 do
-          if claims[i] ~= client then others = others + tonumber(claims[i + 1]) end
-        end
-        if claim < 0 then
-          redis.call('HDEL', KEYS[3], client)
-          redis.call('ZREM', KEYS[2], client)
-          claim = 0
-        else
-          if claim == 0 then claim = math.max(1, tonumber(initial_s) - others) end
-          claim = math.min(claim, max_b)
-          redis.call('HSET', KEYS[3], client, claim)
-          redis.call('ZADD', KEYS[2], now + lease, client)
-        end
-        local budget = math.min(max_b, math.max(min_b, others + claim))
-        if budget ~= stored or changed == 1 then
-          if budget ~= stored then
-            redis.call('HSET', KEYS[1], 'b', budget)
+        if kind == 'o' then
+          local pause = tonumber(ARGV[7])
+          if pause > 0 and now + pause > until_ms then
+            until_ms = now + pause
+            redis.call('HSET', KEYS[2], 'p', until_ms)
+            redis.call('PUBLISH', ARGV[2], 'p:' .. pause)
             changed = 1
           end
-          redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
+          if tonumber(ARGV[6]) == generation and now - decreased_at >= window then
+            local from = budget
+            if seen > 0 and seen < from then from = seen end
+            if level > 0 and from >= level then spacing = math.min(8, spacing * 2) else spacing = 2 end
+            level = from
+            local target = math.floor(from * ratio)
+            if slow then target = math.floor(from * 2 / 3) end
+            if target > budget - 1 then target = budget - 1 end
+            if target < min_b then target = min_b end
+            budget = target
+            generation = generation + 1
+            redis.call('HSET', KEYS[2], 'b', budget, 'g', generation, 'd', now, 's', 0, 'l', level, 'k', spacing)
+            redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
+            changed = 1
+          end
+        elseif kind == 'g' then
+          local hold = 0
+          if level > 0 and budget < level and budget + 1 >= level then hold = window * (spacing - 1) end
+          if until_ms <= now and now - decreased_at >= window + hold and now - grown_at >= window and budget < max_b and in_use * 8 >= budget * 7 then
+            if level > 0 and budget >= level then
+              level = 0
+              spacing = 2
+            end
+            if slow then budget = math.min(max_b, math.max(budget + 1, math.floor(budget * 3 / 2))) else budget = budget + 1 end
+            redis.call('HSET', KEYS[2], 'b', budget, 'u', now, 'l', level, 'k', spacing)
+            redis.call('PUBLISH', ARGV[2], 'b:' .. budget .. ':' .. generation)
+            changed = 1
+          end
         end
         local paused = 0
         if until_ms > now then paused = until_ms - now end
-        return {budget, generation, paused, changed, claim}
+        return {budget, generation, paused, changed}
         """;
 }

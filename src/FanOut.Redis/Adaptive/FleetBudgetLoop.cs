@@ -4,58 +4,42 @@ using FanOut.Redis.Leases;
 namespace FanOut.Redis.Adaptive;
 
 /// <summary>
-/// The adaptive budget's round trips: joins the fleet, sends this process's claim (<see cref="FleetClaim"/>) when it changes
-/// and every third of a lease time (a claim not sent for a lease time expires in Redis), with any pause a retry-after asked;
-/// ends this process's copy of a fleet pause when its time is up, and gives parked leases back to the items here when their
-/// window is over.
+/// The adaptive budget's round trips: sends the requests <see cref="FleetBudgetController"/> collects (one at a time, the
+/// newest state each time), ends this process's copy of a fleet pause when its time is up, and gives parked leases back
+/// to the items here when their window is over.
 /// </summary>
 /// <remarks>
-/// A request that fails (unanswered, refused, connection lost) is kept for the next round; the loop never ends on a failure
-/// (<see cref="BackgroundLoop"/>). Requests go outside the client's gate: they change the budget, not this client's leases.
+/// A request that fails (unanswered, refused, connection lost) is dropped but for its pause, which the next round sends
+/// again; the loop never ends on a failure (<see cref="BackgroundLoop"/>). Requests go outside the client's gate: they
+/// change the budget, not this client's leases.
 /// </remarks>
-internal sealed class FleetBudgetLoop(RedisLimitOptions options, FleetClaim claim, FleetPause pause, LeaseClient client, FleetState fleet, LocalLeases leases)
+internal sealed class FleetBudgetLoop(RedisLimitOptions options, FleetBudgetController controller, FleetPause pause, LeaseClient client, FleetState fleet, LocalLeases leases)
 {
     private readonly TimeProvider _time = options.TimeProvider;
-    private readonly long _refreshTicks = (long)((options.LeaseTime / 3).TotalSeconds * options.TimeProvider.TimestampFrequency);
     private BudgetRequest? _sending;
-    private long _sentAt;
 
     public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, () => options.PollInterval, _time, leases.Activity, stop);
-
-    /// <summary>Tells Redis this process leaves: its claim no longer counts in the budget (disposal; the loop has stopped).</summary>
-    public async Task WithdrawAsync()
-    {
-        var store = await client.Bounded(client.StoreAsync(), CancellationToken.None).ConfigureAwait(false);
-        fleet.ObserveBudget((await client.Bounded(store.ClaimAsync(new BudgetRequest(BudgetRequest.Withdraw, 0)), CancellationToken.None).ConfigureAwait(false)).Budget, fleet.Generation, 0);
-    }
 
     private async Task StepAsync(CancellationToken token)
     {
         // Parked leases whose window is over go back to the items here.
-        var due = claim.TakeUnparked(out var nextUnpark);
+        var due = controller.TakeUnparked(out var nextUnpark);
         for (; due > 0; due--)
         {
             leases.Stock();
         }
 
-        var untilRefresh = _time.GetElapsedTime(_time.GetTimestamp(), _sentAt + _refreshTicks);
-        if (claim.TakeRequest(refresh: _sentAt == 0 || untilRefresh <= TimeSpan.Zero) is { } request)
+        if (controller.TakeRequest() is { } request)
         {
             _sending = request;
             var store = await client.Bounded(client.StoreAsync(), token).ConfigureAwait(false);
-            var reply = await client.Bounded(store.ClaimAsync(request), token).ConfigureAwait(false);
+            var reply = await client.Bounded(store.AdaptAsync(request), token).ConfigureAwait(false);
             _sending = null;
-            _sentAt = _time.GetTimestamp();
             fleet.ObserveBudget(reply.Budget, reply.Generation, reply.PausedMs);
-            if (claim.OnReply(request, reply))
-            {
-                leases.PumpWake.Set(); // joined: the waiters here may ask Redis for leases
-            }
-
+            controller.OnReply(request, reply);
             return;
         }
 
-        var next = nextUnpark is { } unpark && unpark < untilRefresh ? unpark : untilRefresh;
         if (pause.IsActive)
         {
             if (pause.TryEnd())
@@ -67,13 +51,15 @@ internal sealed class FleetBudgetLoop(RedisLimitOptions options, FleetClaim clai
             }
 
             var remaining = pause.Remaining;
-            if (remaining > TimeSpan.Zero && remaining < next)
+            if (remaining > TimeSpan.Zero)
             {
-                next = remaining;
+                await controller.Wake.WaitAsync(nextUnpark < remaining ? nextUnpark : remaining, _time, token).ConfigureAwait(false);
             }
+
+            return;
         }
 
-        await claim.Wake.WaitAsync(next, _time, token).ConfigureAwait(false);
+        await controller.Wake.WaitAsync(nextUnpark, _time, token).ConfigureAwait(false);
     }
 
     private void OnFailure(Exception exception)
@@ -81,7 +67,7 @@ internal sealed class FleetBudgetLoop(RedisLimitOptions options, FleetClaim clai
         if (_sending is { } request)
         {
             _sending = null;
-            claim.OnRequestFailed(request);
+            controller.OnRequestFailed(request);
         }
     }
 }

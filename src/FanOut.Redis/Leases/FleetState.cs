@@ -37,9 +37,6 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
     /// <summary>When this process learned of <see cref="_generation"/> (a timestamp of the options' clock).</summary>
     private long _generationSeenAt = long.MinValue;
 
-    /// <summary>The highest generation heard: only a generation above it is a new fleet-wide back-off.</summary>
-    private long _highestGeneration;
-
     public bool OthersWaiting => Volatile.Read(ref _othersWaiting) != 0;
 
     public bool OthersStarving => Volatile.Read(ref _othersStarving) != 0;
@@ -57,9 +54,6 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
 
     /// <summary>Called with the old and the new budget when the adaptive budget moved (outside every lock).</summary>
     public Action<int, int>? BudgetChanged { get; set; }
-
-    /// <summary>Called when a generation above every one heard arrives: some process's law backed off on a "no" (outside every lock).</summary>
-    public Action? GenerationRose { get; set; }
 
     /// <summary>This process's fair share of the budget: budget / active processes, rounded up.</summary>
     public int FairShare
@@ -130,30 +124,6 @@ internal sealed class FleetState(int budget, TimeProvider time, FleetPause? paus
             InterlockedMax.Raise(ref _peak, budget);
             BudgetChanged?.Invoke(old, budget);
         }
-
-        // Messages may overtake replies, so a generation can read one back for a moment: only a new highest counts.
-        if (RaiseHighest(generation))
-        {
-            GenerationRose?.Invoke();
-        }
-    }
-
-    /// <summary>Raises <see cref="_highestGeneration"/> to <paramref name="generation"/> atomically; true when this call raised it.</summary>
-    private bool RaiseHighest(long generation)
-    {
-        var seen = Interlocked.Read(ref _highestGeneration);
-        while (generation > seen)
-        {
-            var previous = Interlocked.CompareExchange(ref _highestGeneration, generation, seen);
-            if (previous == seen)
-            {
-                return true;
-            }
-
-            seen = previous;
-        }
-
-        return false;
     }
 
     /// <summary>

@@ -12,10 +12,9 @@ namespace FanOut.Redis.Leases;
 /// A round that fails, for whatever reason (an unanswered script, a lost connection, a refusal such as <c>OOM</c>), applies
 /// <see cref="RedisLimitOptions.WhenUnavailable"/> to the waiters through <see cref="UnavailableHandler"/>. Until the next poll
 /// is due, new waiters get the same answer at once, without another round trip: a known outage costs each acquisition
-/// nothing, and Redis is tried again every poll. Under an adaptive budget this process holds no more leases than its claim
-/// (<see cref="Adaptive.FleetClaim"/>; null for a fixed budget).
+/// nothing, and Redis is tried again every poll.
 /// </remarks>
-internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases leases, LeaseClient client, FleetState fleet, LeaseRenewalLoop renewal, UnavailableHandler unavailable, Adaptive.FleetClaim? claim = null)
+internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases leases, LeaseClient client, FleetState fleet, LeaseRenewalLoop renewal, UnavailableHandler unavailable)
 {
     private readonly TimeProvider _time = options.TimeProvider;
     private long _nextLeaseNumber;
@@ -31,9 +30,6 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
 
     /// <summary>The fleet budget when the last round left waiters short.</summary>
     private int _shortBudget;
-
-    /// <summary>This process's claim when the last round left waiters short.</summary>
-    private int _shortClaim;
 
     public Task RunAsync(CancellationToken stop) => BackgroundLoop.RunAsync(StepAsync, OnFailure, static () => TimeSpan.Zero, _time, leases.Activity, stop);
 
@@ -70,7 +66,7 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
             // otherwise cost 15 round trips, 14 of which granted nothing).
             var held = leases.HeldCount;
             var worthAsking = released && !(fleet.OthersWaiting && held >= fleet.FairShare) && !(fleet.OthersStarving && held >= Math.Max(1, fleet.FloorShare));
-            if (untilPoll > TimeSpan.Zero && !worthAsking && fleet.Budget == _shortBudget && Ceiling == _shortClaim && leases.Unbacked == 0)
+            if (untilPoll > TimeSpan.Zero && !worthAsking && fleet.Budget == _shortBudget && leases.Unbacked == 0)
             {
                 await leases.PumpWake.WaitAsync(untilPoll, _time, token).ConfigureAwait(false);
                 return;
@@ -85,7 +81,6 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
             var poll = Jittered();
             _shortUntil = _time.GetTimestamp() + (long)(poll.TotalSeconds * _time.TimestampFrequency);
             _shortBudget = fleet.Budget;
-            _shortClaim = Ceiling;
             await leases.PumpWake.WaitAsync(poll, _time, token).ConfigureAwait(false);
         }
     }
@@ -117,7 +112,7 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
         var waiting = leases.WaiterCount;
         var budget = fleet.Budget;
         var forWaiters = waiting == 0 ? 0 : Math.Max(waiting, Math.Min(options.BatchSize, budget));
-        var want = Math.Min(leases.Unbacked + forWaiters, Math.Min(budget, Ceiling) - leases.HeldCount);
+        var want = Math.Min(leases.Unbacked + forWaiters, budget - leases.HeldCount);
         if (want <= 0)
         {
             return false;
@@ -169,9 +164,6 @@ internal sealed class LeaseAcquireLoop(RedisLimitOptions options, LocalLeases le
 
         return reply.Granted == want;
     }
-
-    /// <summary>The most leases this process may hold: its claim on an adaptive budget (0 before its join was answered), else no bound of its own.</summary>
-    private int Ceiling => claim?.Limit ?? int.MaxValue;
 
     /// <summary>The poll interval, jittered to 50-150 %.</summary>
     private TimeSpan Jittered() => options.PollInterval * (0.5 + Random.Shared.NextDouble());

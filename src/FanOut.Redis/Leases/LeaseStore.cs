@@ -34,7 +34,7 @@ internal sealed class LeaseStore
         LeasesKey = prefix + "leases";
         BudgetKey = prefix + "budget";
         _keys = [LeasesKey, prefix + "clients", prefix + "waiting", prefix + "epoch", prefix + "grace", prefix + "clock", BudgetKey, prefix + "starving"];
-        _budgetKeys = [BudgetKey, prefix + "claimants", prefix + "claims"];
+        _budgetKeys = [LeasesKey, BudgetKey];
         _releaseKeys = [LeasesKey, prefix + "starving"];
         _leaveKeys = [prefix + "clients", prefix + "waiting", prefix + "starving"];
         _budget = options.Adaptive is { } adaptive
@@ -127,11 +127,11 @@ internal sealed class LeaseStore
         return ((int)reply[1], (int)reply[2]);
     }
 
-    /// <summary>Runs the adaptive budget's <paramref name="request"/> (<see cref="Adaptive.BudgetScripts.Claim"/>).</summary>
-    public async Task<Adaptive.BudgetReply> ClaimAsync(Adaptive.BudgetRequest request)
+    /// <summary>Runs the adaptive budget's <paramref name="request"/> (<see cref="Adaptive.BudgetScripts.Adapt"/>).</summary>
+    public async Task<Adaptive.BudgetReply> AdaptAsync(Adaptive.BudgetRequest request)
     {
-        var reply = (RedisResult[])(await Evaluate(Adaptive.BudgetScripts.Claim, _budgetKeys, request.ToArguments(_budget, _channelName, ClientId, _leaseMs)).ConfigureAwait(false))!;
-        return new Adaptive.BudgetReply((int)reply[0], (long)reply[1], (long)reply[2], (int)reply[3] != 0, (int)reply[4]);
+        var reply = (RedisResult[])(await Evaluate(Adaptive.BudgetScripts.Adapt, _budgetKeys, request.ToArguments(_budget, _channelName)).ConfigureAwait(false))!;
+        return new Adaptive.BudgetReply((int)reply[0], (long)reply[1], (long)reply[2], (int)reply[3] != 0);
     }
 
     /// <summary>Removes this client from the active and waiting sets.</summary>

@@ -49,8 +49,8 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     private readonly LeaseRenewalLoop _renewal;
     private readonly LeaseReturnLoop _return;
 
-    /// <summary>The adaptive budget's local half (this process's claim, decided by the adaptive law) and its loop; null for a fixed budget.</summary>
-    private readonly FleetClaim? _claim;
+    /// <summary>The adaptive budget's local half and its loop; null for a fixed budget.</summary>
+    private readonly FleetBudgetController? _control;
     private readonly FleetBudgetLoop? _budgetLoop;
     private readonly CancellationTokenSource _stop = new();
 
@@ -88,14 +88,12 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         _onConnectionFailed = OnConnectionFailed;
         _renewal = new LeaseRenewalLoop(options, _leases, _client, _fleet, _telemetry);
         _unavailable = new UnavailableHandler(options, _leases, _client, _fleet, _telemetry);
-        _claim = options.Adaptive is { } claimed ? new FleetClaim(claimed, options.TimeProvider, budgetWake, Name, _fleet) : null;
-        _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, _unavailable, _claim);
+        _acquire = new LeaseAcquireLoop(options, _leases, _client, _fleet, _renewal, _unavailable);
         _return = new LeaseReturnLoop(options, _leases, _client, _fleet, _telemetry);
-        if (_claim is not null)
+        if (options.Adaptive is { } adaptive)
         {
-            _budgetLoop = new FleetBudgetLoop(options, _claim, pause!, _client, _fleet, _leases);
-            _fleet.BudgetChanged = OnBudgetChanged;
-            _fleet.GenerationRose = () => _claim.OnFleetOverload(InFlight);
+            _control = new FleetBudgetController(adaptive, options.TimeProvider, _leases, _fleet, budgetWake);
+            _budgetLoop = new FleetBudgetLoop(options, _control, pause!, _client, _fleet, _leases);
         }
     }
 
@@ -240,7 +238,7 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
 
     /// <summary>An adaptive budget's overload test (<see cref="AdaptiveBudgetOptions.IsOverload"/>); false for a fixed budget.</summary>
     /// <param name="failure">What the item's body threw.</param>
-    public override bool IsOverload(Exception failure) => _claim?.IsOverload(failure) ?? false;
+    public override bool IsOverload(Exception failure) => _control?.IsOverload(failure) ?? false;
 
     /// <summary>Feeds one finished attempt to the adaptive budget (see <see cref="AdaptiveBudgetOptions"/>), without a retry-after.</summary>
     /// <param name="startTimestamp">When the attempt started.</param>
@@ -259,28 +257,10 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
     /// <param name="startTimestamp">When the attempt started.</param>
     /// <param name="outcome">How it ended.</param>
     /// <param name="retryAfter">The downstream's retry-after, for an overloaded attempt; <see langword="null"/> when it gave none.</param>
-    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter)
-    {
-        if (_claim is null)
-        {
-            return;
-        }
+    protected override void OnItemCompleted(long startTimestamp, ItemOutcome outcome, TimeSpan? retryAfter) => _control?.OnCompleted(startTimestamp, outcome, retryAfter);
 
-        _claim.OnCompleted(startTimestamp, outcome, retryAfter, InFlight);
-        if (_leases.HeldCount > _claim.Limit && _leases.Idle > 0)
-        {
-            _leases.ArmLinger(); // the claim fell: idle leases above it go back after the linger, busy ones as their items end
-        }
-    }
-
-    /// <summary>This process's claim on an adaptive budget (the leases its own law allows it); null for a fixed budget.</summary>
-    internal int? ClaimLimit => _claim?.Limit;
-
-    /// <summary>
-    /// Takes an idle lease held here; never touches the network. Fails while local workers wait, so they are served first,
-    /// and, for an adaptive budget, while this process runs its claim's worth of items.
-    /// </summary>
-    protected override bool TryAcquireCore() => _leases.WaiterCount == 0 && (_claim is null || InFlight < _claim.Limit) && _leases.TryTakeIdle();
+    /// <summary>Takes an idle lease held here; never touches the network. Fails while local workers wait, so they are served first.</summary>
+    protected override bool TryAcquireCore() => _leases.WaiterCount == 0 && _leases.TryTakeIdle();
 
     /// <summary>Waits for a lease: from a finished local item, or from Redis through the acquire loop.</summary>
     /// <returns>False when <paramref name="cancellationToken"/> was canceled first.</returns>
@@ -330,13 +310,13 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
             return;
         }
 
-        if (_claim?.TryPark() == true)
+        if (_control?.TryPark() == true)
         {
             return; // sits out a window here after an overload (the budget loop stocks it then)
         }
 
         var held = _leases.HeldCount;
-        if ((_claim is not null && held > _claim.Limit) || (_fleet.OthersWaiting && held > _fleet.FairShare) || (_fleet.OthersStarving && held > _fleet.FloorShare))
+        if (_control?.TryShed() == true || (_fleet.OthersWaiting && held > _fleet.FairShare) || (_fleet.OthersStarving && held > _fleet.FloorShare))
         {
             _leases.TryHandBackOne();
             return;
@@ -394,20 +374,11 @@ public sealed class RedisConcurrencyLimit : ConcurrencyLimit, IAsyncDisposable
         _telemetry.LeasesHeld(-held);
         if (loops is not null || ids.Length > 0)
         {
-            await Task.WhenAll(Quietly(ReleaseAsync(ids)), Quietly(LeaveAsync()), Quietly(_budgetLoop?.WithdrawAsync() ?? Task.CompletedTask), Quietly(_subscription.UnsubscribeAsync(CancellationToken.None))).ConfigureAwait(false);
+            await Task.WhenAll(Quietly(ReleaseAsync(ids)), Quietly(LeaveAsync()), Quietly(_subscription.UnsubscribeAsync(CancellationToken.None))).ConfigureAwait(false);
         }
 
         await CloseOwnedConnectionAsync().ConfigureAwait(false);
         _stop.Dispose();
-    }
-
-    /// <summary>The fleet budget rose: the waiters here may find room in Redis again. (A fall is the claims': each process sheds its own.)</summary>
-    private void OnBudgetChanged(int old, int budget)
-    {
-        if (budget > old && _leases.WaiterCount > 0)
-        {
-            _leases.PumpWake.Set();
-        }
     }
 
     private bool TryStartLoops()

@@ -4,95 +4,90 @@ using FanOut.Redis.Tests.Infrastructure;
 
 namespace FanOut.Redis.Tests.Adaptive;
 
-/// <summary>The adaptive budget's script against a real redis-server: the fleet budget as the sum of the processes' claims, one request at a time.</summary>
+/// <summary>The adaptive budget's script against a real redis-server: the control law's rules, one request at a time.</summary>
 public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisServer>
 {
-    [Fact]
-    public async Task Claim_Joins_GetTheInitialBudgetLessWhatTheOthersClaimAtLeastOne()
-    {
-        // The fleet's first contact is bounded by its initial budget, whatever the number of processes that start together.
-        var key = Key();
-        var first = Store(key, initial: 4);
-        var second = Store(key, initial: 4);
-        var third = Store(key, initial: 4);
+    private const double Ratio = 0.9;
 
-        Assert.Equal(new BudgetReply(4, 0, 0, false, 4), await first.ClaimAsync(Join()));
-        Assert.Equal(new BudgetReply(5, 0, 0, true, 1), await second.ClaimAsync(Join())); // at least one each
-        Assert.Equal(new BudgetReply(6, 0, 0, true, 1), await third.ClaimAsync(Join()));
+    [Fact]
+    public async Task Adapt_OverloadsOfOneGeneration_DecreaseOnce()
+    {
+        var store = Store(initial: 16);
+
+        var first = await store.AdaptAsync(Overload(generation: 0));
+        var second = await store.AdaptAsync(Overload(generation: 0));
+
+        // Slow start ends at two thirds of the budget (no leases in use to say more); the same burst again changes nothing.
+        Assert.Equal(new BudgetReply(10, 1, 0, true), first);
+        Assert.Equal(new BudgetReply(10, 1, 0, false), second);
+        Assert.Equal(new BudgetReply(9, 2, 0, true), await store.AdaptAsync(Overload(generation: 1)));
     }
 
     [Fact]
-    public async Task Claim_TheBudgetIsTheSumOfTheClaims()
+    public async Task Adapt_OverloadWithinAWindowOfTheLastDecrease_Waits()
     {
-        var key = Key();
-        var first = Store(key, initial: 4);
-        var second = Store(key, initial: 4);
-        await first.ClaimAsync(Join());
-        await second.ClaimAsync(Join());
+        var store = Store(initial: 16);
+        await store.AdaptAsync(Overload(generation: 0));
 
-        Assert.Equal(new BudgetReply(16, 0, 0, true, 12), await second.ClaimAsync(Claim(12))); // 4 + 12
-        Assert.Equal(new BudgetReply(22, 0, 0, true, 10), await first.ClaimAsync(Claim(10)));
-        Assert.Equal(new BudgetReply(19, 0, 0, true, 9), await second.ClaimAsync(Claim(9))); // a drain: the generation stays
-        Assert.Equal(new BudgetReply(19, 0, 0, false, 9), await second.ClaimAsync(Claim(9))); // a refresh changes nothing
+        var reply = await store.AdaptAsync(Overload(generation: 1) with { WindowMs = 60_000 });
+
+        Assert.Equal(new BudgetReply(10, 1, 0, false), reply);
     }
 
     [Fact]
-    public async Task Claim_ANoALawCutOn_RaisesTheGenerationOncePerGenerationAndWindow()
+    public async Task Adapt_Growth_NeedsLeasesInUseNearTheBudget()
     {
-        // The others back off when they learn of a new generation: processes that saw the same burst send the same one.
-        var key = Key();
-        var first = Store(key, initial: 4);
-        var second = Store(key, initial: 4);
-        await first.ClaimAsync(Join());
+        var store = Store(initial: 8);
+        Assert.Equal(new BudgetReply(8, 0, 0, false), await store.AdaptAsync(Growth()));
 
-        Assert.Equal(new BudgetReply(3, 1, 0, true, 3), await first.ClaimAsync(new BudgetRequest(3, 0, OverloadGeneration: 0, WindowMs: 1)));
-        Assert.Equal(new BudgetReply(5, 1, 0, true, 2), await second.ClaimAsync(new BudgetRequest(2, 0, OverloadGeneration: 0, WindowMs: 1))); // the same burst
-        Assert.Equal(1, (await second.ClaimAsync(new BudgetRequest(2, 0, OverloadGeneration: 1, WindowMs: 60_000))).Generation); // within a window
-        await Eventually.TrueAsync(async () => (await second.ClaimAsync(new BudgetRequest(2, 0, OverloadGeneration: 1, WindowMs: 1))).Generation == 2, "a window of 1 ms passed by the server's clock");
+        var acquired = await store.AcquireAsync(await Registered(store), Ids(7));
+
+        Assert.Equal(7, acquired.Granted);
+        Assert.Equal(new BudgetReply(12, 0, 0, true), await store.AdaptAsync(Growth())); // slow start grows by half
+        Assert.Equal(new BudgetReply(8, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // 2/3 of 12
+        Assert.Equal(new BudgetReply(9, 1, 0, true), await store.AdaptAsync(Growth())); // then one at a time
     }
 
     [Fact]
-    public async Task Claim_AProcessThatLeaves_NoLongerCounts()
+    public async Task Adapt_FirstOverloadWithTheWholeBudgetInUse_GoesBackToTheLastBudgetUsedWithoutOverload()
     {
-        var key = Key();
-        var first = Store(key, initial: 4);
-        var second = Store(key, initial: 4);
-        await first.ClaimAsync(Join());
-        await second.ClaimAsync(Claim(6));
+        // Slow start grew 8 -> 12 and the fleet sent 12: the overload says 12 is too many, and 8 was used without one.
+        var store = Store(initial: 12);
+        Assert.Equal(12, (await store.AcquireAsync(await Registered(store), Ids(12))).Granted);
 
-        Assert.Equal(new BudgetReply(4, 0, 0, true, 0), await second.ClaimAsync(new BudgetRequest(BudgetRequest.Withdraw, 0)));
+        Assert.Equal(new BudgetReply(8, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // not 0.9 x 12 = 10
     }
 
     [Fact]
-    public async Task Claim_NotRefreshedForALeaseTime_Expires()
+    public async Task Adapt_OverloadSeenBeforeAGrowthItCrossed_IsCutFromTheBudgetItWasSeenAt()
     {
-        // A crashed process's claim goes with its leases: claims are dropped a lease time after they were last sent.
-        var key = Key();
-        var crashed = Store(key, initial: 4, leaseTime: TimeSpan.FromMilliseconds(200));
-        var alive = Store(key, initial: 4);
-        await crashed.ClaimAsync(Claim(20));
-        Assert.Equal(23, (await alive.ClaimAsync(Claim(3))).Budget);
+        // One process grew the fleet 6 -> 9 while another's overload at 6 was on its way: the cut is from 6, not from 9.
+        var store = Store(initial: 9);
+        Assert.Equal(new BudgetReply(4, 1, 0, true), await store.AdaptAsync(Overload(generation: 0) with { SeenBudget = 6 }));
+        Assert.Equal(new BudgetReply(3, 2, 0, true), await store.AdaptAsync(Overload(generation: 1) with { SeenBudget = 4 })); // 0.9 x 4
 
-        await Eventually.TrueAsync(async () => (await alive.ClaimAsync(Claim(3))).Budget == 3, "the crashed process's claim expired by the server's clock");
+        // A process that saw a higher budget than the script holds (a decrease it had not learned) changes nothing of the rule.
+        Assert.Equal(new BudgetReply(2, 3, 0, true), await store.AdaptAsync(Overload(generation: 2) with { SeenBudget = 20 }));
     }
 
     [Fact]
-    public async Task Claim_BudgetBounds_TheSumHeldToMinAndMaxAndEachClaimToMax()
+    public async Task Adapt_BudgetBounds_NeverBelowMinNorAboveMax()
     {
-        var key = Key();
-        var first = Store(key, initial: 2, min: 2, max: 10);
-        var second = Store(key, initial: 2, min: 2, max: 10);
-
-        Assert.Equal(new BudgetReply(2, 0, 0, false, 1), await first.ClaimAsync(Claim(1)));
-        Assert.Equal(new BudgetReply(10, 0, 0, true, 10), await second.ClaimAsync(Claim(50)));
-        Assert.Equal(new BudgetReply(10, 0, 0, false, 1), await first.ClaimAsync(Claim(1)));
+        var store = Store(initial: 2, min: 2, max: 3);
+        Assert.Equal(2, (await store.AdaptAsync(Overload(generation: 0))).Budget);
+        var ids = Ids(2);
+        var acquired = await store.AcquireAsync(await Registered(store), ids);
+        Assert.Equal(2, acquired.Granted);
+        Assert.Equal(3, (await store.AdaptAsync(Growth())).Budget);
+        Assert.Equal(1, (await store.AcquireAsync(acquired.Epoch, Ids(1))).Granted);
+        Assert.Equal(new BudgetReply(3, 1, 0, false), await store.AdaptAsync(Growth()));
     }
 
     [Fact]
     public async Task Acquire_WhileTheFleetIsPaused_GrantsNothingThenResumes()
     {
-        var store = Store(Key(), initial: 4);
-        var paused = await store.ClaimAsync(new BudgetRequest(BudgetRequest.Join, PauseMs: 500));
+        var store = Store(initial: 4);
+        var paused = await store.AdaptAsync(Overload(generation: -1) with { PauseMs = 500 });
         Assert.Equal(4, paused.Budget); // a pause alone does not cut the budget
         Assert.InRange(paused.PausedMs, 1, 500);
 
@@ -105,22 +100,47 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
     }
 
     [Fact]
-    public async Task Acquire_GrantsUpToTheSumOfTheClaims()
+    public async Task Adapt_GrowthBackToARejectedLevel_WaitsTheSpacingWhichDoublesWhenTheProbeIsRejected()
     {
-        var key = Key();
-        var first = Store(key, initial: 4);
-        var second = Store(key, initial: 4);
-        await first.ClaimAsync(Claim(3));
-        await second.ClaimAsync(Claim(2));
+        // The core law's spaced probing: against a hard cap the budget goes back up to the level that was rejected only
+        // every few windows, not every window. The test never waits for a window (a minute): it moves the last decrease
+        // and growth back in Redis's own clock instead.
+        const long Window = 60_000;
+        var store = Store(initial: 10);
+        var budgetKey = store.LeasesKey.ToString().Replace(":leases", ":budget", StringComparison.Ordinal);
+        var database = redis.Connection.GetDatabase();
+        await database.HashSetAsync(budgetKey, [new("b", 10), new("g", 0), new("s", 0)]); // past slow start
+        Assert.Equal(10, (await store.AcquireAsync(await Registered(store), Ids(10))).Granted); // the fleet uses its budget
+        async Task<BudgetReply> GrowAfter(double windowsSinceDecrease, double windowsSinceGrowth = 10)
+        {
+            var now = await ServerMilliseconds(database);
+            await database.HashSetAsync(budgetKey, [new("d", now - (long)(windowsSinceDecrease * Window)), new("u", now - (long)(windowsSinceGrowth * Window))]);
+            return await store.AdaptAsync(Growth() with { WindowMs = Window });
+        }
 
-        Assert.Equal(5, (await first.AcquireAsync(await Registered(first), Ids(8))).Granted);
+        Assert.Equal(new BudgetReply(9, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // 10 rejected
+        Assert.Equal(new BudgetReply(9, 1, 0, false), await GrowAfter(1.5)); // a window is not enough to probe 10 again
+        Assert.Equal(new BudgetReply(10, 1, 0, true), await GrowAfter(2.5)); // two are: the probe
+
+        Assert.Equal(new BudgetReply(9, 2, 0, true), await store.AdaptAsync(Overload(generation: 1))); // the probe rejected
+        Assert.Equal(new BudgetReply(9, 2, 0, false), await GrowAfter(3.5)); // now four windows
+        Assert.Equal(new BudgetReply(10, 2, 0, true), await GrowAfter(4.5));
+
+        // A window after the probe without a decrease: it passed, the level is forgotten and growth goes on one a window.
+        Assert.Equal(new BudgetReply(11, 2, 0, true), await GrowAfter(10, windowsSinceGrowth: 1.5));
+        Assert.Equal(0, (long)await database.HashGetAsync(budgetKey, "l"));
+        Assert.Equal(2, (long)await database.HashGetAsync(budgetKey, "k"));
     }
 
-    private static BudgetRequest Join() => new(BudgetRequest.Join, 0);
+    private static async Task<long> ServerMilliseconds(StackExchange.Redis.IDatabase database)
+    {
+        var time = (StackExchange.Redis.RedisResult[])(await database.ExecuteAsync("TIME"))!;
+        return ((long)time[0] * 1000) + ((long)time[1] / 1000);
+    }
 
-    private static BudgetRequest Claim(int claim) => new(claim, 0);
+    private static BudgetRequest Overload(long generation) => new(true, generation, 0, 0, Ratio);
 
-    private static string Key() => $"test-{Guid.NewGuid():N}";
+    private static BudgetRequest Growth() => new(false, 0, 0, 0, Ratio);
 
     /// <summary>
     /// An epoch the store's key already has, as a client that has used it holds: a first client on this young server would
@@ -135,8 +155,8 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
 
     private static string[] Ids(int count) => Enumerable.Range(0, count).Select(_ => Guid.NewGuid().ToString("N")).ToArray();
 
-    private LeaseStore Store(string key, int initial, int min = 1, int max = 256, TimeSpan? leaseTime = null) => new(
+    private LeaseStore Store(int initial, int min = 1, int max = 256) => new(
         redis.Connection.GetDatabase(),
-        new RedisLimitOptions { Key = key, Adaptive = new AdaptiveBudgetOptions { MinBudget = min, MaxBudget = max, InitialBudget = initial }, LeaseTime = leaseTime ?? TimeSpan.FromSeconds(15) },
+        new RedisLimitOptions { Key = $"test-{Guid.NewGuid():N}", Adaptive = new AdaptiveBudgetOptions { MinBudget = min, MaxBudget = max, InitialBudget = initial } },
         $"client-{Guid.NewGuid():N}");
 }

@@ -66,18 +66,17 @@ public sealed class StoredBudgetTests(RedisServer redis) : IClassFixture<RedisSe
     }
 
     [Fact]
-    public async Task Claim_StoredBudgetAboveMaxBudget_AnswersWithinTheReadersBounds()
+    public async Task Adapt_StoredBudgetAboveMaxBudget_AnswersWithinTheReadersBounds()
     {
         var options = Options() with { Adaptive = new AdaptiveBudgetOptions { MinBudget = 1, MaxBudget = 4, InitialBudget = 2 } };
         await Seed(options.Key, budget: 12);
         var store = new LeaseStore(redis.Connection.GetDatabase(), options, $"client-{Guid.NewGuid():N}");
 
-        var joined = await store.ClaimAsync(new BudgetRequest(BudgetRequest.Join, 0));
-        var claimed = await store.ClaimAsync(new BudgetRequest(10, 0));
+        var growth = await store.AdaptAsync(new BudgetRequest(false, 0, 0, 0, 0.9));
+        var overload = await store.AdaptAsync(new BudgetRequest(true, 0, 0, 0, 0.9));
 
-        Assert.InRange(joined.Budget, 1, 4);
-        Assert.InRange(claimed.Budget, 1, 4); // a claim is held to the reader's MaxBudget, and so is the sum
-        Assert.InRange(claimed.Claim, 1, 4);
+        Assert.InRange(growth.Budget, 1, 4);
+        Assert.InRange(overload.Budget, 1, 3); // a decrease from the clamped 4, not from the stored 12
     }
 
     [Fact]

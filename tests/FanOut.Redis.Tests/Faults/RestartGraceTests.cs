@@ -56,10 +56,10 @@ public sealed class RestartGraceTests(RedisServer redis) : IClassFixture<RedisSe
     [Fact]
     public async Task Restart_SurvivorCreatesTheNewEpoch_HandsOutNoIdleLeaseUntilRedisHasItAndTheJoinerWaits()
     {
-        // An adaptive fleet's budget is its processes' claims; the restart loses them, and the new epoch starts at the initial
-        // budget until the survivor's claim comes back (every third of a lease time).
-        var options = Options() with { Adaptive = new AdaptiveBudgetOptions { InitialBudget = 4, MaxBudget = 8 }, Linger = TimeSpan.FromMilliseconds(1500) };
+        // An adaptive fleet grew its budget to 4; the restart loses it, and the new epoch's budget is the initial 2.
+        var options = Options() with { Adaptive = new AdaptiveBudgetOptions { InitialBudget = 2, MaxBudget = 8 }, Linger = TimeSpan.FromMilliseconds(1500) };
         await Eventually.TrueAsync(() => Task.FromResult(redis.Connection.IsConnected), "the shared connection is back after another test's restart", s_guard);
+        await redis.Connection.GetDatabase().HashSetAsync($"fanout:{{{options.Key}}}:budget", [new("b", 4), new("g", 0), new("s", 0)]);
         await using var survivorConnection = await redis.Connect();
         await using var survivor = RedisConcurrencyLimit.Create(survivorConnection, options);
         for (var i = 0; i < 4; i++)
@@ -76,25 +76,29 @@ public sealed class RestartGraceTests(RedisServer redis) : IClassFixture<RedisSe
         // Redis may have lost those two leases (it did): a new item here must not run on one.
         Assert.False(survivor.TryAcquire(), "An idle lease Redis had lost was handed to a new item.");
 
-        // (A wait while the connection is still down fails under WhenUnavailable = Fail, as documented: wait for it.) The
-        // survivor's renewal creates the new epoch and re-registers what it holds (its claim of 4 is the new budget once sent
-        // again, the initial 4 until then); an idle lease serves an item only once Redis has it again.
+        // (A wait while the connection is still down fails under WhenUnavailable = Fail, as documented: wait for it.)
         await Eventually.TrueAsync(() => Task.FromResult(survivorConnection.IsConnected), "the survivor reconnected", s_guard);
+        Assert.False(survivor.TryAcquire(), "An idle lease Redis had lost was handed to a new item.");
         var next = survivor.WaitAsync();
-        Assert.True(await next.WaitAsync(s_guard));
-        Assert.Equal(3, survivor.InFlight);
-        Assert.InRange(await Count(options), 3, 4);
 
-        // The joiner comes last, within the grace the survivor started: it waits until the grace is over and room frees.
+        // The survivor's renewal creates the new epoch and re-registers what the budget of 2 holds: its two running items.
+        await Eventually.TrueAsync(async () => next.IsCompleted || (survivor.LeasesHeld == 2 && await Count(options) == 2), "the survivor re-registered its running items", s_guard);
+        Assert.False(next.IsCompleted, "A new item started on a lease beyond the new budget of 2.");
+        Assert.Equal(2, survivor.InFlight);
+
+        // The joiner comes last, within the grace the survivor started. Once the survivor's two items end, the waiting
+        // item there and the joiner share the budget of 2.
         await using var joinerConnection = await redis.Connect();
         await using var joiner = RedisConcurrencyLimit.Create(joinerConnection, options);
         var joined = joiner.WaitAsync();
         Assert.False(joined.IsCompleted);
         survivor.Release();
         survivor.Release();
-        survivor.Release();
+        Assert.True(await next.WaitAsync(s_guard));
         Assert.True(await joined.WaitAsync(s_guard));
-        Assert.Equal(1, joiner.InFlight);
+        Assert.Equal(2, survivor.InFlight + joiner.InFlight);
+        Assert.InRange(await Count(options), 1, 2);
+        survivor.Release();
         joiner.Release();
     }
 
