@@ -26,10 +26,10 @@ internal sealed class ReleaseSubscription
     private readonly Lock _lock = new();
     private ChannelMessageQueue? _queue;
     private int _started;
+    private int _stopped;
 
     /// <summary>The subscription attempt <see cref="Start"/> began (it never faults); awaited by <see cref="UnsubscribeAsync"/>.</summary>
     private Task _subscribing = Task.CompletedTask;
-    private int _stopped;
 
     /// <summary>The number of the last marker published (guarded by <see cref="_lock"/>).</summary>
     private long _markerNumber;

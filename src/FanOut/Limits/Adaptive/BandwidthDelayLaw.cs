@@ -590,8 +590,7 @@ internal sealed class BandwidthDelayLaw
         if (start < _lastCutAt)
         {
             // Stale: no new back-off, but the downstream took no more than the calls still in flight. The level that said no
-            // stays the burst's: beside other clients, the calls still in flight are this client's part of it, and a level
-            // lowered to them held the client that lost a first race at 1-2 while another held 6-8 (Jain 0.80 on a cap of 8).
+            // stays the burst's: beside other clients those calls are only this client's part of it (docs/adaptive.md, rule 5).
             return Set(Math.Min(Limit, Clamp(inFlight - 1)), LimitChangeReason.Overload);
         }
 
