@@ -6,18 +6,16 @@ public sealed record FanOutHttpOptions
     /// <summary>The default of <see cref="MaxResends"/>: FanOut's default <c>FanOutOptions.OverloadRetries</c>.</summary>
     public const int DefaultMaxResends = 8;
 
-    /// <summary>The adaptive law's options for a host when <see cref="LimitFactory"/> is null: the core's, with two per-place parameters.</summary>
+    /// <summary>The adaptive law's options for a host when <see cref="LimitFactory"/> is null: the core's, with one per-place parameter.</summary>
     /// <value>
-    /// <see cref="AdaptiveLimitOptions.BackoffRatio"/> 0.9 instead of 0.8: the handler sees each 429/503 of a host as it comes,
-    /// each a precise "one too many", so a gentler cut keeps the limit nearer the capacity (against the lab's 16-slot,
-    /// no-queue server, <c>run downstream-http-client</c>, 0.95x-0.97x of a hand-picked Fixed(16) in three runs, where 0.8
-    /// gave 0.87x-0.92x in five). <see cref="AdaptiveLimitOptions.SlowStartPace"/> 1 instead of 4: each request slow start
-    /// adds opens a connection, a burst of which takes 10-15 ms over loopback on a busy machine, and the 429 to the first one
-    /// over a server's capacity comes back behind them; paced over a whole round trip, fewer are sent before it (against a
-    /// hard cap of 64, 5 of 36 fresh processes refused over 5% at 4, 1 at 1: docs/adaptive.md). Start from it to change one
-    /// knob: <c>LimitFactory = _ =&gt; ConcurrencyLimit.Adaptive(FanOutHttpOptions.DefaultLimitOptions with { MaxLimit = 32 })</c>.
+    /// <see cref="AdaptiveLimitOptions.SlowStartPace"/> 1 instead of 4: each request slow start adds opens a connection, a
+    /// burst of which takes 10-15 ms over loopback on a busy machine, and the 429 to the first one over a server's capacity
+    /// comes back behind them; paced over a whole round trip, fewer are sent before it (against a hard cap of 64, 5 of 36
+    /// fresh processes refused over 5% at 4, 1 at 1: docs/adaptive.md). The back-off is the core's 0.8: the gentler 0.9 it
+    /// had kept one client at a cap it shared (two clients on a cap of 8, Jain 0.50: docs/adaptive.md). Start from it to
+    /// change one knob: <c>LimitFactory = _ =&gt; ConcurrencyLimit.Adaptive(FanOutHttpOptions.DefaultLimitOptions with { MaxLimit = 32 })</c>.
     /// </value>
-    public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { BackoffRatio = 0.9, SlowStartPace = 1 };
+    public static AdaptiveLimitOptions DefaultLimitOptions { get; } = new() { SlowStartPace = 1 };
 
     /// <summary>Makes the limit of one destination, given its key <c>host:port</c> (<c>api.example.com:443</c>).</summary>
     /// <value>Default <see langword="null"/>: one <see cref="ConcurrencyLimit.Adaptive"/> per host, with <see cref="DefaultLimitOptions"/>

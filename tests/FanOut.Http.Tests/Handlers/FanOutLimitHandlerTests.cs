@@ -46,12 +46,12 @@ public sealed class FanOutLimitHandlerTests
     }
 
     [Fact]
-    public void DefaultLimitOptions_AreTheCoresButTheHttpPlacesTwoParameters()
+    public void DefaultLimitOptions_AreTheCoresButTheHttpPlacesSlowStartPace()
     {
-        // FanOut.Http's per-place parameters (docs/adaptive.md, "one law"): a gentler cut (it sees each 429 of a host) and slow
-        // start paced at one limit per round trip (its growth opens connections); the rest the core's. The simulation suite's
-        // http place runs on these very options (LawPlace), so what they do is tested there.
-        Assert.Equal(new AdaptiveLimitOptions() with { BackoffRatio = 0.9, SlowStartPace = 1 }, FanOutHttpOptions.DefaultLimitOptions);
+        // FanOut.Http's per-place parameter (docs/adaptive.md, "one law"): slow start paced at one limit per round trip (its
+        // growth opens connections); the rest the core's, the back-off included (its gentler 0.9 starved a client sharing a
+        // small cap). The simulation suite's http place runs on these very options (LawPlace), so what they do is tested there.
+        Assert.Equal(new AdaptiveLimitOptions() with { SlowStartPace = 1 }, FanOutHttpOptions.DefaultLimitOptions);
         var limit = new HostConcurrencyLimits().GetLimit(new Uri("http://downstream.test/"));
         Assert.Equal("adaptive", limit.Kind);
         Assert.Equal(FanOutHttpOptions.DefaultLimitOptions.InitialLimit, limit.Current);

@@ -66,8 +66,8 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Round trips the limit holds at the level the downstream last said no at before it probes above it.</summary>
     private const int MinProbeSpacing = 2;
 
-    /// <summary>The most round trips between two probes above a level that keeps saying no: the spacing doubles per refused probe, twice.</summary>
-    private const int MaxProbeSpacing = 4 * MinProbeSpacing;
+    /// <summary>The most round trips between two probes above a level that keeps saying no: the spacing doubles once, on a refused probe; clients sharing a cap converge only as often as they probe (8 round trips left two clients on a cap of 8 at Jain 0.82, docs/adaptive.md).</summary>
+    private const int MaxProbeSpacing = 2 * MinProbeSpacing;
 
     /// <summary>Latency rises smaller than this are scheduling noise whatever their ratio (late timers, thread-pool hops).</summary>
     private static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
@@ -594,7 +594,11 @@ internal sealed class BandwidthDelayLaw
             return Set(Math.Min(Limit, Clamp(inFlight - 1)), LimitChangeReason.Overload);
         }
 
-        if (_ceiling > 0 && level >= _ceiling)
+        if (_ceiling > 0 && level < _ceiling)
+        {
+            _probeSpacing = MinProbeSpacing; // a "no" below the level that said no: another client took the room, so probe for it soon
+        }
+        else if (_ceiling > 0)
         {
             _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing); // a probe refused again: wait longer before the next
         }
@@ -605,7 +609,9 @@ internal sealed class BandwidthDelayLaw
         _lastCutAt = now;
         StartReading(long.MinValue);
         Phase = BandwidthDelayPhase.Steady;
-        var backedOff = Math.Min((int)(Limit * _options.BackoffRatio), inFlight - 1);
+        // The refused call was one too many: back off from the limit less it. A probe refused at L + 1 then leaves L for less
+        // than L, so a client holding a small cap makes room (cut from L + 1, it only undid the probe: a second client starved).
+        var backedOff = Math.Min((int)((Limit - 1) * _options.BackoffRatio), inFlight - 1);
         return Set(Clamp(Math.Min(backedOff, Limit - 1)), LimitChangeReason.Overload);
     }
 
