@@ -66,7 +66,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Round trips the limit holds at the level the downstream last said no at before it probes above it.</summary>
     private const int MinProbeSpacing = 2;
 
-    /// <summary>The most round trips between two probes above a level that keeps saying no: the spacing doubles once, on a refused probe; clients sharing a cap converge only as often as they probe (8 round trips left two clients on a cap of 8 at Jain 0.82, docs/adaptive.md).</summary>
+    /// <summary>The most round trips between two probes above a level that keeps saying no: the spacing doubles once, on a refused probe: clients sharing a cap converge only as often as they probe (docs/adaptive.md, "Independent clients").</summary>
     private const int MaxProbeSpacing = 2 * MinProbeSpacing;
 
     /// <summary>Latency rises smaller than this are scheduling noise whatever their ratio (late timers, thread-pool hops).</summary>
@@ -596,7 +596,10 @@ internal sealed class BandwidthDelayLaw
 
         if (_ceiling > 0 && level < _ceiling)
         {
-            _probeSpacing = MinProbeSpacing; // a "no" below the level that said no: another client took the room, so probe for it soon
+            if (Uses(BandwidthDelayRules.ReprobeWhenRoomTaken))
+            {
+                _probeSpacing = MinProbeSpacing; // a "no" below the level that said no: another client took the room, so probe for it soon
+            }
         }
         else if (_ceiling > 0)
         {
@@ -611,7 +614,8 @@ internal sealed class BandwidthDelayLaw
         Phase = BandwidthDelayPhase.Steady;
         // The refused call was one too many: back off from the limit less it. A probe refused at L + 1 then leaves L for less
         // than L, so a client holding a small cap makes room (cut from L + 1, it only undid the probe: a second client starved).
-        var backedOff = Math.Min((int)((Limit - 1) * _options.BackoffRatio), inFlight - 1);
+        var refused = Uses(BandwidthDelayRules.CutBelowTheRefusedCall) ? 1 : 0;
+        var backedOff = Math.Min((int)((Limit - refused) * _options.BackoffRatio), inFlight - 1);
         return Set(Clamp(Math.Min(backedOff, Limit - 1)), LimitChangeReason.Overload);
     }
 

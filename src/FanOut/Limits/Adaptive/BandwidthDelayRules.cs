@@ -50,4 +50,10 @@ internal enum BandwidthDelayRules
 
     /// <summary>A drain whose level still carried the most rate read at the latency it measured (Little's law) goes on at half the level, as one whose latency fell in proportion does (lognormal CPU-bound bodies on 2 cores).</summary>
     SaturatedDrainGoesDeeper = 1 << 12,
+
+    /// <summary>A "no" backs off from the limit less the refused call, so a refused probe leaves less than the level that held (independent clients sharing a cap).</summary>
+    CutBelowTheRefusedCall = 1 << 13,
+
+    /// <summary>A fresh "no" below the level that said no brings the probes back to their least spacing: another client took the room (independent clients sharing a cap).</summary>
+    ReprobeWhenRoomTaken = 1 << 14,
 }

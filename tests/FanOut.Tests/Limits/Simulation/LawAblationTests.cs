@@ -45,6 +45,13 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         1.5,
         AtLeast: false);
 
+    /// <summary>Two clients, each with its own limit, on one hard cap of 32 (20 ms, no queue): Jain's index over the second half.</summary>
+    private static readonly Scenario s_twoClientsOnACap = new(
+        "two independent clients on a hard cap of 32 (Jain's index over the second half)",
+        options => ShapeMeasurement.Fairness(options, 2, DownstreamScript.Constant(IncidentScenarios.HardCap(32)))[0],
+        0.9,
+        AtLeast: true);
+
     private static readonly Dictionary<BandwidthDelayRules, Scenario> s_scenarios = new()
     {
         [BandwidthDelayRules.HeldBackGrant] = s_heavyTailFromTheFirstAnswer,
@@ -96,6 +103,12 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             0.8,
             AtLeast: true),
         [BandwidthDelayRules.ReferenceFromNewLevels] = s_slowStartExitsAtServer,
+        [BandwidthDelayRules.CutBelowTheRefusedCall] = s_twoClientsOnACap,
+        [BandwidthDelayRules.ReprobeWhenRoomTaken] = new(
+            "two independent clients on a hard cap of 32 at the server's place (Jain's index over the second half)",
+            options => s_twoClientsOnACap.WorstSeed(AtServer(options)),
+            0.9,
+            AtLeast: true),
     };
 
     public static TheoryData<string> Rules() => new(s_scenarios.Keys.Select(r => r.ToString()));

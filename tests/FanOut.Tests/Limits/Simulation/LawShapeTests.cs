@@ -151,7 +151,7 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         // Separate services on a hard cap: Jain's index at least 0.9 in every seed. On a cap of 8 the client that lost the
         // first race was held at 1-2 by the level its stale "no"s lowered (worst seed 0.80 at the loop). On caps of 4-16 a
         // probe refused at L + 1 cut back to L, never below it, so the client holding the cap left the others no room (0.50,
-        // 0.72, 0.67 before the cut from the limit less the refused call, docs/adaptive.md rule 6).
+        // 0.72, 0.67 before the cut from the limit less the refused call, docs/adaptive.md rule 5).
         var fairness = ShapeMeasurement.Fairness(AtPlace(place), clients, DownstreamScript.Constant(IncidentScenarios.HardCap(capacity)));
         output.WriteLine($"{clients} clients on {capacity}, {place}: Jain worst {fairness[0]:F2}, median {fairness[Seeds / 2]:F2}");
 
