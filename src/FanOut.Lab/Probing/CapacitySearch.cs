@@ -31,7 +31,9 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
     public const int GuidedSteps = 3;
 
     /// <summary>Null when <paramref name="level"/> is within capacity; else why not, in a few words.</summary>
-    public string? Failure(LevelResult level)
+    /// <param name="level">The level judged.</param>
+    /// <param name="below">The level one under it, if measured: a rejecting server's level with rejections above one with none is beyond.</param>
+    public string? Failure(LevelResult level, LevelResult? below = null)
     {
         ArgumentNullException.ThrowIfNull(level);
         var requests = Math.Max(1, level.Requests);
@@ -44,6 +46,13 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
         {
             var what = level.Rejections >= level.FailureCount ? "rejected (429/503)" : "failed";
             return $"{(100.0 * level.FailureCount / requests).ToString("0.#", CultureInfo.InvariantCulture)}% {what}";
+        }
+
+        // The allowance is for the races of a level at the capacity; one more worker whose answers come in lockstep (a
+        // fixed latency) is refused less than its share, so rejections one above a level that had none mark the capacity.
+        if (ByRejections && level.Rejections > 0 && below is { FailureCount: 0, EndedBy: LevelEnd.Measured } && below.Concurrency == level.Concurrency - 1)
+        {
+            return $"{(100.0 * level.Rejections / requests).ToString("0.#", CultureInfo.InvariantCulture)}% rejected (429/503) where {below.Concurrency.ToString(CultureInfo.InvariantCulture)} had none";
         }
 
         if (SloP99Ms is { } slo && level.LatencyP99Ms is { } p99 && p99 > slo)

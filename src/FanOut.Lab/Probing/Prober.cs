@@ -217,7 +217,7 @@ public sealed class Prober
                 return (finding, Ended(deadline, stop));
             }
 
-            var failure = level.EndedBy == LevelEnd.Measured ? search.Failure(level) : null;
+            var failure = level.EndedBy == LevelEnd.Measured ? search.Failure(level, levels.FirstOrDefault(l => l.Concurrency == next - 1)) : null;
             var index = levels.FindIndex(l => l.Concurrency > next);
             index = index < 0 ? levels.Count : index;
             levels.Insert(index, level with { StopReason = failure is null ? null : $"beyond capacity: {failure}" });

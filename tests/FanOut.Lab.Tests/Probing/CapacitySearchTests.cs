@@ -20,6 +20,21 @@ public sealed class CapacitySearchTests
     }
 
     [Fact]
+    public void Failure_ByRejections_RejectionsOneAboveALevelWithNoneFail()
+    {
+        // A capacity of 30 with a fixed latency: 31 workers in lockstep, 3 of 303 refused (under the allowance of 0.5 / 31 of
+        // them), the level under it clean. The probe once called 31 the capacity, and its open-loop check then refused 4.
+        var search = new CapacitySearch(true, ServiceMs, 1, 50, null);
+        var clean = Level(30, 566, requests: 300);
+        var lockstep = Level(31, 565, rejected: 3, requests: 303);
+        Assert.Null(search.Failure(lockstep));
+        Assert.Equal("1% rejected (429/503) where 30 had none", search.Failure(lockstep, clean));
+        Assert.Null(search.Failure(lockstep, Level(30, 566, rejected: 1, requests: 300)));
+        Assert.Null(search.Failure(lockstep, Level(29, 566, requests: 300)));
+        Assert.Null(new CapacitySearch(false, ServiceMs, 1, 50, null).Failure(lockstep with { LatencyMeanMs = ServiceMs }, clean));
+    }
+
+    [Fact]
     public void Failure_SloGiven_AP99OverItFails()
     {
         var search = new CapacitySearch(true, ServiceMs, 1, 50, 30);
