@@ -29,7 +29,8 @@ public static class Recommender
         ArgumentNullException.ThrowIfNull(beyond);
         var n = within.Concurrency;
         var little = estimate is { } e ? $"; Little's law at the levels beyond it puts the capacity at {e.ToString("0.0", CultureInfo.InvariantCulture)}" : string.Empty;
-        var reason = $"the capacity is {N(n)} at once: {N(n)} gave {Rate(within.OkPerSecond)} ok/s with no rejections and p99 {ProbeText.Ms(within.LatencyP99Ms)}; {N(beyond.Concurrency)} {beyondReason}{little}";
+        var failures = within.FailureCount == 0 ? "no failures" : $"{within.FailureCount.ToString("N0", CultureInfo.InvariantCulture)} of {within.Requests.ToString("N0", CultureInfo.InvariantCulture)} failed (the races of a level at its capacity)";
+        var reason = $"the capacity is {N(n)} at once: {N(n)} gave {Rate(within.OkPerSecond)} ok/s with {failures} and p99 {ProbeText.Ms(within.LatencyP99Ms)}; {N(beyond.Concurrency)} {beyondReason}{little}";
         return new Recommendation(RecommendationStatus.Final, n, null, reason, within.OkPerSecond, within.LatencyP99Ms, RecommendedCode.For(n, null));
     }
 

@@ -24,6 +24,16 @@ public sealed class RecommenderTests
         Assert.DoesNotContain('\n', recommendation.Reason);
     }
 
+    [Fact]
+    public void AtCapacity_TheReasonCountsTheFailuresOfTheLevelWithin()
+    {
+        // The sentence agrees with the table beside it: a level within capacity may have had a few races at the capacity.
+        var clean = Recommender.AtCapacity(Level(12, 290), Level(13, 291, rejected: 25), "was beyond it", null);
+        var raced = Recommender.AtCapacity(Level(12, 290, rejected: 2), Level(13, 291, rejected: 25), "was beyond it", null);
+        Assert.Contains("12 gave 290 ok/s with no failures", clean.Reason, StringComparison.Ordinal);
+        Assert.Contains("with 2 of 1,000 failed (the races of a level at its capacity)", raced.Reason, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData(100, 51, 90, 6)]
     [InlineData(300, 10, 270, 4)]
