@@ -37,6 +37,7 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
     {
         ArgumentNullException.ThrowIfNull(level);
         var requests = Math.Max(1, level.Requests);
+        string Percent(long part) => (100.0 * part / requests).ToString("0.#", CultureInfo.InvariantCulture) + "%";
         if (level.Ok == 0)
         {
             return "no ok answer";
@@ -45,14 +46,14 @@ public sealed record CapacitySearch(bool ByRejections, double UnqueuedMs, double
         if (level.FailureCount > AllowedFailures(level))
         {
             var what = level.Rejections >= level.FailureCount ? "rejected (429/503)" : "failed";
-            return $"{(100.0 * level.FailureCount / requests).ToString("0.#", CultureInfo.InvariantCulture)}% {what}";
+            return $"{Percent(level.FailureCount)} {what}";
         }
 
         // The allowance is for the races of a level at the capacity; one more worker whose answers come in lockstep (a
         // fixed latency) is refused less than its share, so rejections one above a level that had none mark the capacity.
         if (ByRejections && level.Rejections > 0 && below is { FailureCount: 0, EndedBy: LevelEnd.Measured } && below.Concurrency == level.Concurrency - 1)
         {
-            return $"{(100.0 * level.Rejections / requests).ToString("0.#", CultureInfo.InvariantCulture)}% rejected (429/503) where {below.Concurrency.ToString(CultureInfo.InvariantCulture)} had none";
+            return $"{Percent(level.Rejections)} rejected (429/503) where {below.Concurrency.ToString(CultureInfo.InvariantCulture)} had none";
         }
 
         if (SloP99Ms is { } slo && level.LatencyP99Ms is { } p99 && p99 > slo)

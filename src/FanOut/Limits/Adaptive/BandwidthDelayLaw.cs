@@ -594,16 +594,13 @@ internal sealed class BandwidthDelayLaw
             return Set(Math.Min(Limit, Clamp(inFlight - 1)), LimitChangeReason.Overload);
         }
 
-        if (_ceiling > 0 && level < _ceiling)
-        {
-            if (Uses(BandwidthDelayRules.ReprobeWhenRoomTaken))
-            {
-                _probeSpacing = MinProbeSpacing; // a "no" below the level that said no: another client took the room, so probe for it soon
-            }
-        }
-        else if (_ceiling > 0)
+        if (_ceiling > 0 && level >= _ceiling)
         {
             _probeSpacing = Math.Min(2 * _probeSpacing, MaxProbeSpacing); // a probe refused again: wait longer before the next
+        }
+        else if (_ceiling > 0 && Uses(BandwidthDelayRules.ReprobeWhenRoomTaken))
+        {
+            _probeSpacing = MinProbeSpacing; // a "no" below the level that said no: another client took the room, so probe for it soon
         }
 
         _ceiling = level;
