@@ -71,7 +71,9 @@ public sealed class FanOutRunAllStrategy : Strategy
         Volatile.Write(ref _limit, limit);
         try
         {
-            await items.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = ErrorMode.RunAll }, cancellationToken).ConfigureAwait(false);
+            // A run that ends early takes no item after its end: one run at once would read to the limit as an instant answer.
+            var source = workload is Workloads.IEndsEarly ends ? items.TakeWhile(_ => !ends.Ended) : items;
+            await source.FanOutAsync(workload.RunAsync, new FanOutOptions { Limit = limit, Errors = ErrorMode.RunAll }, cancellationToken).ConfigureAwait(false);
         }
         catch (FanOutException) when (!cancellationToken.IsCancellationRequested)
         {

@@ -53,6 +53,40 @@ public sealed class FanOutStrategyTests
     }
 
     [Fact]
+    public async Task RunAsync_RunAll_WorkloadThatEnded_TakesNoMoreItems()
+    {
+        // An incident's script is over: an item run after it would return at once, and an adaptive limit would read it as an
+        // answer in no time (the lab's long-low phase ended at 50 where its script left 31).
+        var workload = new EndingWorkload(itemCount: 400, endAfterStarts: 8);
+        await FanOutRunAllStrategy.Fixed(4).RunAsync(workload, Enumerable.Range(0, 400).ToArray(), CancellationToken.None);
+
+        Assert.InRange(workload.Started, 8, 8 + 4);
+    }
+
+    private sealed class EndingWorkload(int itemCount, int endAfterStarts) : Workload, IEndsEarly
+    {
+        private int _started;
+
+        public int Started => Volatile.Read(ref _started);
+
+        public bool Ended => Started >= endAfterStarts;
+
+        public override string Name => "ending";
+
+        public override IReadOnlyDictionary<string, object> Parameters => new Dictionary<string, object>();
+
+        public override WorkloadForms Forms => WorkloadForms.Asynchronous;
+
+        public override WorkProfile Profile => new(Enumerable.Repeat(1, itemCount).ToArray(), UsesCpu: false);
+
+        public override async ValueTask RunAsync(int index, CancellationToken cancellationToken)
+        {
+            Interlocked.Increment(ref _started);
+            await Task.Delay(1, cancellationToken);
+        }
+    }
+
+    [Fact]
     public void LastLimit_Fixed_IsNull()
     {
         Assert.Null(FanOutStrategy.Fixed(3).LastLimit);

@@ -11,13 +11,14 @@ namespace FanOut.Lab.Workloads.RealIo;
 /// <see cref="IncidentScript"/> while the items run, read for how the fan-out's limit followed it.</summary>
 /// <remarks>
 /// <para>The script's clock starts with the run's first item; a driver applies its changes on time and samples the limit beside
-/// the server's counters every <see cref="SampleEvery"/>. At the script's end the run is over: items not yet started return at
-/// once without a call (counted as not sent), so every row is judged over the same span of time, whatever its speed.</para>
+/// the server's counters every <see cref="SampleEvery"/>. At the script's end the run is over (<see cref="Ended"/>): a strategy
+/// stops taking items, and an item it had already taken returns at once without a call (counted as not sent), so every row
+/// is judged over the same span of time, whatever its speed.</para>
 /// <para>Every non-2xx answer and every call error is counted and thrown, as a body calling <c>EnsureSuccessStatusCode</c> would;
 /// a 429 carrying <c>Retry-After</c> is thrown as an <see cref="OverloadedException"/> with that hint, so FanOut's adaptive
 /// default backs off and runs the item again after it. An item fails for good when every attempt failed.</para>
 /// </remarks>
-public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
+public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters, IEndsEarly
 {
     /// <summary>How often the driver applies due changes and samples the limit.</summary>
     public static readonly TimeSpan SampleEvery = TimeSpan.FromMilliseconds(5);
@@ -40,7 +41,6 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
     private Task? _driver;
     private int _started;
     private int _ended;
-    private long _notSent;
 
     /// <summary>Creates the workload; nothing starts until <see cref="SetUpAsync"/>.</summary>
     /// <param name="script">The incident; its first step (at 0 ms) is the server's state at every run's start.</param>
@@ -120,13 +120,15 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
     }
 
     /// <inheritdoc/>
+    public bool Ended => Volatile.Read(ref _ended) != 0;
+
+    /// <inheritdoc/>
     public void RunStarting()
     {
         Outcomes.Reset();
         Array.Clear(_states);
         _samples.Clear();
         _driver = null;
-        Volatile.Write(ref _notSent, 0);
         Volatile.Write(ref _ended, 0);
         Volatile.Write(ref _started, 0);
         Server.Apply(_script.Steps[0].Change with { RetryAfterStorm = TimeSpan.Zero });
@@ -152,7 +154,7 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
         return metrics with
         {
             ItemsFailed = failed,
-            ItemsNotSent = Volatile.Read(ref _notSent),
+            ItemsNotSent = _states.Count(s => s is Untried or CutOff), // never taken, or taken after the end
             PhaseSuccessesPerSecond = reading?.SuccessesPerSecond,
             ConvergenceMs = reading?.SettleMs,
             BudgetLowAfterConvergence = reading?.LimitLow,
@@ -187,7 +189,6 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters
         {
             // The script is over: not sent. An item waiting to run again after a rejection is cut off, not failed.
             _states[index] = _states[index] == AttemptFailed ? CutOff : _states[index];
-            Interlocked.Increment(ref _notSent);
             return;
         }
 
