@@ -152,6 +152,9 @@ internal sealed class BandwidthDelayLaw
     private int _roundTripsAtCeiling;
     private int _probeSpacing = MinProbeSpacing;
 
+    /// <summary>The permits the next probe adds above the level that said no.</summary>
+    private int _probeStep = 1;
+
     /// <summary>When the last probe began, and the answers of items started since: a probe passed once a round at its level answered.</summary>
     private long _probedAt = long.MaxValue;
     private int _answersSinceProbe;
@@ -302,7 +305,12 @@ internal sealed class BandwidthDelayLaw
 
         // The last probe passed: a round of items started at its level answered, and no "no" came within the time a "no" takes
         // to come. The level that said no no longer holds.
-        if (Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency)
+        var passed = Limit >= _ceiling && _answersSinceProbe >= Limit && now - _probedAt >= _rejectionLatency;
+
+        // A probe that passed doubles the next one's step, up to half the limit: room that came back (a capacity restored after
+        // a long low) is regained in a few probes, not one permit per probe. A probe after a "no" tests the refused level.
+        _probeStep = passed && Uses(BandwidthDelayRules.ProbeStepDoubles) ? Math.Min(2 * _probeStep, Math.Max(1, Limit / 2)) : 1;
+        if (passed)
         {
             _probeSpacing = MinProbeSpacing;
             if (_basePoolCount == 0 && Uses(BandwidthDelayRules.DrainWhenProbePassesUnmeasured))
@@ -314,10 +322,10 @@ internal sealed class BandwidthDelayLaw
             }
         }
 
-        _ceiling = Limit + 1;
+        _ceiling = Limit + _probeStep;
         _probedAt = now;
         _answersSinceProbe = 0;
-        return Set(Limit + 1, LimitChangeReason.Probe);
+        return Set(Limit + _probeStep, LimitChangeReason.Probe);
     }
 
     /// <summary>A reading is complete: the model takes its rate and, after slow start, the steady rule decides.</summary>

@@ -56,4 +56,7 @@ internal enum BandwidthDelayRules
 
     /// <summary>A fresh "no" below the level that said no brings the probes back to their least spacing: another client took the room (independent clients sharing a cap).</summary>
     ReprobeWhenRoomTaken = 1 << 14,
+
+    /// <summary>A probe that passed doubles the next probe's step, up to half the limit (recovery after a long low: the capacity is back).</summary>
+    ProbeStepDoubles = 1 << 15,
 }

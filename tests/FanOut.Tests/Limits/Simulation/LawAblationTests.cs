@@ -45,13 +45,6 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         1.5,
         AtLeast: false);
 
-    /// <summary>Two clients, each with its own limit, on one hard cap of 32 (20 ms, no queue): Jain's index over the second half.</summary>
-    private static readonly Scenario s_twoClientsOnACap = new(
-        "two independent clients on a hard cap of 32 (Jain's index over the second half)",
-        options => ShapeMeasurement.Fairness(options, 2, DownstreamScript.Constant(IncidentScenarios.HardCap(32)))[0],
-        0.9,
-        AtLeast: true);
-
     private static readonly Dictionary<BandwidthDelayRules, Scenario> s_scenarios = new()
     {
         [BandwidthDelayRules.HeldBackGrant] = s_heavyTailFromTheFirstAnswer,
@@ -103,11 +96,20 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             0.8,
             AtLeast: true),
         [BandwidthDelayRules.ReferenceFromNewLevels] = s_slowStartExitsAtServer,
-        [BandwidthDelayRules.CutBelowTheRefusedCall] = s_twoClientsOnACap,
-        [BandwidthDelayRules.ReprobeWhenRoomTaken] = new(
-            "two independent clients on a hard cap of 32 at the server's place (Jain's index over the second half)",
-            options => s_twoClientsOnACap.WorstSeed(AtServer(options)),
+        [BandwidthDelayRules.CutBelowTheRefusedCall] = new(
+            "two independent clients on a hard cap of 4 (Jain's index over the second half)",
+            options => ShapeMeasurement.Fairness(options, 2, DownstreamScript.Constant(IncidentScenarios.HardCap(4)))[0],
             0.9,
+            AtLeast: true),
+        [BandwidthDelayRules.ReprobeWhenRoomTaken] = new(
+            "four independent clients on a hard cap of 32 at the server's place (Jain's index over the second half)",
+            options => ShapeMeasurement.Fairness(AtServer(options), 4, DownstreamScript.Constant(IncidentScenarios.HardCap(32)))[0],
+            0.9,
+            AtLeast: true),
+        [BandwidthDelayRules.ProbeStepDoubles] = new(
+            "a cap of 32 back after 1 s at 4, first contact cold (x Fixed(32) over the 1.5 s after it came back)",
+            options => ShapeMeasurement.RecoveryRatios(options, s_loop.CallSize)[0],
+            0.7,
             AtLeast: true),
     };
 

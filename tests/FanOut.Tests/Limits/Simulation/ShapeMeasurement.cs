@@ -171,6 +171,31 @@ internal static class ShapeMeasurement
         return (worst, string.Join("; ", context));
     }
 
+    /// <summary>
+    /// A hard cap of <paramref name="capacity"/> (20 ms, no queue) down to an eighth for 1 s from 0.5 s, first contact cold (100
+    /// ms: connections opened, as over HTTP, so a drain measured the latency without a queue before the low): per seed, the
+    /// goodput over the 1.5 s after the capacity came back, over Fixed(<paramref name="capacity"/>)'s.
+    /// </summary>
+    public static double[] RecoveryRatios(AdaptiveLimitOptions options, int callSize, int capacity = 32) =>
+        PerSeed(seed =>
+        {
+            var latency = TimeSpan.FromMilliseconds(20);
+            TimeSpan low = TimeSpan.FromSeconds(0.5), back = TimeSpan.FromSeconds(1.5), end = TimeSpan.FromSeconds(3);
+            var script = DownstreamScript.Phases(
+                (TimeSpan.Zero, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }),
+                (low, new DownstreamState { Capacity = capacity / 8, Queue = 0, Latency = latency }),
+                (back, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }));
+            double Goodput(ConcurrencyLimit limit, LimitSimulation simulation)
+            {
+                simulation.Run(limit, duration: end);
+                return simulation.Successes.Count(t => t >= back);
+            }
+
+            var adaptive = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
+            var best = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
+            return Goodput(ConcurrencyLimit.Adaptive(adaptive.Options(options)), adaptive) / Goodput(ConcurrencyLimit.Fixed(capacity), best);
+        });
+
     /// <summary>One run of <see cref="QueuedLevels"/>' pool: the final limit and the second half's median limit.</summary>
     private static (int Final, int SecondHalfMedian) QueuedRun(AdaptiveLimitOptions options, int capacity, int seed)
     {
