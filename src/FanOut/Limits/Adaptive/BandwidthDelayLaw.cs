@@ -96,6 +96,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The mean over the median of steady readings, averaged (Little's law needs the mean; a median is robust to rare slow answers).</summary>
     private double _meanOverMedian;
 
+    /// <summary>The rate of the queued reading that began the drain under way (0: none began it).</summary>
+    private double _rateBeforeDrain;
+
     /// <summary>Answers since the last drain, and the answers that drain's cohort took: drains are spaced by <see cref="DrainSpacing"/> of those.</summary>
     private int _answersSinceDrain;
     private int _drainAnswers = PoolAnswers;
@@ -429,6 +432,15 @@ internal sealed class BandwidthDelayLaw
         var target = Target;
         if (measured && target > 0 && level > target && Limit > target)
         {
+            if (queued && Uses(BandwidthDelayRules.QueuedReadingRemeasures))
+            {
+                // Twice the latency without a queue: a queue, or a downstream that got slower (a drift). Cut on the old latency,
+                // a drifted downstream's limit halves every reading (36, 18, 9, 6, 3, 1 on 8 slots); measure it first, and
+                // the drain's end takes this reading's rate at the latency it measures.
+                _rateBeforeDrain = rate;
+                return Drain(now, LimitChangeReason.QueueSeen);
+            }
+
             // More in flight than the downstream carries with room: the rest only queued (Little's law).
             return Set(Math.Max(target, Limit / 2), LimitChangeReason.QueueSeen);
         }
@@ -475,19 +487,32 @@ internal sealed class BandwidthDelayLaw
         }
 
         var before = _base;
+        var slower = before > 0 && median > QueuedRatio * before && Uses(BandwidthDelayRules.NewBaseForgetsRates);
+        if (slower)
+        {
+            // The downstream got slower since the rates and the pool's cohorts were read (a degrading one: its rate falls as
+            // its latency rises): a rate and a latency read at different times make no product, and the old cohorts' median
+            // would hold the latency without a queue near the old one for several drains. The next readings give the rate.
+            ForgetRates();
+            _basePoolCount = 0;
+        }
+
         PoolCohort(_cohort.AsSpan(0, _cohortAnswered), _cohortSize);
         _base = _basePool[_basePoolCount / 2];
-        if (before > 0 && _base > QueuedRatio * before && Uses(BandwidthDelayRules.NewBaseForgetsRates))
+        var settled = Math.Max(_drainFrom, Target);
+        if (_rateBeforeDrain > 0)
         {
-            // The downstream got slower since the rates were read (a degrading one: its rate falls as its latency rises): a
-            // rate and a latency read at different times make no product. The next readings give the rate.
+            // A drain a queued reading began: that reading's rate at the latency just measured, once; the model's rates are
+            // read again at this latency.
+            settled = Math.Max(_drainFrom, Clamp((int)Math.Ceiling(_options.Headroom * _rateBeforeDrain * _base * Math.Max(1, _meanOverMedian) / _frequency)));
             ForgetRates();
+            _rateBeforeDrain = 0;
         }
 
         ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
         _readingStart = now;
-        return Set(Math.Max(_drainFrom, Target), LimitChangeReason.RemeasureDone);
+        return Set(settled, LimitChangeReason.RemeasureDone);
     }
 
     /// <summary>

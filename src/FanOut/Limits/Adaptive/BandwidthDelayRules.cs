@@ -45,7 +45,7 @@ internal enum BandwidthDelayRules
     /// <summary>The model's rate is the most of the newest reading and the geometric means of consecutive older ones, not of single readings (lognormal pools of 8: settled within 0.7-1.5x C).</summary>
     PairedRates = 1 << 10,
 
-    /// <summary>A drain that measured the latency without a queue 1.5x above the last forgets the rates read before it (slow degradation at the shared place, with paired rates).</summary>
+    /// <summary>A drain whose cohort read 1.5x the latency without a queue forgets what was read before it, the rates and the pool's older cohorts (a latency drift: capacity 32 -> 8 and latency 20 -> 100 ms).</summary>
     NewBaseForgetsRates = 1 << 11,
 
     /// <summary>A drain whose level still carried the most rate read at the latency it measured (Little's law) goes on at half the level, as one whose latency fell in proportion does (lognormal CPU-bound bodies on 2 cores).</summary>
@@ -59,4 +59,7 @@ internal enum BandwidthDelayRules
 
     /// <summary>A probe that passed doubles the next probe's step, up to half the limit (recovery after a long low: the capacity is back).</summary>
     ProbeStepDoubles = 1 << 15,
+
+    /// <summary>A reading queued at twice the latency without a queue drains to re-measure it before any cut, and the drain's end takes that reading's rate at the latency it measured (a latency drift: capacity 32 -> 8 and latency 20 -> 100 ms).</summary>
+    QueuedReadingRemeasures = 1 << 16,
 }

@@ -45,6 +45,13 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         1.5,
         AtLeast: false);
 
+    /// <summary>The lab's drift: 32 slots -> 8 and 20 -> 100 ms over 1 s, a queue of 64, first contact cold.</summary>
+    private static readonly Scenario s_drift = new(
+        "a latency drift: 32 slots -> 8 and 20 -> 100 ms over 1 s, a queue of 64 (x Fixed(8) over the next second)",
+        options => ShapeMeasurement.DriftRatios(options, s_loop.CallSize)[0],
+        0.65,
+        AtLeast: true);
+
     private static readonly Dictionary<BandwidthDelayRules, Scenario> s_scenarios = new()
     {
         [BandwidthDelayRules.HeldBackGrant] = s_heavyTailFromTheFirstAnswer,
@@ -85,11 +92,7 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             AtLeast: false),
         [BandwidthDelayRules.RateLessOneStandardError] = s_lognormalPoolOf16,
         [BandwidthDelayRules.PairedRates] = s_lognormalPoolOf16,
-        [BandwidthDelayRules.NewBaseForgetsRates] = new(
-            "capacity 64 -> 8 and latency 20 -> 200 ms over 30 s, queueing, at the shared place (in flight at the end x C)",
-            options => ShapeMeasurement.DegradedLevels(options, LawPlace.Named("shared").CallSize)[^1],
-            2 / 1.15,
-            AtLeast: false),
+        [BandwidthDelayRules.NewBaseForgetsRates] = s_drift,
         [BandwidthDelayRules.PairedSlowStartReference] = new(
             "heavy tail without overload (x Fixed(256), second half, worst seed)",
             options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, ShapeMeasurement.HeavyTail, 256, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run)[0],
@@ -106,6 +109,7 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             options => ShapeMeasurement.Fairness(AtServer(options), 4, DownstreamScript.Constant(IncidentScenarios.HardCap(32)))[0],
             0.9,
             AtLeast: true),
+        [BandwidthDelayRules.QueuedReadingRemeasures] = s_drift,
         [BandwidthDelayRules.ProbeStepDoubles] = new(
             "a cap of 32 back after 1 s at 4, first contact cold (x Fixed(32) over the 1.5 s after it came back)",
             options => ShapeMeasurement.RecoveryRatios(options, s_loop.CallSize)[0],

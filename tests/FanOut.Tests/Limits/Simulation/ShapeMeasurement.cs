@@ -196,6 +196,30 @@ internal static class ShapeMeasurement
             return Goodput(ConcurrencyLimit.Adaptive(adaptive.Options(options)), adaptive) / Goodput(ConcurrencyLimit.Fixed(capacity), best);
         });
 
+    /// <summary>
+    /// The lab's drift (adaptive-incidents' degrading phase): a pool of 32 with a queue of 64, from 0.5 s to 1.5 s down to 8
+    /// slots while the latency rises 20 -> 100 ms in six steps, first contact cold (100 ms): per seed, the goodput over the
+    /// second after the drift, over Fixed(8)'s (the degraded pool's best).
+    /// </summary>
+    public static double[] DriftRatios(AdaptiveLimitOptions options, int callSize) =>
+        PerSeed(seed =>
+        {
+            var steps = new List<(TimeSpan, DownstreamState)> { (TimeSpan.Zero, new DownstreamState { Capacity = 32, Queue = 64, Latency = TimeSpan.FromMilliseconds(20) }) };
+            for (var k = 1; k <= 6; k++)
+            {
+                var f = k / 6.0;
+                steps.Add((TimeSpan.FromMilliseconds(500 + (200 * (k - 1))), new DownstreamState { Capacity = (int)Math.Round(32 * Math.Pow(8 / 32.0, f)), Queue = 64, Latency = TimeSpan.FromMilliseconds(20 * Math.Pow(5, f)) }));
+            }
+
+            var script = DownstreamScript.Phases([.. steps]);
+            TimeSpan from = TimeSpan.FromSeconds(1.5), end = TimeSpan.FromSeconds(2.5);
+            var adaptive = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
+            adaptive.Run(ConcurrencyLimit.Adaptive(adaptive.Options(options)), duration: end);
+            var best = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
+            best.Run(ConcurrencyLimit.Fixed(8), duration: end);
+            return (double)adaptive.Successes.Count(t => t >= from) / best.Successes.Count(t => t >= from);
+        });
+
     /// <summary>One run of <see cref="QueuedLevels"/>' pool: the final limit and the second half's median limit.</summary>
     private static (int Final, int SecondHalfMedian) QueuedRun(AdaptiveLimitOptions options, int capacity, int seed)
     {
