@@ -437,8 +437,7 @@ internal sealed class BandwidthDelayLaw
                 // Twice the latency without a queue: a queue, or a downstream that got slower (a drift). Cut on the old latency,
                 // a drifted downstream's limit halves every reading (36, 18, 9, 6, 3, 1 on 8 slots); measure it first, and
                 // the drain's end takes this reading's rate at the latency it measures.
-                _rateBeforeDrain = rate;
-                return Drain(now, LimitChangeReason.QueueSeen);
+                return Drain(now, LimitChangeReason.QueueSeen, rate);
             }
 
             // More in flight than the downstream carries with room: the rest only queued (Little's law).
@@ -599,9 +598,10 @@ internal sealed class BandwidthDelayLaw
     private static double LogSpread(ReadOnlySpan<long> answers) =>
         Math.Log((double)Math.Max(1, answers[answers.Length / 2]) / Math.Max(1, answers[answers.Length / 4])) / 0.6745;
 
-    /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue.</summary>
-    private LimitDecision Drain(long now, LimitChangeReason reason)
+    /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue; <paramref name="queuedRate"/> is the rate of the queued reading that began it (0: none).</summary>
+    private LimitDecision Drain(long now, LimitChangeReason reason, double queuedRate = 0)
     {
+        _rateBeforeDrain = queuedRate;
         var target = Target;
         _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
         _drainedFromLevel = Limit;
