@@ -16,13 +16,13 @@ internal static class ShapeMeasurement
     /// <summary>How long each run lasts, and where its second half (the part judged) begins.</summary>
     public static readonly TimeSpan Run = TimeSpan.FromSeconds(10), SecondHalf = TimeSpan.FromSeconds(5);
 
-    /// <summary>Successes per second of the limit's run over Fixed(<paramref name="fixedLimit"/>)'s, from <paramref name="from"/> to <paramref name="to"/>.</summary>
-    public static double[] ThroughputRatios(AdaptiveLimitOptions options, int callSize, DownstreamScript script, int fixedLimit, TimeSpan from, TimeSpan to) =>
+    /// <summary>Successes per second of the limit's run over Fixed(<paramref name="fixedLimit"/>)'s, from <paramref name="from"/> to <paramref name="to"/>; calls sent before the first answer take <paramref name="coldStart"/> to arrive (connections opened).</summary>
+    public static double[] ThroughputRatios(AdaptiveLimitOptions options, int callSize, DownstreamScript script, int fixedLimit, TimeSpan from, TimeSpan to, TimeSpan coldStart = default) =>
         PerSeed(seed =>
         {
-            var adaptive = new LimitSimulation(script, seed) { CallSize = callSize };
+            var adaptive = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = coldStart };
             adaptive.Run(ConcurrencyLimit.Adaptive(adaptive.Options(options)), duration: to);
-            var best = new LimitSimulation(script, seed) { CallSize = callSize };
+            var best = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = coldStart };
             best.Run(ConcurrencyLimit.Fixed(fixedLimit), duration: to);
             return Throughput(adaptive, from) / Throughput(best, from);
         });
@@ -171,54 +171,41 @@ internal static class ShapeMeasurement
         return (worst, string.Join("; ", context));
     }
 
-    /// <summary>
-    /// A hard cap of <paramref name="capacity"/> (20 ms, no queue) down to an eighth for 1 s from 0.5 s, first contact cold (100
-    /// ms: connections opened, as over HTTP, so a drain measured the latency without a queue before the low): per seed, the
-    /// goodput over the 1.5 s after the capacity came back, over Fixed(<paramref name="capacity"/>)'s.
-    /// </summary>
-    public static double[] RecoveryRatios(AdaptiveLimitOptions options, int callSize, int capacity = 32) =>
-        PerSeed(seed =>
-        {
-            var latency = TimeSpan.FromMilliseconds(20);
-            TimeSpan low = TimeSpan.FromSeconds(0.5), back = TimeSpan.FromSeconds(1.5), end = TimeSpan.FromSeconds(3);
-            var script = DownstreamScript.Phases(
-                (TimeSpan.Zero, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }),
-                (low, new DownstreamState { Capacity = capacity / 8, Queue = 0, Latency = latency }),
-                (back, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }));
-            double Goodput(ConcurrencyLimit limit, LimitSimulation simulation)
-            {
-                simulation.Run(limit, duration: end);
-                return simulation.Successes.Count(t => t >= back);
-            }
+    /// <summary>Calls sent before the first answer arrive this much later: connections opened, as over HTTP, so the first round is cold.</summary>
+    private static readonly TimeSpan s_coldStart = TimeSpan.FromMilliseconds(100);
 
-            var adaptive = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
-            var best = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
-            return Goodput(ConcurrencyLimit.Adaptive(adaptive.Options(options)), adaptive) / Goodput(ConcurrencyLimit.Fixed(capacity), best);
-        });
+    /// <summary>
+    /// A hard cap of <paramref name="capacity"/> (20 ms, no queue) down to an eighth for 1 s from 0.5 s, first contact cold (a
+    /// drain measured the latency without a queue before the low): per seed, the goodput over the 1.5 s after the capacity
+    /// came back, over Fixed(<paramref name="capacity"/>)'s.
+    /// </summary>
+    public static double[] RecoveryRatios(AdaptiveLimitOptions options, int callSize, int capacity = 32)
+    {
+        var latency = TimeSpan.FromMilliseconds(20);
+        TimeSpan low = TimeSpan.FromSeconds(0.5), back = TimeSpan.FromSeconds(1.5);
+        var script = DownstreamScript.Phases(
+            (TimeSpan.Zero, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }),
+            (low, new DownstreamState { Capacity = capacity / 8, Queue = 0, Latency = latency }),
+            (back, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }));
+        return ThroughputRatios(options, callSize, script, capacity, back, TimeSpan.FromSeconds(3), s_coldStart);
+    }
 
     /// <summary>
     /// The lab's drift (adaptive-incidents' degrading phase): a pool of 32 with a queue of 64, from 0.5 s to 1.5 s down to 8
-    /// slots while the latency rises 20 -> 100 ms in six steps, first contact cold (100 ms): per seed, the goodput over the
-    /// second after the drift, over Fixed(8)'s (the degraded pool's best).
+    /// slots while the latency rises 20 -> 100 ms in six steps, first contact cold: per seed, the goodput over the second
+    /// after the drift, over Fixed(8)'s (the degraded pool's best).
     /// </summary>
-    public static double[] DriftRatios(AdaptiveLimitOptions options, int callSize) =>
-        PerSeed(seed =>
+    public static double[] DriftRatios(AdaptiveLimitOptions options, int callSize)
+    {
+        var steps = new List<(TimeSpan, DownstreamState)> { (TimeSpan.Zero, new DownstreamState { Capacity = 32, Queue = 64, Latency = TimeSpan.FromMilliseconds(20) }) };
+        for (var k = 1; k <= 6; k++)
         {
-            var steps = new List<(TimeSpan, DownstreamState)> { (TimeSpan.Zero, new DownstreamState { Capacity = 32, Queue = 64, Latency = TimeSpan.FromMilliseconds(20) }) };
-            for (var k = 1; k <= 6; k++)
-            {
-                var f = k / 6.0;
-                steps.Add((TimeSpan.FromMilliseconds(500 + (200 * (k - 1))), new DownstreamState { Capacity = (int)Math.Round(32 * Math.Pow(8 / 32.0, f)), Queue = 64, Latency = TimeSpan.FromMilliseconds(20 * Math.Pow(5, f)) }));
-            }
+            var f = k / 6.0;
+            steps.Add((TimeSpan.FromMilliseconds(500 + (200 * (k - 1))), new DownstreamState { Capacity = (int)Math.Round(32 * Math.Pow(8 / 32.0, f)), Queue = 64, Latency = TimeSpan.FromMilliseconds(20 * Math.Pow(5, f)) }));
+        }
 
-            var script = DownstreamScript.Phases([.. steps]);
-            TimeSpan from = TimeSpan.FromSeconds(1.5), end = TimeSpan.FromSeconds(2.5);
-            var adaptive = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
-            adaptive.Run(ConcurrencyLimit.Adaptive(adaptive.Options(options)), duration: end);
-            var best = new LimitSimulation(script, seed) { CallSize = callSize, ColdStart = TimeSpan.FromMilliseconds(100) };
-            best.Run(ConcurrencyLimit.Fixed(8), duration: end);
-            return (double)adaptive.Successes.Count(t => t >= from) / best.Successes.Count(t => t >= from);
-        });
+        return ThroughputRatios(options, callSize, DownstreamScript.Phases([.. steps]), 8, TimeSpan.FromSeconds(1.5), TimeSpan.FromSeconds(2.5), s_coldStart);
+    }
 
     /// <summary>One run of <see cref="QueuedLevels"/>' pool: the final limit and the second half's median limit.</summary>
     private static (int Final, int SecondHalfMedian) QueuedRun(AdaptiveLimitOptions options, int capacity, int seed)
