@@ -142,7 +142,7 @@ internal sealed class BandwidthDelayLaw
     private int _cohortAnswered;
 
     /// <summary>The level a drain came from and the median read there (0: none): a drain whose latency falls in proportion to its level goes deeper.</summary>
-    private int _drainedFromLevel;
+    private double _drainedFromLevel;
     private double _drainedFromMedian;
 
     /// <summary>Answers so far, and items started so far as of the last answer: every item started has answered or is in flight.</summary>
@@ -437,7 +437,7 @@ internal sealed class BandwidthDelayLaw
                 // Twice the latency without a queue: a queue, or a downstream that got slower (a drift). Cut on the old latency,
                 // a drifted downstream's limit halves every reading (36, 18, 9, 6, 3, 1 on 8 slots); measure it first, and
                 // the drain's end takes this reading's rate at the latency it measures.
-                return Drain(now, LimitChangeReason.QueueSeen, rate);
+                return Drain(now, LimitChangeReason.QueueSeen, rate, level);
             }
 
             // More in flight than the downstream carries with room: the rest only queued (Little's law).
@@ -446,7 +446,7 @@ internal sealed class BandwidthDelayLaw
 
         if (_ceiling == 0 && _answersSinceDrain >= DrainSpacing * _drainAnswers && Limit > Math.Max(_options.MinLimit, Product()))
         {
-            return Drain(now, LimitChangeReason.Remeasure);
+            return Drain(now, LimitChangeReason.Remeasure, fromLevel: level);
         }
 
         if (_ceiling == 0 && filled && target > Limit && !queued)
@@ -470,7 +470,7 @@ internal sealed class BandwidthDelayLaw
         }
 
         var level = Limit;
-        var fellInProportion = _drainedFromMedian > 0 && Math.Log(median / _drainedFromMedian) < DeeperDrainShare * Math.Log((double)level / _drainedFromLevel);
+        var fellInProportion = _drainedFromMedian > 0 && Math.Log(median / _drainedFromMedian) < DeeperDrainShare * Math.Log(level / _drainedFromLevel);
         var carried = MostRate() * median * Math.Max(1, _meanOverMedian) / _frequency; // 0: no rate read yet
         var carriedAll = carried > 0 && level >= SaturatedDrainShare * carried && Uses(BandwidthDelayRules.SaturatedDrainGoesDeeper);
         if (level > _options.MinLimit && Uses(BandwidthDelayRules.DeeperDrain) && (fellInProportion || carriedAll))
@@ -598,13 +598,13 @@ internal sealed class BandwidthDelayLaw
     private static double LogSpread(ReadOnlySpan<long> answers) =>
         Math.Log((double)Math.Max(1, answers[answers.Length / 2]) / Math.Max(1, answers[answers.Length / 4])) / 0.6745;
 
-    /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue; <paramref name="queuedRate"/> is the rate of the queued reading that began it (0: none).</summary>
-    private LimitDecision Drain(long now, LimitChangeReason reason, double queuedRate = 0)
+    /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue; <paramref name="queuedRate"/> and <paramref name="fromLevel"/> are the rate and the calls in flight on average of the reading that began it (0: none).</summary>
+    private LimitDecision Drain(long now, LimitChangeReason reason, double queuedRate = 0, double fromLevel = 0)
     {
         _rateBeforeDrain = queuedRate;
         var target = Target;
         _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
-        _drainedFromLevel = Limit;
+        _drainedFromLevel = Math.Max(Limit, fromLevel); // the calls its median was read at: a backlog of a higher limit's keeps them above this one
         _drainedFromMedian = ReadingMedian;
         _answersSinceDrain = 0;
         StartReading(long.MinValue);

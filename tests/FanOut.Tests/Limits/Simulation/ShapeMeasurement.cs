@@ -193,9 +193,9 @@ internal static class ShapeMeasurement
     /// <summary>
     /// The lab's drift (adaptive-incidents' degrading phase): a pool of 32 with a queue of 64, from 0.5 s to 1.5 s down to 8
     /// slots while the latency rises 20 -> 100 ms in six steps, first contact cold: per seed, the goodput over the second
-    /// after the drift, over Fixed(8)'s (the degraded pool's best).
+    /// after the drift (to <paramref name="to"/>, 2.5 s by default), over Fixed(8)'s (the degraded pool's best).
     /// </summary>
-    public static double[] DriftRatios(AdaptiveLimitOptions options, int callSize)
+    public static double[] DriftRatios(AdaptiveLimitOptions options, int callSize, TimeSpan? to = null)
     {
         var steps = new List<(TimeSpan, DownstreamState)> { (TimeSpan.Zero, new DownstreamState { Capacity = 32, Queue = 64, Latency = TimeSpan.FromMilliseconds(20) }) };
         for (var k = 1; k <= 6; k++)
@@ -204,7 +204,7 @@ internal static class ShapeMeasurement
             steps.Add((TimeSpan.FromMilliseconds(500 + (200 * (k - 1))), new DownstreamState { Capacity = (int)Math.Round(32 * Math.Pow(8 / 32.0, f)), Queue = 64, Latency = TimeSpan.FromMilliseconds(20 * Math.Pow(5, f)) }));
         }
 
-        return ThroughputRatios(options, callSize, DownstreamScript.Phases([.. steps]), 8, TimeSpan.FromSeconds(1.5), TimeSpan.FromSeconds(2.5), s_coldStart);
+        return ThroughputRatios(options, callSize, DownstreamScript.Phases([.. steps]), 8, TimeSpan.FromSeconds(1.5), to ?? TimeSpan.FromSeconds(2.5), s_coldStart);
     }
 
     /// <summary>One run of <see cref="QueuedLevels"/>' pool: the final limit and the second half's median limit.</summary>
