@@ -15,6 +15,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>Answers a reading takes after slow start (and a round trip at least): a rate within about a fifth.</summary>
     private const int ReadingAnswers = 32;
 
+    /// <summary>The most of the target's room (<see cref="AdaptiveLimitOptions.Headroom"/> less 1) a reading's rate error may take off its rate: a heavy tail's (23%) took nearly all of 25%, so the target sat at the calls in flight, and a base read one standard error low left it below them for good (docs/adaptive.md, rule 3).</summary>
+    private const double RoomTheRateErrorMayTake = 0.6;
+
     /// <summary>Answers the latency without a queue is the median of (the last drains' cohorts): within about an eighth on a tight downstream.</summary>
     private const int PoolAnswers = 2 * ReadingAnswers;
 
@@ -341,10 +344,11 @@ internal sealed class BandwidthDelayLaw
         var spread = LogSpread(answers);
 
         // The rate less one standard error (the answers' coefficient of variation over the root of their count): the model
-        // keeps the most of its readings, and the most of ten noisy readings reads about 1.5 standard errors high. Never
-        // below half: a reading that spread says little either way.
+        // keeps the most of its readings, and the most of ten noisy readings reads about 1.5 standard errors high. Never more
+        // than most of the target's room (else the target sits at the calls in flight and the limit can only fall), nor
+        // below half.
         var rateError = Uses(BandwidthDelayRules.RateLessOneStandardError) ? Math.Sqrt(Math.Exp(spread * spread) - 1) / Math.Sqrt(answers.Length) : 0;
-        var rate = answers.Length * (double)_frequency / duration * Math.Max(0.5, 1 - rateError);
+        var rate = answers.Length * (double)_frequency / duration * Math.Max(Math.Max(0.5, 1 - (RoomTheRateErrorMayTake * (_options.Headroom - 1))), 1 - rateError);
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;

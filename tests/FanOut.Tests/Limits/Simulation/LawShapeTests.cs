@@ -84,6 +84,22 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         Assert.True(ThroughputRatios(place, ShapeMeasurement.HeavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8 * margin);
     }
 
+    [Fact]
+    public void Law_HeavyTailAfterAColdFirstRound_MostRunsDoNotCollapse()
+    {
+        // The same heavy tail behind a first round that takes 100 ms (connections opened): the cold round ends slow start with a
+        // drain, and a base read low by chance (one cohort of 16 answers) left the target below the calls in flight, since a
+        // reading's rate error (23% at this spread) took nearly all of the room of 25%: 57 of 80 runs (20 seeds at 4 places)
+        // above half Fixed(256)'s goodput over 3-6 s. The error now takes at most 0.6 of the room: 64 of 80. Target three runs
+        // in four (60). Not the target a limiter must meet (no run below 0.8x; docs/adaptive.md, "Open"): some seeds still
+        // collapse.
+        var above = LawPlace.All.Sum(place => ShapeMeasurement.ThroughputRatios(
+            place.Options, place.CallSize, ShapeMeasurement.HeavyTail, 256, TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(6), TimeSpan.FromMilliseconds(100)).Count(r => r >= 0.5));
+        output.WriteLine($"heavy tail after a cold first round: {above} of {LawPlace.All.Length * Seeds} runs above 0.5x Fixed(256)");
+
+        Assert.True(above >= 60, $"{above} of {LawPlace.All.Length * Seeds}");
+    }
+
     [Theory]
     [MemberData(nameof(Places))]
     public void Law_PeriodicStallsOfTheDownstream_KeepThroughput(string place)
