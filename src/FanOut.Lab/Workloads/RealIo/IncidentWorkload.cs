@@ -185,7 +185,7 @@ public sealed class IncidentWorkload : Workload, ICaseLifecycle, ILiveCounters, 
     /// <inheritdoc/>
     public override async ValueTask RunAsync(int index, CancellationToken cancellationToken)
     {
-        if (Volatile.Read(ref _ended) != 0)
+        if (Ended)
         {
             // The script is over: not sent. An item waiting to run again after a rejection is cut off, not failed.
             _states[index] = _states[index] == AttemptFailed ? CutOff : _states[index];
