@@ -344,9 +344,9 @@ internal sealed class BandwidthDelayLaw
         var spread = LogSpread(answers);
 
         // The rate less one standard error (the answers' coefficient of variation over the root of their count): the model
-        // keeps the most of its readings, and the most of ten noisy readings reads about 1.5 standard errors high. Never more
-        // than most of the target's room (else the target sits at the calls in flight and the limit can only fall), nor
-        // below half.
+        // keeps the most of its readings, and the most of ten noisy readings reads about 1.5 standard errors high. It takes no
+        // more than RoomTheRateErrorMayTake of the target's room (else the target sits at the calls in flight and the limit
+        // can only fall), and at most half the rate.
         var rateError = Uses(BandwidthDelayRules.RateLessOneStandardError) ? Math.Sqrt(Math.Exp(spread * spread) - 1) / Math.Sqrt(answers.Length) : 0;
         var rate = answers.Length * (double)_frequency / duration * Math.Max(Math.Max(0.5, 1 - (RoomTheRateErrorMayTake * (_options.Headroom - 1))), 1 - rateError);
         var level = _latencySum / duration;
