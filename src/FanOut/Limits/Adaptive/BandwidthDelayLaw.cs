@@ -79,6 +79,9 @@ internal sealed class BandwidthDelayLaw
     private readonly double _noiseFloor;
     private readonly long _frequency;
 
+    /// <summary>The least share of a reading's rate its error leaves: <see cref="RoomTheRateErrorMayTake"/> of the room off it at most, and half.</summary>
+    private readonly double _leastRateShare;
+
     // The reading being taken: every answer since the last decision.
     private readonly long[] _latencies;
     private int _answers;
@@ -174,6 +177,7 @@ internal sealed class BandwidthDelayLaw
         _options = options;
         _frequency = options.TimeProvider.TimestampFrequency;
         _noiseFloor = NoiseFloor.TotalSeconds * _frequency;
+        _leastRateShare = Math.Max(0.5, 1 - (RoomTheRateErrorMayTake * (options.Headroom - 1)));
         Limit = options.InitialLimit;
 
         // A reading spans a round trip, so it holds a limit's worth of answers and more; it closes when full all the same.
@@ -193,14 +197,7 @@ internal sealed class BandwidthDelayLaw
     public double ReadingMedian { get; private set; }
 
     /// <summary>What the model says the downstream carries, with the target's gain for room (0: nothing measured yet).</summary>
-    public int Target
-    {
-        get
-        {
-            var product = Product();
-            return product <= 0 ? 0 : Clamp((int)Math.Ceiling(_options.Headroom * product));
-        }
-    }
+    public int Target => TargetAt(MostRate());
 
     /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>, with <paramref name="inFlight"/> calls (this one included) in flight.</summary>
     public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long now)
@@ -348,7 +345,7 @@ internal sealed class BandwidthDelayLaw
         // more than RoomTheRateErrorMayTake of the target's room (else the target sits at the calls in flight and the limit
         // can only fall), and at most half the rate.
         var rateError = Uses(BandwidthDelayRules.RateLessOneStandardError) ? Math.Sqrt(Math.Exp(spread * spread) - 1) / Math.Sqrt(answers.Length) : 0;
-        var rate = answers.Length * (double)_frequency / duration * Math.Max(Math.Max(0.5, 1 - (RoomTheRateErrorMayTake * (_options.Headroom - 1))), 1 - rateError);
+        var rate = answers.Length * (double)_frequency / duration * Math.Max(_leastRateShare, 1 - rateError);
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
@@ -507,7 +504,7 @@ internal sealed class BandwidthDelayLaw
         {
             // A drain a queued reading began: that reading's rate at the latency just measured, once; the model's rates are
             // read again at this latency.
-            settled = Math.Max(_drainFrom, Clamp((int)Math.Ceiling(_options.Headroom * _rateBeforeDrain * _base * Math.Max(1, _meanOverMedian) / _frequency)));
+            settled = Math.Max(_drainFrom, TargetAt(_rateBeforeDrain));
             ForgetRates();
             _rateBeforeDrain = 0;
         }
@@ -672,7 +669,17 @@ internal sealed class BandwidthDelayLaw
     }
 
     /// <summary>The bandwidth-delay product: the most answers per second times the latency without a queue, times the mean over the median.</summary>
-    private double Product() => MostRate() * _base / _frequency * Math.Max(1, _meanOverMedian);
+    private double Product() => ProductAt(MostRate());
+
+    /// <summary>The bandwidth-delay product at <paramref name="rate"/> answers per second: that rate times the latency without a queue, times the mean over the median.</summary>
+    private double ProductAt(double rate) => rate * _base / _frequency * Math.Max(1, _meanOverMedian);
+
+    /// <summary>The target at <paramref name="rate"/>: its product with the target's room (0: nothing measured yet).</summary>
+    private int TargetAt(double rate)
+    {
+        var product = ProductAt(rate);
+        return product <= 0 ? 0 : Clamp((int)Math.Ceiling(_options.Headroom * product));
+    }
 
     /// <summary>The most answers per second the model remembers.</summary>
     private double MostRate()

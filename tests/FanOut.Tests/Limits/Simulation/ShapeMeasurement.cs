@@ -13,6 +13,9 @@ internal static class ShapeMeasurement
     /// <summary>A heavy tail without overload: 40 ms, p99 10x the median, room for everything.</summary>
     public static readonly DownstreamScript HeavyTail = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
 
+    /// <summary>Calls sent before the first answer arrive this much later: connections opened, as over HTTP, so the first round is cold.</summary>
+    public static readonly TimeSpan ColdStart = TimeSpan.FromMilliseconds(100);
+
     /// <summary>How long each run lasts, and where its second half (the part judged) begins.</summary>
     public static readonly TimeSpan Run = TimeSpan.FromSeconds(10), SecondHalf = TimeSpan.FromSeconds(5);
 
@@ -171,8 +174,6 @@ internal static class ShapeMeasurement
         return (worst, string.Join("; ", context));
     }
 
-    /// <summary>Calls sent before the first answer arrive this much later: connections opened, as over HTTP, so the first round is cold.</summary>
-    private static readonly TimeSpan s_coldStart = TimeSpan.FromMilliseconds(100);
 
     /// <summary>
     /// A hard cap of <paramref name="capacity"/> (20 ms, no queue) down to an eighth for 1 s from 0.5 s, first contact cold (a
@@ -187,7 +188,7 @@ internal static class ShapeMeasurement
             (TimeSpan.Zero, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }),
             (low, new DownstreamState { Capacity = capacity / 8, Queue = 0, Latency = latency }),
             (back, new DownstreamState { Capacity = capacity, Queue = 0, Latency = latency }));
-        return ThroughputRatios(options, callSize, script, capacity, back, TimeSpan.FromSeconds(3), s_coldStart);
+        return ThroughputRatios(options, callSize, script, capacity, back, TimeSpan.FromSeconds(3), ColdStart);
     }
 
     /// <summary>
@@ -204,7 +205,7 @@ internal static class ShapeMeasurement
             steps.Add((TimeSpan.FromMilliseconds(500 + (200 * (k - 1))), new DownstreamState { Capacity = (int)Math.Round(32 * Math.Pow(8 / 32.0, f)), Queue = 64, Latency = TimeSpan.FromMilliseconds(20 * Math.Pow(5, f)) }));
         }
 
-        return ThroughputRatios(options, callSize, DownstreamScript.Phases([.. steps]), 8, TimeSpan.FromSeconds(1.5), to ?? TimeSpan.FromSeconds(2.5), s_coldStart);
+        return ThroughputRatios(options, callSize, DownstreamScript.Phases([.. steps]), 8, TimeSpan.FromSeconds(1.5), to ?? TimeSpan.FromSeconds(2.5), ColdStart);
     }
 
     /// <summary>One run of <see cref="QueuedLevels"/>' pool: the final limit and the second half's median limit.</summary>
