@@ -40,6 +40,17 @@ internal static class TestServer
         }
     }
 
+    /// <summary>Polls <paramref name="condition"/> every 5 ms until it holds (work the server finishes after the client has its answer); fails the test with <paramref name="what"/> after 10 s.</summary>
+    public static async Task WaitUntilAsync(Func<bool> condition, string what)
+    {
+        var started = Stopwatch.GetTimestamp();
+        while (!condition())
+        {
+            Assert.True(Stopwatch.GetElapsedTime(started) < ClientTimeout, what);
+            await Task.Delay(5);
+        }
+    }
+
     /// <summary>GET /item/{id}, returning the status code (and not throwing on 429).</summary>
     public static async Task<HttpStatusCode> GetItemStatusAsync(HttpClient client, int id, CancellationToken cancellationToken = default)
     {

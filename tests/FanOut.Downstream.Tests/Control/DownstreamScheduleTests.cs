@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 using FanOut.Downstream.Control;
 
 using Microsoft.Extensions.Time.Testing;
@@ -46,23 +44,12 @@ public class DownstreamScheduleTests
 
         Assert.Equal(DownstreamServer.StartPhase, server.CurrentPhase);
         time.Advance(TimeSpan.FromSeconds(1));
-        await WaitUntilAsync(() => server.CurrentPhase == "halved");
+        await TestServer.WaitUntilAsync(() => server.CurrentPhase == "halved", "The step was never applied (the schedule's continuation runs on the thread pool after the fake clock fires).");
         Assert.Equal(16, server.CurrentCapacity);
         time.Advance(TimeSpan.FromSeconds(1.9));
         Assert.Equal("halved", server.CurrentPhase);              // not yet: 2.9 s
         time.Advance(TimeSpan.FromSeconds(0.1));
         await running.WaitAsync(TestServer.ClientTimeout);
         Assert.Equal(("recovered", 32), (server.CurrentPhase, server.CurrentCapacity));
-    }
-
-    /// <summary>The schedule's continuation runs on the thread pool after the fake clock fires: wait for it (bounded).</summary>
-    private static async Task WaitUntilAsync(Func<bool> condition)
-    {
-        var started = Stopwatch.GetTimestamp();
-        while (!condition())
-        {
-            Assert.True(Stopwatch.GetElapsedTime(started) < TestServer.ClientTimeout, "The step was never applied.");
-            await Task.Delay(5);
-        }
     }
 }
