@@ -45,7 +45,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>An answer this many times faster than a reference set by the first round (counted at no less than the noise floor) is evidence that round was cold (connections opened, code compiled).</summary>
     private const double ColdRatio = 4;
 
-    /// <summary>Answers of that evidence that prove the first round cold and end slow start: after a cold round every warm answer is one; on a heavy tail (p99 10x the median) one answer in hundreds beats the fastest of ten by 4x.</summary>
+    /// <summary>Answers of that evidence that prove the first round cold and begin slow start again: after a cold round every warm answer is one; on a heavy tail (p99 10x the median) one answer in hundreds beats the fastest of ten by 4x.</summary>
     private const int ColdAnswers = 3;
 
     /// <summary>Round trips' worth of answers between two drains (drains' cohorts, when larger): a drain runs at three quarters of the product for a round trip or two, so it costs about 1/64 of the throughput.</summary>
@@ -136,6 +136,12 @@ internal sealed class BandwidthDelayLaw
     /// <summary>True when the last cohort judged queued: a queue persists into the next cohort (items started after that judgment), a stall does not.</summary>
     private bool _queueSeenOnce;
 
+    /// <summary>True once slow start began again after a cold first round: its queue tests read against a drain's measure, so one queued cohort ends it.</summary>
+    private bool _slowStartAgain;
+
+    /// <summary>The phase the drain under way hands over to: slow start again after a cold first round, else steady.</summary>
+    private BandwidthDelayPhase _afterDrain = BandwidthDelayPhase.Steady;
+
     // The cohort: the first items started after it began, judged by their median (slow start's queue test, a drain's measure).
     // A drain: the limit below the product until its cohort's median is known.
     private long _cohortStart = long.MinValue;
@@ -221,10 +227,13 @@ internal sealed class BandwidthDelayLaw
             if (++_coldAnswers == ColdAnswers)
             {
                 // The first round was cold: the answers slow start grew on measured the start-up, not the downstream's pace, and
-                // the backlog they let in hides the pace from every answer after. End slow start and measure it.
+                // the backlog they let in hides the pace from every answer after. Forget what they read, measure the pace, and
+                // begin slow start again (a heavy tail's drain read low left the steady rule cutting toward nothing).
                 _reference = latency;
                 _referenceFromFirstRound = false;
-                return Drain(now, LimitChangeReason.QueueSeen);
+                ForgetRates();
+                ReadingMedian = 0;
+                return Drain(now, LimitChangeReason.QueueSeen, then: BandwidthDelayPhase.SlowStart);
             }
         }
         else if (Phase == BandwidthDelayPhase.SlowStart && latency < _reference)
@@ -394,7 +403,7 @@ internal sealed class BandwidthDelayLaw
         {
             // A queue, if the next cohort (items started after this one was judged) reads it too: a stall holds up the items
             // of its spell only. Slow start is over.
-            if (Uses(BandwidthDelayRules.StallIsNotAQueue) && !_queueSeenOnce)
+            if (Uses(BandwidthDelayRules.StallIsNotAQueue) && !_queueSeenOnce && !_slowStartAgain)
             {
                 _queueSeenOnce = true;
                 return LimitDecision.Hold(Limit);
@@ -499,6 +508,13 @@ internal sealed class BandwidthDelayLaw
 
         PoolCohort(_cohort.AsSpan(0, _cohortAnswered), _cohortSize);
         _base = _basePool[_basePoolCount / 2];
+        ReadingMedian = median;
+        _readingStart = now;
+        if (_afterDrain == BandwidthDelayPhase.SlowStart)
+        {
+            return BeginSlowStartAgain(now, median);
+        }
+
         var settled = Math.Max(_drainFrom, Target);
         if (_rateBeforeDrain > 0)
         {
@@ -509,10 +525,21 @@ internal sealed class BandwidthDelayLaw
             _rateBeforeDrain = 0;
         }
 
-        ReadingMedian = median;
         Phase = BandwidthDelayPhase.Steady;
-        _readingStart = now;
         return Set(settled, LimitChangeReason.RemeasureDone);
+    }
+
+    /// <summary>After a cold first round's drain: slow start from the initial limit, its queue tests against the drain's <paramref name="median"/>.</summary>
+    private LimitDecision BeginSlowStartAgain(long now, double median)
+    {
+        Phase = BandwidthDelayPhase.SlowStart;
+        _slowStartAgain = true;
+        _slowStartLeastPair = _slowStartLeastMedian = _lastSlowStartMedian = median;
+        _judgedLevel = Limit;
+        _queueSeenOnce = false;
+        _heldBack = 0;
+        BeginCohort(now, ShortReadingAnswers);
+        return Set(_options.InitialLimit, LimitChangeReason.RemeasureDone);
     }
 
     /// <summary>
@@ -599,9 +626,11 @@ internal sealed class BandwidthDelayLaw
     private static double LogSpread(ReadOnlySpan<long> answers) =>
         Math.Log((double)Math.Max(1, answers[answers.Length / 2]) / Math.Max(1, answers[answers.Length / 4])) / 0.6745;
 
-    /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue; <paramref name="queuedRate"/> and <paramref name="fromLevel"/> are the rate and the calls in flight on average of the reading that began it (0: none).</summary>
-    private LimitDecision Drain(long now, LimitChangeReason reason, double queuedRate = 0, double fromLevel = 0)
+    /// <summary>Drops the limit below the product for one cohort of items started from now: its median is the latency without a queue; <paramref name="queuedRate"/> and <paramref name="fromLevel"/> are the rate and the calls in flight on average of the reading that began it (0: none), and <paramref name="then"/> the phase it hands over to.</summary>
+    private LimitDecision Drain(long now, LimitChangeReason reason, double queuedRate = 0, double fromLevel = 0, BandwidthDelayPhase then = BandwidthDelayPhase.Steady)
     {
+        Debug.Assert(then != BandwidthDelayPhase.Draining);
+        _afterDrain = then;
         _rateBeforeDrain = queuedRate;
         var target = Target;
         _drainFrom = target > 0 ? target : Limit; // with no rate read yet, the drain goes back to where it left
@@ -720,7 +749,7 @@ internal sealed class BandwidthDelayLaw
 /// <summary>Which rules of <see cref="BandwidthDelayLaw"/> decide: the law alone changes it.</summary>
 internal enum BandwidthDelayPhase
 {
-    /// <summary>One permit per answer that did not queue, until a reading meets a queue, a cold first round is proved, or a "no".</summary>
+    /// <summary>One permit per answer that did not queue, until a reading meets a queue or a "no"; a cold first round, once proved, drains and slow start begins again.</summary>
     SlowStart,
 
     /// <summary>The limit below the product until the median of a cohort of items started in it is known: the latency without a queue.</summary>

@@ -10,10 +10,16 @@ namespace FanOut.Tests.Limits.Simulation;
 /// <c>coldMs</c>. Targets, written before measuring: seeing the cold window takes the one round after it, so the limit
 /// never passes two doublings of the initial limit unless the warm run itself goes higher; and the run takes no longer than
 /// the warm one by more than three cold latencies (the cold calls, the round that sees them, the re-measurement after).
+/// Since stop 64 the re-measurement is followed by slow start again from the initial limit, a second warm slow start whose
+/// exit falls at other cohorts than the warm run's: the peak is held to half again the warm run's, the spread of warm slow
+/// starts themselves (from initial limits 4 to 12 they peak at 17-26 on a pool of 4, 48-61 on 16; docs/adaptive.md).
 /// </summary>
 public sealed class ColdStartScenarioTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan s_pace = TimeSpan.FromMicroseconds(2700);
+
+    /// <summary>How far a warm slow start's peak moves with where its cohorts fall: from initial limits 4 to 12, 17-26 on a pool of 4.</summary>
+    private const double SlowStartPeakSpread = 1.5;
 
     /// <summary>20 cold starts per place: pools of 4 to 16, first calls 22x to 89x the pace.</summary>
     public static TheoryData<string, int, int> Cases()
@@ -55,9 +61,9 @@ public sealed class ColdStartScenarioTests(ITestOutputHelper output)
         var (warm, warmLimit) = Run(options, callSize, Pool(capacity, TimeSpan.Zero, coldMs));
         var (cold, coldLimit) = Run(options, callSize, Pool(capacity, TimeSpan.FromMilliseconds(1), coldMs));
 
-        var peakBar = Math.Max(4 * options.InitialLimit, warmLimit.Peak);
+        var peakBar = Math.Max(4 * options.InitialLimit, SlowStartPeakSpread * warmLimit.Peak);
         var timeBar = warm.Elapsed + (3 * TimeSpan.FromMilliseconds(coldMs));
-        var context = $"pool {capacity}, first calls {coldMs} ms: peak {coldLimit.Peak} (bar {peakBar}; warm {warmLimit.Peak}), "
+        var context = $"pool {capacity}, first calls {coldMs} ms: peak {coldLimit.Peak} (bar {peakBar:F0}; warm {warmLimit.Peak}), "
             + $"{cold.Elapsed.TotalMilliseconds:F0} ms (bar {timeBar.TotalMilliseconds:F0}; warm {warm.Elapsed.TotalMilliseconds:F0}); "
             + string.Join(" ", cold.Timeline.Take(30).Select(s => $"{s.At.TotalMilliseconds:F0}:{s.Limit}"));
         return (Math.Max((double)coldLimit.Peak / peakBar, cold.Elapsed / timeBar), context);

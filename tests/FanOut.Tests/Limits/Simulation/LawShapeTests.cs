@@ -84,20 +84,19 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         Assert.True(ThroughputRatios(place, ShapeMeasurement.HeavyTail, 256, s_secondHalf, s_run, "heavy tail")[0] >= 0.8 * margin);
     }
 
-    [Fact]
-    public void Law_HeavyTailAfterAColdFirstRound_MostRunsDoNotCollapse()
+    [Theory]
+    [MemberData(nameof(Places))]
+    public void Law_HeavyTailAfterAColdFirstRound_NoRunCollapses(string place)
     {
-        // The same heavy tail behind a first round that takes 100 ms (connections opened): the cold round ends slow start with a
-        // drain, and a base read low by chance (one cohort of 16 answers) left the target below the calls in flight, since a
-        // reading's rate error (23% at this spread) took nearly all of the room of 25%: 57 of 80 runs (20 seeds at 4 places)
-        // above half Fixed(256)'s goodput over 3-6 s. The error now takes at most 0.6 of the room: 64 of 80. Target three runs
-        // in four (60). Not the target a limiter must meet (no run below 0.8x; docs/adaptive.md, "Open"): some seeds still
-        // collapse.
-        var above = LawPlace.All.Sum(place => ShapeMeasurement.ThroughputRatios(
-            place.Options, place.CallSize, ShapeMeasurement.HeavyTail, 256, TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(6), ShapeMeasurement.ColdStart).Count(r => r >= 0.5));
-        output.WriteLine($"heavy tail after a cold first round: {above} of {LawPlace.All.Length * Seeds} runs above 0.5x Fixed(256)");
+        // The same heavy tail behind a first round that takes 100 ms (connections opened). The cold round's drain ended slow
+        // start, and a latency without a queue read low by chance (one cohort of 16 answers) left the target below the calls
+        // in flight: the steady rule cut toward nothing, 16 of 80 runs (20 seeds at 4 places) below half Fixed(256)'s goodput
+        // over 3-6 s, the worst 0.02x. Slow start now begins again after that drain: the worst seed 0.77-0.97x. Target: no
+        // run below half, with the 15% margin (not yet the 0.8x every seed of a warm start meets: docs/adaptive.md).
+        var ratios = ShapeMeasurement.ThroughputRatios(AtPlace(place), LawPlace.Named(place).CallSize, ShapeMeasurement.HeavyTail, 256, TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(6), ShapeMeasurement.ColdStart);
+        output.WriteLine($"heavy tail after a cold first round, {place}: worst {ratios[0]:F2}, median {ratios[Seeds / 2]:F2} x Fixed(256)");
 
-        Assert.True(above >= 60, $"{above} of {LawPlace.All.Length * Seeds}");
+        Assert.True(ratios[0] >= 0.5 * 1.15, $"worst seed {ratios[0]:F2}");
     }
 
     [Theory]
@@ -372,6 +371,54 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         }
 
         Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
+    }
+
+    [Fact]
+    public void Law_ColdFirstRound_DrainsThenSlowStartsAgainFromTheInitialLimit()
+    {
+        // What slow start read in a cold round measured the start-up: the drain measures the pace, then slow start begins again
+        // from the initial limit (docs/adaptive.md, rule 2), where the steady rule cut a heavy tail toward nothing.
+        var law = AfterAFirstRound(100);
+        var atMs = 110.0;
+        for (var i = 0; i < 3; i++)
+        {
+            Answer(law, 5, atMs++);
+        }
+
+        Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.Draining, law.Phase);
+        Assert.True(law.Limit < new AdaptiveLimitOptions().InitialLimit, $"drained to {law.Limit}");
+
+        for (var i = 0; i < 200 && law.Phase == FanOut.Limits.Adaptive.BandwidthDelayPhase.Draining; i++)
+        {
+            Answer(law, 5, atMs++);
+        }
+
+        Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
+        Assert.Equal(new AdaptiveLimitOptions().InitialLimit, law.Limit);
+    }
+
+    [Fact]
+    public void Law_NoDuringTheColdRoundsDrain_EndsSlowStartForGood()
+    {
+        // A "no" ends slow start whatever the drain under way would have handed over to: the drains after it (here the one a
+        // passed probe starts, since no drain measured the latency without a queue) hand over to the steady rule.
+        var law = AfterAFirstRound(100);
+        var atMs = 110.0;
+        for (var i = 0; i < 3; i++)
+        {
+            Answer(law, 5, atMs++);
+        }
+
+        law.OnAnswer(start: Ticks(atMs - 5), Ticks(5), succeeded: false, overload: true, inFlight: law.Limit, Ticks(atMs));
+        var drained = false;
+        for (var i = 0; i < 3000; i++)
+        {
+            Answer(law, 5, atMs += 0.5);
+            drained |= law.Phase == FanOut.Limits.Adaptive.BandwidthDelayPhase.Draining;
+            Assert.NotEqual(FanOut.Limits.Adaptive.BandwidthDelayPhase.SlowStart, law.Phase);
+        }
+
+        Assert.True(drained, "no drain after the probes passed");
     }
 
     /// <summary>A law at the default options whose first round (all its initial permits, started at 0) answered after <paramref name="roundMs"/>.</summary>
