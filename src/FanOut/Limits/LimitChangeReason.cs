@@ -25,7 +25,7 @@ public enum LimitChangeReason
     /// <summary>The latency without a queue is measured: the limit drains below what the downstream carries, or deeper when the drain still queued.</summary>
     Remeasure,
 
-    /// <summary>A drain measured the latency without a queue: the limit went to the model's target.</summary>
+    /// <summary>A drain measured the latency without a queue: the limit went to the model's target (after a cold first round, to the initial limit, and slow start began again).</summary>
     RemeasureDone,
 
     /// <summary>The downstream answered with a Retry-After: no permit is granted (the limit reads 0) until it has passed.</summary>
