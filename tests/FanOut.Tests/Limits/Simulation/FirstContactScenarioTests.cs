@@ -46,6 +46,36 @@ public sealed class FirstContactScenarioTests
         Assert.True(share <= maxShare, context);
     }
 
+    [Theory]
+    [InlineData("loop", 20, 300)]
+    [InlineData("loop", 64, 1000)]
+    [InlineData("http", 20, 300)]
+    [InlineData("http", 64, 1000)]
+    public void Adaptive_ColdFirstRoundThenSlowNos_SlowStartAgainSendsLittleBlind(string place, int capacity, int items)
+    {
+        // A fresh process over HTTP (bench ... fresh http): a first round of 250 ms against 20 ms calls is proved cold, its
+        // drain measures the pace, and slow start begins again. Its new connections open one after another (1 ms each) and a
+        // "no" takes half a call (10 ms), so it comes back after most of a round's growth went out: doubling again past the
+        // level the cold round reached, fresh processes sent 6-7% of their calls into 429s at a cap of 20 in 4 runs of 10, and
+        // this cell read 2.6-5.1%. Above that level slow start grows one permit per two answers: 1.2-3.5%. Target: issue 29's
+        // 5%, with the issue's 15% margin. (A "no" as slow as a call, 20 ms, reads 2.2-4.8%; the law before slow start began
+        // again read 0.6-1.3% in both: docs/adaptive.md, rule 2.)
+        var simulation = new LimitSimulation(DownstreamScript.Constant(new DownstreamState { Capacity = capacity, Queue = 0, Shape = LatencyShape.Fixed }))
+        {
+            ColdStart = TimeSpan.FromMilliseconds(250),
+            ConnectTime = TimeSpan.FromMilliseconds(1),
+            ConnectsInSeries = true,
+            RejectionTime = TimeSpan.FromMilliseconds(10),
+            CallSize = LawPlace.Named(place).CallSize,
+        };
+        var limit = LawPlace.Named(place).Create(simulation);
+        simulation.Run(limit, items);
+
+        var share = (double)simulation.Rejected / simulation.Calls.Count;
+        Assert.Equal(items, simulation.SucceededItems);
+        Assert.True(share <= 0.05 / 1.15, $"{place} {capacity}: {simulation.Rejected} of {simulation.Calls.Count} calls answered 429 ({share:P1}), peak {limit.Peak}");
+    }
+
     /// <summary>Every place against a cap that a clean slow-start round reaches exactly.</summary>
     public static TheoryData<string, int> AlignedCases()
     {
