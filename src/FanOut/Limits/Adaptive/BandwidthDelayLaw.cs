@@ -45,11 +45,11 @@ internal sealed class BandwidthDelayLaw
     /// <summary>An answer this many times faster than a reference set by the first round (counted at no less than the noise floor) is evidence that round was cold (connections opened, code compiled).</summary>
     private const double ColdRatio = 4;
 
-    /// <summary>Answers slow start again takes per permit above the level the cold first round reached (1.5x a round trip, not 2x): a slow "no" comes back after the whole doubling went out blind (fresh processes over HTTP at a cap of 20: 6-7% of calls refused in 4 runs of 10; at half, 0.3-4.2% in 20).</summary>
-    private const int AnswersPerPermitAboveColdLevel = 2;
-
     /// <summary>Answers of that evidence that prove the first round cold and begin slow start again: after a cold round every warm answer is one; on a heavy tail (p99 10x the median) one answer in hundreds beats the fastest of ten by 4x.</summary>
     private const int ColdAnswers = 3;
+
+    /// <summary>Answers slow start again takes per permit above the level the cold first round reached (1.5x a round trip, not 2x): a slow "no" comes back after the whole doubling went out blind (fresh processes over HTTP at a cap of 20: 6-7% of calls refused in 4 runs of 10; at half, 0.3-4.2% in 20).</summary>
+    private const int AnswersPerPermitAboveColdLevel = 2;
 
     /// <summary>Round trips' worth of answers between two drains (drains' cohorts, when larger): a drain runs at three quarters of the product for a round trip or two, so it costs about 1/64 of the throughput.</summary>
     private const int DrainSpacing = 32;
