@@ -59,7 +59,7 @@ public sealed class FirstContactScenarioTests
         // level the cold round reached, fresh processes sent 6-7% of their calls into 429s at a cap of 20 in 4 runs of 10, and
         // this cell read 2.6-5.1%. Above that level slow start grows one permit per two answers: 1.2-3.5%. Target: issue 29's
         // 5%, with the issue's 15% margin. (A "no" as slow as a call, 20 ms, reads 2.2-4.8%; the law before slow start began
-        // again read 0.6-1.3% in both: docs/adaptive.md, rule 2.)
+        // again read 0.3-1.3% in both: docs/adaptive.md, rule 2.)
         var simulation = new LimitSimulation(DownstreamScript.Constant(new DownstreamState { Capacity = capacity, Queue = 0, Shape = LatencyShape.Fixed }))
         {
             ColdStart = TimeSpan.FromMilliseconds(250),
