@@ -378,12 +378,7 @@ public sealed class LawShapeTests(ITestOutputHelper output)
     {
         // What slow start read in a cold round measured the start-up: the drain measures the pace, then slow start begins again
         // from the initial limit (docs/adaptive.md, rule 2), where the steady rule cut a heavy tail toward nothing.
-        var law = AfterAFirstRound(100);
-        var atMs = 110.0;
-        for (var i = 0; i < 3; i++)
-        {
-            Answer(law, 5, atMs++);
-        }
+        var (law, atMs) = AfterAColdRoundProved();
 
         Assert.Equal(FanOut.Limits.Adaptive.BandwidthDelayPhase.Draining, law.Phase);
         Assert.True(law.Limit < new AdaptiveLimitOptions().InitialLimit, $"drained to {law.Limit}");
@@ -402,12 +397,7 @@ public sealed class LawShapeTests(ITestOutputHelper output)
     {
         // A "no" ends slow start whatever the drain under way would have handed over to: the drains after it (here the one a
         // passed probe starts, since no drain measured the latency without a queue) hand over to the steady rule.
-        var law = AfterAFirstRound(100);
-        var atMs = 110.0;
-        for (var i = 0; i < 3; i++)
-        {
-            Answer(law, 5, atMs++);
-        }
+        var (law, atMs) = AfterAColdRoundProved();
 
         law.OnAnswer(start: Ticks(atMs - 5), Ticks(5), succeeded: false, overload: true, inFlight: law.Limit, Ticks(atMs));
         var drained = false;
@@ -419,6 +409,19 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         }
 
         Assert.True(drained, "no drain after the probes passed");
+    }
+
+    /// <summary>A law whose first round answered after 100 ms and three 5 ms answers then proved that round cold, and the time (ms) of its next answer.</summary>
+    private static (FanOut.Limits.Adaptive.BandwidthDelayLaw Law, double AtMs) AfterAColdRoundProved()
+    {
+        var law = AfterAFirstRound(100);
+        var atMs = 110.0;
+        for (var i = 0; i < 3; i++)
+        {
+            Answer(law, 5, atMs++);
+        }
+
+        return (law, atMs);
     }
 
     /// <summary>A law at the default options whose first round (all its initial permits, started at 0) answered after <paramref name="roundMs"/>.</summary>
