@@ -49,16 +49,17 @@ public sealed class FanOutConcurrencyOptions
 
     /// <summary>The queue room per permit of the limit's current value: the queue holds at most <c>ceil(QueuePerPermit × limit)</c> requests (and <see cref="QueueLimit"/>).</summary>
     /// <value>
-    /// Default 0.25, range 0 to 100. A queue of a quarter of the limit drains in about a quarter of a request's service
-    /// time, so queueing adds little to admitted latency while it still smooths arrivals (a permit never idles for want of
-    /// a waiting request), and the queue grows and shrinks with what the service affords (failsafe-go's
-    /// <c>WithQueueing</c> also sizes its queue as a multiple of the limit). Measured on PostgreSQL behind a pool of 4 at 2x
-    /// and 4x its capacity (docs/server.md): admitted p99 99 and 121 ms at 0.25, 114 and 134 ms at 0.5, and 149 to 283 ms
-    /// at 1, for the same goodput. <see cref="RequestPriority.Critical"/> requests may queue up to three limits' worth
-    /// (<c>max(ceil(QueuePerPermit × limit), 3 × limit)</c>), so a short queue, or a stall of the machine, does not refuse them
-    /// while room exists.
+    /// Default 0.1, range 0 to 100: one waiting request under a limit of up to 10, two up to 20. The adaptive limit's
+    /// target is 1.25 times what the bottleneck serves at once, so the requests it admits beyond the bottleneck already
+    /// wait there; the admission's own queue is only there so that a permit never idles for want of a waiting request,
+    /// and each request in it adds its wait to the admitted latency. Over PostgreSQL pools of 4, 6 and 8 at 2x and 4x
+    /// their capacity, 0.1 held the admitted p99 at 1.6-1.8x the uncontended where 0.25 read up to 2.4x, for the same
+    /// goodput; 0 starved a CPU-bound service (docs/server.md, "Queue room"). A fixed limit set at the bottleneck's
+    /// capacity has no room built in: give it a longer queue (0.25 to 1). <see cref="RequestPriority.Critical"/>
+    /// requests may queue up to three limits' worth (<c>max(ceil(QueuePerPermit × limit), 3 × limit)</c>), so a short
+    /// queue, or a stall of the machine, does not refuse them while room exists.
     /// </value>
-    public double QueuePerPermit { get; set; } = 0.25;
+    public double QueuePerPermit { get; set; } = 0.1;
 
     /// <summary>The queue fill (0 to 1) at which <see cref="RequestPriority.Normal"/> requests start to be refused at random.</summary>
     /// <value>
@@ -111,7 +112,7 @@ public sealed class FanOutConcurrencyOptions
     /// <summary>How much longer than its own place in the queue a <see cref="RequestPriority.Normal"/> request waits, in service times (the measured median time an admitted request takes).</summary>
     /// <value>
     /// Default 2, range 0 to 100. A normal request waits at most <c>QueuePerPermit + NormalWaitPerServiceTime</c> service
-    /// times (2.25 by default; never less than <see cref="SheddableWaitPerServiceTime"/>). Served in order among
+    /// times (2.1 by default; never less than <see cref="SheddableWaitPerServiceTime"/>). Served in order among
     /// themselves, normal requests find a queue of at most <see cref="QueuePerPermit"/> times the limit, which the limit's
     /// permits drain in <see cref="QueuePerPermit"/> service times: a normal request still waiting two service times after
     /// that waits behind the higher priorities (critical arrivals served first, and the reserve kept for them), and would

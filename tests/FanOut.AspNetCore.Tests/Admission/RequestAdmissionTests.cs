@@ -90,6 +90,37 @@ public sealed class RequestAdmissionTests
         limit.Release();
     }
 
+    [Theory]
+    [InlineData(4, 1)]
+    [InlineData(10, 1)]
+    [InlineData(11, 2)]
+    public async Task AdmitAsync_DefaultQueueRoom_ATenthOfTheLimitRoundedUp(int permits, int room)
+    {
+        // The adaptive limit's own room is where its extra requests wait; the admission queues only what keeps a permit busy.
+        var limit = ConcurrencyLimit.Fixed(permits);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance,
+            () => 0.99);
+        for (var i = 0; i < permits; i++)
+        {
+            Assert.True(limit.TryAcquire());
+        }
+
+        var queued = Enumerable.Range(0, room).Select(_ => admission.AdmitAsync(RequestPriority.Normal, default).AsTask()).ToArray();
+        var beyond = await admission.AdmitAsync(RequestPriority.Normal, default);
+
+        Assert.Equal(AdmissionStatus.Refused, beyond);
+        Assert.Equal(room, admission.Queued);
+        Assert.All(queued, t => Assert.False(t.IsCompleted));
+        admission.Dispose();
+        Assert.All(queued, t => Assert.Equal(AdmissionStatus.Refused, t.Result));
+        for (var i = 0; i < permits; i++)
+        {
+            limit.Release();
+        }
+    }
+
     [Fact]
     public async Task AdmitAsync_ShortQueueFull_CriticalStillQueuesUpToThreeLimits()
     {

@@ -95,7 +95,7 @@ public sealed class SheddableWaitTests
 
     [Theory]
     [InlineData(RequestPriority.Sheddable, 0.5)]
-    [InlineData(RequestPriority.Normal, 2.25)]  // QueuePerPermit 0.25 + 2
+    [InlineData(RequestPriority.Normal, 2.1)]  // QueuePerPermit 0.1 + 2
     [InlineData(RequestPriority.Critical, double.PositiveInfinity)]
     public void WaitBound_Defaults_SheddableHalfNormalItsQueuePlusTwoCriticalUnbounded(RequestPriority priority, double expected)
     {
