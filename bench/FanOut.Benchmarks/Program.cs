@@ -25,6 +25,7 @@ namespace FanOut.Benchmarks;
 /// <c>-- noise [rounds] [results-dir]</c> heavy-tailed latency without overload on the real clock: the default and a shared limit against Fixed(256)
 /// (FANOUT_LAW=bdp runs every adaptive limit on the staged law on the bandwidth-delay product; FANOUT_LEAVE_OUT=Rule[,Rule]
 /// leaves those of its rules out, for the ablation);
+/// <c>-- fairness [rounds] [results-dir]</c> independent clients, each with its own default limit, on one hard cap on the real clock;
 /// <c>-- io-cpu [rounds] [results-dir]</c> I/O then CPU on the real clock: the band and the staged law against Fixed(16) and Fixed(256);
 /// <c>-- fresh waits [rounds]</c> / <c>-- fresh http --fanout PATH [rounds]</c> first contact, each case in a fresh process.
 /// </summary>
@@ -89,6 +90,13 @@ public static class Program
         {
             var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : CostMeasurement.DefaultRounds;
             await CostMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds, args.Length > 3 ? args[3] : null);
+            return 0;
+        }
+
+        if (args is ["fairness", ..])
+        {
+            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : FairnessMeasurement.DefaultRounds;
+            await FairnessMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
             return 0;
         }
 
