@@ -1,0 +1,171 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Runtime.InteropServices;
+using System.Text;
+
+namespace FanOut.Benchmarks.Adaptive;
+
+/// <summary>
+/// <c>shapes [rounds] [results-dir]</c>: issue 36's downstream shapes on the real clock, each against its best fixed limit
+/// in the same round (the simulation suite asserts them on the fake clock, <c>LawShapeTests</c>):
+/// latency that rises smoothly with the calls in service (20 ms x (1 + (n/22)^2), peak throughput at 22), bimodal latency
+/// (90% 10 ms, 10% 160 ms, no overload), a hard cap of 32 whose "no" takes 200 ms, and CPU-bound synchronous bodies
+/// (5 ms of spinning on this machine's cores). Writes <c>adaptive-shapes.md</c>.
+/// </summary>
+public static class ShapesMeasurement
+{
+    public const int DefaultRounds = 3;
+
+    private static readonly TimeSpan s_run = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan s_judgedFrom = TimeSpan.FromSeconds(5);
+    private static readonly CultureInfo s_inv = CultureInfo.InvariantCulture;
+
+    public static async Task RunAsync(string resultsDirectory, int rounds)
+    {
+        var report = new StringBuilder();
+        report.AppendLine("# Downstream shapes, real clock (issue 36)");
+        report.AppendLine();
+        report.AppendLine(s_inv, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
+        report.AppendLine(s_inv, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- shapes {rounds}`. The time-boxed shapes run {s_run.TotalSeconds:F0} s and are judged over {s_judgedFrom.TotalSeconds:F0}-{s_run.TotalSeconds:F0} s; in each round the default (`ConcurrencyLimit.Adaptive()`, a new one per run) runs right after its comparison.");
+        report.AppendLine();
+        report.AppendLine("| round | shape | target | the comparison | the default | ratio | the default's limit at the end | 429 share |");
+        report.AppendLine("|---:|---|---|---:|---:|---:|---:|---:|");
+        var cores = Environment.ProcessorCount;
+        for (var round = 0; round < rounds; round++)
+        {
+            var knee = await TimeBoxedAsync(ConcurrencyLimit.Fixed(22), SmoothKnee());
+            var kneeDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SmoothKnee());
+            Row(round, "latency rising smoothly, peak at 22", ">= 0.9x Fixed(22)", knee, kneeDefault);
+
+            var bimodal = await TimeBoxedAsync(ConcurrencyLimit.Fixed(256), Bimodal(round));
+            var bimodalDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), Bimodal(round));
+            Row(round, "bimodal, 90% 10 ms, 10% 160 ms", ">= 0.8x Fixed(256)", bimodal, bimodalDefault);
+
+            var slowNo = await TimeBoxedAsync(ConcurrencyLimit.Fixed(32), SlowNo());
+            var slowNoDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SlowNo());
+            Row(round, "cap 32, 20 ms, a \"no\" of 200 ms", ">= 0.8x Fixed(32), <= 5% 429", slowNo, slowNoDefault);
+
+            var spinFixed = await SpinAsync(ConcurrencyLimit.Fixed(cores));
+            var spinDefault = await SpinAsync(ConcurrencyLimit.Adaptive());
+            report.AppendLine(s_inv, $"| {round} | CPU-bound synchronous bodies, {SpinItems:N0} x 5 ms | <= 1.1x Fixed({cores})'s time | {spinFixed.Elapsed.TotalMilliseconds:F0} ms | {spinDefault.Elapsed.TotalMilliseconds:F0} ms | **{spinDefault.Elapsed / spinFixed.Elapsed:F2}x** | {spinDefault.Limit} | |");
+        }
+
+        report.AppendLine();
+        report.AppendLine(s_inv, $"Load average at the end {HostLoad.OneMinute()}.");
+        Directory.CreateDirectory(resultsDirectory);
+        var path = Path.Combine(resultsDirectory, "adaptive-shapes.md");
+        await File.WriteAllTextAsync(path, report.ToString());
+        Console.WriteLine(report.ToString());
+        Console.WriteLine($"written: {path}");
+
+        void Row(int round, string shape, string target, Cell comparison, Cell adaptive) =>
+            report.AppendLine(s_inv, $"| {round} | {shape} | {target} | {comparison.Rate:F0} ok/s | {adaptive.Rate:F0} ok/s | **{adaptive.Rate / comparison.Rate:F2}x** | {adaptive.Limit} | {adaptive.RejectedShare:P1} |");
+    }
+
+    private const int SpinItems = 1200;
+
+    private sealed record Cell(double Rate, int Limit, double RejectedShare);
+
+    /// <summary>A downstream call: the time it takes given the calls in service (itself included), and whether it says no.</summary>
+    private sealed class Downstream(Func<int, (TimeSpan Wait, bool No)> answer)
+    {
+        private int _inService;
+        private long _calls;
+        private long _rejected;
+
+        public double RejectedShare => (double)Interlocked.Read(ref _rejected) / Math.Max(1, Interlocked.Read(ref _calls));
+
+        public async ValueTask CallAsync(CancellationToken cancellationToken)
+        {
+            Interlocked.Increment(ref _calls);
+            var (wait, no) = answer(Interlocked.Increment(ref _inService));
+            if (no)
+            {
+                // A refused call takes no place in service while its "no" is on the way.
+                Interlocked.Decrement(ref _inService);
+                Interlocked.Increment(ref _rejected);
+                await Task.Delay(wait, cancellationToken);
+                throw new HttpRequestException("429 Too Many Requests", null, HttpStatusCode.TooManyRequests);
+            }
+
+            try
+            {
+                await Task.Delay(wait, cancellationToken);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _inService);
+            }
+        }
+    }
+
+    private static Downstream SmoothKnee() => new(n => (TimeSpan.FromMilliseconds(20 * (1 + Math.Pow(n / 22.0, 2))), false));
+
+    private static Downstream Bimodal(int seed)
+    {
+        var random = new Random(seed);
+        var gate = new Lock();
+        return new(_ =>
+        {
+            lock (gate)
+            {
+                return (TimeSpan.FromMilliseconds(random.NextDouble() < 0.9 ? 10 : 160), false);
+            }
+        });
+    }
+
+    private static Downstream SlowNo() => new(n => n > 32 ? (TimeSpan.FromMilliseconds(200), true) : (TimeSpan.FromMilliseconds(20), false));
+
+    private static async Task<Cell> TimeBoxedAsync(ConcurrencyLimit limit, Downstream downstream)
+    {
+        long judged = 0;
+        var clock = Stopwatch.StartNew();
+        using var end = new CancellationTokenSource(s_run);
+        try
+        {
+            await Forever().FanOutAsync(
+                async (_, ct) =>
+                {
+                    await downstream.CallAsync(ct);
+                    if (clock.Elapsed >= s_judgedFrom && clock.Elapsed < s_run)
+                    {
+                        Interlocked.Increment(ref judged);
+                    }
+                },
+                new FanOutOptions { Limit = limit, Errors = ErrorMode.RunAll },
+                end.Token);
+        }
+        catch (Exception e) when (end.IsCancellationRequested && e is OperationCanceledException or FanOutException)
+        {
+            // The run's end.
+        }
+
+        return new(judged / (s_run - s_judgedFrom).TotalSeconds, limit.Current, downstream.RejectedShare);
+    }
+
+    private static async Task<(TimeSpan Elapsed, int Limit)> SpinAsync(ConcurrencyLimit limit)
+    {
+        var clock = Stopwatch.StartNew();
+        await Enumerable.Range(0, SpinItems).FanOutAsync(
+            (_, _) =>
+            {
+                var spin = Stopwatch.StartNew();
+                while (spin.Elapsed < TimeSpan.FromMilliseconds(5))
+                {
+                }
+
+                return ValueTask.CompletedTask;
+            },
+            new FanOutOptions { Limit = limit });
+        return (clock.Elapsed, limit.Current);
+    }
+
+    private static IEnumerable<int> Forever()
+    {
+        for (var i = 0; ; i++)
+        {
+            yield return i;
+        }
+    }
+}
