@@ -7,11 +7,12 @@ using System.Text;
 namespace FanOut.Benchmarks.Adaptive;
 
 /// <summary>
-/// <c>shapes [rounds] [results-dir]</c>: issue 36's downstream shapes on the real clock, each against its best fixed limit
+/// <c>shapes [rounds] [results-dir] [shape]</c>: issue 36's downstream shapes on the real clock, each against its best fixed limit
 /// in the same round (the simulation suite asserts them on the fake clock, <c>LawShapeTests</c>):
 /// latency that rises smoothly with the calls in service (20 ms x (1 + (n/22)^2), peak throughput at 22), bimodal latency
 /// (90% 10 ms, 10% 160 ms, no overload), a hard cap of 32 whose "no" takes 200 ms, and CPU-bound synchronous bodies
-/// (5 ms of spinning on this machine's cores). Writes <c>adaptive-shapes.md</c>.
+/// (5 ms of spinning on this machine's cores); and, not in the suite, a cap whose "no" holds its place in service while
+/// it comes. A fourth argument runs only the shapes whose name contains it. Writes <c>adaptive-shapes.md</c>.
 /// </summary>
 public static class ShapesMeasurement
 {
@@ -21,7 +22,7 @@ public static class ShapesMeasurement
     private static readonly TimeSpan s_judgedFrom = TimeSpan.FromSeconds(5);
     private static readonly CultureInfo s_inv = CultureInfo.InvariantCulture;
 
-    public static async Task RunAsync(string resultsDirectory, int rounds)
+    public static async Task RunAsync(string resultsDirectory, int rounds, string only = "")
     {
         var report = new StringBuilder();
         report.AppendLine("# Downstream shapes, real clock (issue 36)");
@@ -34,21 +35,40 @@ public static class ShapesMeasurement
         var cores = Environment.ProcessorCount;
         for (var round = 0; round < rounds; round++)
         {
-            var knee = await TimeBoxedAsync(ConcurrencyLimit.Fixed(22), SmoothKnee());
-            var kneeDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SmoothKnee());
-            Row(round, "latency rising smoothly, peak at 22", ">= 0.9x Fixed(22)", knee, kneeDefault);
+            if (Runs("smooth"))
+            {
+                var knee = await TimeBoxedAsync(ConcurrencyLimit.Fixed(22), SmoothKnee());
+                var kneeDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SmoothKnee());
+                Row(round, "latency rising smoothly, peak at 22", ">= 0.9x Fixed(22)", knee, kneeDefault);
+            }
 
-            var bimodal = await TimeBoxedAsync(ConcurrencyLimit.Fixed(256), Bimodal(round));
-            var bimodalDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), Bimodal(round));
-            Row(round, "bimodal, 90% 10 ms, 10% 160 ms", ">= 0.8x Fixed(256)", bimodal, bimodalDefault);
+            if (Runs("bimodal"))
+            {
+                var bimodal = await TimeBoxedAsync(ConcurrencyLimit.Fixed(256), Bimodal(round));
+                var bimodalDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), Bimodal(round));
+                Row(round, "bimodal, 90% 10 ms, 10% 160 ms", ">= 0.8x Fixed(256)", bimodal, bimodalDefault);
+            }
 
-            var slowNo = await TimeBoxedAsync(ConcurrencyLimit.Fixed(32), SlowNo());
-            var slowNoDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SlowNo());
-            Row(round, "cap 32, 20 ms, a \"no\" of 200 ms", ">= 0.8x Fixed(32), <= 5% 429", slowNo, slowNoDefault);
+            if (Runs("slow"))
+            {
+                var slowNo = await TimeBoxedAsync(ConcurrencyLimit.Fixed(32), SlowNo(holdsItsPlace: false));
+                var slowNoDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SlowNo(holdsItsPlace: false));
+                Row(round, "cap 32, 20 ms, a slow \"no\" (200 ms)", ">= 0.8x Fixed(32), <= 5% 429", slowNo, slowNoDefault);
+            }
 
-            var spinFixed = await SpinAsync(ConcurrencyLimit.Fixed(cores));
-            var spinDefault = await SpinAsync(ConcurrencyLimit.Adaptive());
-            report.AppendLine(s_inv, $"| {round} | CPU-bound synchronous bodies, {SpinItems:N0} x 5 ms | <= 1.1x Fixed({cores})'s time | {spinFixed.Elapsed.TotalMilliseconds:F0} ms | {spinDefault.Elapsed.TotalMilliseconds:F0} ms | **{spinDefault.Elapsed / spinFixed.Elapsed:F2}x** | {spinDefault.Limit} | |");
+            if (Runs("holds"))
+            {
+                var holds = await TimeBoxedAsync(ConcurrencyLimit.Fixed(32), SlowNo(holdsItsPlace: true));
+                var holdsDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SlowNo(holdsItsPlace: true));
+                Row(round, "cap 32, 20 ms, a slow \"no\" that holds its place (200 ms)", "(not in the suite)", holds, holdsDefault);
+            }
+
+            if (Runs("cpu"))
+            {
+                var spinFixed = await SpinAsync(ConcurrencyLimit.Fixed(cores));
+                var spinDefault = await SpinAsync(ConcurrencyLimit.Adaptive());
+                report.AppendLine(s_inv, $"| {round} | CPU-bound synchronous bodies, {SpinItems:N0} x 5 ms | <= 1.1x Fixed({cores})'s time | {spinFixed.Elapsed.TotalMilliseconds:F0} ms | {spinDefault.Elapsed.TotalMilliseconds:F0} ms | **{spinDefault.Elapsed / spinFixed.Elapsed:F2}x** | {spinDefault.Limit} | |");
+            }
         }
 
         report.AppendLine();
@@ -59,6 +79,8 @@ public static class ShapesMeasurement
         Console.WriteLine(report.ToString());
         Console.WriteLine($"written: {path}");
 
+        bool Runs(string shape) => only.Length == 0 || shape.Contains(only, StringComparison.OrdinalIgnoreCase);
+
         void Row(int round, string shape, string target, Cell comparison, Cell adaptive) =>
             report.AppendLine(s_inv, $"| {round} | {shape} | {target} | {comparison.Rate:F0} ok/s | {adaptive.Rate:F0} ok/s | **{adaptive.Rate / comparison.Rate:F2}x** | {adaptive.Limit} | {adaptive.RejectedShare:P1} |");
     }
@@ -67,8 +89,8 @@ public static class ShapesMeasurement
 
     private sealed record Cell(double Rate, int Limit, double RejectedShare);
 
-    /// <summary>A downstream call: the time it takes given the calls in service (itself included), and whether it says no.</summary>
-    private sealed class Downstream(Func<int, (TimeSpan Wait, bool No)> answer)
+    /// <summary>A downstream call: the time it takes given the calls in service (itself included), whether it says no, and whether a "no" holds its place in service while it comes.</summary>
+    private sealed class Downstream(Func<int, (TimeSpan Wait, bool No)> answer, bool noHoldsItsPlace = false)
     {
         private int _inService;
         private long _calls;
@@ -80,22 +102,32 @@ public static class ShapesMeasurement
         {
             Interlocked.Increment(ref _calls);
             var (wait, no) = answer(Interlocked.Increment(ref _inService));
-            if (no)
-            {
-                // A refused call takes no place in service while its "no" is on the way.
-                Interlocked.Decrement(ref _inService);
-                Interlocked.Increment(ref _rejected);
-                await Task.Delay(wait, cancellationToken);
-                throw new HttpRequestException("429 Too Many Requests", null, HttpStatusCode.TooManyRequests);
-            }
-
+            var inService = true;
             try
             {
+                if (no)
+                {
+                    Interlocked.Increment(ref _rejected);
+                    if (!noHoldsItsPlace)
+                    {
+                        Interlocked.Decrement(ref _inService); // a refused call takes no place in service while its "no" comes
+                        inService = false;
+                    }
+                }
+
                 await Task.Delay(wait, cancellationToken);
             }
             finally
             {
-                Interlocked.Decrement(ref _inService);
+                if (inService)
+                {
+                    Interlocked.Decrement(ref _inService);
+                }
+            }
+
+            if (no)
+            {
+                throw new HttpRequestException("429 Too Many Requests", null, HttpStatusCode.TooManyRequests);
             }
         }
     }
@@ -115,7 +147,7 @@ public static class ShapesMeasurement
         });
     }
 
-    private static Downstream SlowNo() => new(n => n > 32 ? (TimeSpan.FromMilliseconds(200), true) : (TimeSpan.FromMilliseconds(20), false));
+    private static Downstream SlowNo(bool holdsItsPlace) => new(n => n > 32 ? (TimeSpan.FromMilliseconds(200), true) : (TimeSpan.FromMilliseconds(20), false), holdsItsPlace);
 
     private static async Task<Cell> TimeBoxedAsync(ConcurrencyLimit limit, Downstream downstream)
     {
