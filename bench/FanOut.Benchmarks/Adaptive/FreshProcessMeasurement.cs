@@ -19,9 +19,9 @@ namespace FanOut.Benchmarks.Adaptive;
 /// <c>2000x1</c>) runs that shape only. <c>fresh waits-in-process [rounds] [shape]</c>: the same rounds in this one process (a
 /// fresh limit per run, a warm JIT and thread pool), where a loaded machine's stalls meet the limit mid-run rather than
 /// before its first answer.
-/// <c>fresh http --fanout PATH [rounds]</c>: against <c>fanout serve --capacity N --queue 0</c> (started from PATH, the
+/// <c>fresh http --fanout PATH [rounds] [capacities]</c>: against <c>fanout serve --capacity N --queue 0</c> (started from PATH, the
 /// built FanOut.Cli), with no limit given and through <c>AddFanOutLimit()</c>, the share of requests the server answered
-/// 429 (its <c>/stats</c>), one child process per run. A child is this program run as <c>fresh-case ...</c>;
+/// 429 (its <c>/stats</c>), one child process per run; <c>capacities</c> (<c>3,8,32</c>) replaces the 5, 20 and 64. A child is this program run as <c>fresh-case ...</c>;
 /// <c>FANOUT_TRACE_LIMIT=1</c> makes it print the limit's changes (time, value) to stderr.
 /// </summary>
 public static class FreshProcessMeasurement
@@ -47,9 +47,9 @@ public static class FreshProcessMeasurement
             case ["fresh", "waits-in-process", ..]:
                 return await WaitsAsync(args.Length > 2 ? Int(args[2]) : DefaultRounds, args.Length > 3 ? args[3] : null, inProcess: true, output);
             case ["fresh", "http", "--fanout", var cli, ..]:
-                return await HttpAsync(cli, args.Length > 4 ? Int(args[4]) : DefaultRounds, output);
+                return await HttpAsync(cli, args.Length > 4 ? Int(args[4]) : DefaultRounds, args.Length > 5 ? Capacities(args[5]) : s_http, output);
             default:
-                Console.Error.WriteLine($"fresh: unknown arguments '{string.Join(' ', args)}': use 'fresh waits|waits-in-process [rounds] [500x20|100x100|2000x1]' or 'fresh http --fanout PATH-TO-fanout [rounds]'.");
+                Console.Error.WriteLine($"fresh: unknown arguments '{string.Join(' ', args)}': use 'fresh waits|waits-in-process [rounds] [500x20|100x100|2000x1]' or 'fresh http --fanout PATH-TO-fanout [rounds] [capacities, e.g. 3,8,32]'.");
                 return 2;
         }
     }
@@ -118,12 +118,16 @@ public static class FreshProcessMeasurement
         return 0;
     }
 
-    private static async Task<int> HttpAsync(string cli, int rounds, TextWriter output)
+    /// <summary>Capacities other than the (<c>3,8,32</c>): 15 items per permit (at least 100), the targets (10% at 5 or less, else 5%).</summary>
+    private static (int Capacity, int Items, double Target)[] Capacities(string list) =>
+        [.. list.Split(',').Select(Int).Select(c => (c, Math.Max(100, 15 * c), c <= 5 ? 0.10 : 0.05))];
+
+    private static async Task<int> HttpAsync(string cli, int rounds, (int Capacity, int Items, double Target)[] cells, TextWriter output)
     {
         output.WriteLine($"first contact over HTTP, one fresh process per run, {rounds} rounds; load average at start {HostLoad.Averages()}");
         output.WriteLine("| capacity, items | target | loop: 429 share per run | http: 429 share per run | failed items |");
         output.WriteLine("|---|---:|---|---|---:|");
-        foreach (var (capacity, items, target) in s_http)
+        foreach (var (capacity, items, target) in cells)
         {
             var shares = new Dictionary<string, List<double>> { ["loop"] = [], ["http"] = [] };
             var failed = 0;
