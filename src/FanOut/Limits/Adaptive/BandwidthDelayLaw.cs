@@ -139,10 +139,7 @@ internal sealed class BandwidthDelayLaw
     /// <summary>True when the last cohort judged queued: a queue persists into the next cohort (items started after that judgment), a stall does not.</summary>
     private bool _queueSeenOnce;
 
-    /// <summary>True once slow start began again after a cold first round: its queue tests read against a drain's measure, so one queued cohort ends it.</summary>
-    private bool _slowStartAgain;
-
-    /// <summary>The limit the cold first round reached without a "no": slow start again grows slower above it.</summary>
+    /// <summary>The limit the cold first round reached without a "no" (0: no cold round): slow start again grows slower above it.</summary>
     private int _coldRoundLevel;
     private int _answersAboveColdLevel;
 
@@ -202,6 +199,9 @@ internal sealed class BandwidthDelayLaw
     public BandwidthDelayPhase Phase { get; private set; }
 
     public bool InSlowStart => Phase == BandwidthDelayPhase.SlowStart;
+
+    /// <summary>In slow start, true when it began again after a cold first round (only the cold round's drain hands back to slow start): its queue tests read against a drain's measure, so one queued cohort ends it.</summary>
+    private bool SlowStartAgain => _coldRoundLevel > 0;
 
     /// <summary>The latency without a queue the model holds, in timestamp ticks (0: none yet); slow start's reference before any reading.</summary>
     public double Baseline => _base > 0 ? _base : double.IsFinite(_reference) ? _reference : 0;
@@ -295,7 +295,7 @@ internal sealed class BandwidthDelayLaw
                 return LimitDecision.Hold(Limit);
             }
 
-            if (_slowStartAgain && Limit >= _coldRoundLevel && ++_answersAboveColdLevel % AnswersPerPermitAboveColdLevel != 0)
+            if (SlowStartAgain && Limit >= _coldRoundLevel && ++_answersAboveColdLevel % AnswersPerPermitAboveColdLevel != 0)
             {
                 return LimitDecision.Hold(Limit); // beyond what the downstream was seen to take, a doubling goes out before a slow "no" is back
             }
@@ -416,7 +416,7 @@ internal sealed class BandwidthDelayLaw
         {
             // A queue, if the next cohort (items started after this one was judged) reads it too: a stall holds up the items
             // of its spell only. Slow start is over.
-            if (Uses(BandwidthDelayRules.StallIsNotAQueue) && !_queueSeenOnce && !_slowStartAgain)
+            if (Uses(BandwidthDelayRules.StallIsNotAQueue) && !_queueSeenOnce && !SlowStartAgain)
             {
                 _queueSeenOnce = true;
                 return LimitDecision.Hold(Limit);
@@ -546,7 +546,6 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision BeginSlowStartAgain(long now, double median)
     {
         Phase = BandwidthDelayPhase.SlowStart;
-        _slowStartAgain = true;
         _slowStartLeastPair = _slowStartLeastMedian = _lastSlowStartMedian = median;
         _judgedLevel = Limit;
         _queueSeenOnce = false;
