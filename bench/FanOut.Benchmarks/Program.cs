@@ -81,44 +81,37 @@ public static class Program
 
         if (args is ["fast-start", ..])
         {
-            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : FastStartMeasurement.DefaultRounds;
-            var results = args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results");
-            await FastStartMeasurement.RunAsync(results, rounds);
+            await FastStartMeasurement.RunAsync(ResultsDirectory(args), Rounds(args, FastStartMeasurement.DefaultRounds));
             return 0;
         }
 
         if (args is ["costs", ..])
         {
-            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : CostMeasurement.DefaultRounds;
-            await CostMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds, args.Length > 3 ? args[3] : null);
+            await CostMeasurement.RunAsync(ResultsDirectory(args), Rounds(args, CostMeasurement.DefaultRounds), args.Length > 3 ? args[3] : null);
             return 0;
         }
 
         if (args is ["fairness", ..])
         {
-            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : FairnessMeasurement.DefaultRounds;
-            await FairnessMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
+            await FairnessMeasurement.RunAsync(ResultsDirectory(args), Rounds(args, FairnessMeasurement.DefaultRounds));
             return 0;
         }
 
         if (args is ["shapes", ..])
         {
-            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : ShapesMeasurement.DefaultRounds;
-            await ShapesMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds, args.Length > 3 ? args[3] : "");
+            await ShapesMeasurement.RunAsync(ResultsDirectory(args), Rounds(args, ShapesMeasurement.DefaultRounds), args.Length > 3 ? args[3] : "");
             return 0;
         }
 
         if (args is ["noise", ..])
         {
-            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : NoiseMeasurement.DefaultRounds;
-            await NoiseMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
+            await NoiseMeasurement.RunAsync(ResultsDirectory(args), Rounds(args, NoiseMeasurement.DefaultRounds));
             return 0;
         }
 
         if (args is ["io-cpu", ..])
         {
-            var rounds = args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : IoThenCpuMeasurement.DefaultRounds;
-            await IoThenCpuMeasurement.RunAsync(args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results"), rounds);
+            await IoThenCpuMeasurement.RunAsync(ResultsDirectory(args), Rounds(args, IoThenCpuMeasurement.DefaultRounds));
             return 0;
         }
 
@@ -129,11 +122,17 @@ public static class Program
 
         if (args is ["tracing", ..])
         {
-            await TracingCostMeasurement.RunAsync(args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : TracingCostMeasurement.DefaultRounds);
+            await TracingCostMeasurement.RunAsync(Rounds(args, TracingCostMeasurement.DefaultRounds));
             return 0;
         }
 
         BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, new ShortConfig());
         return 0;
     }
+
+    /// <summary>The rounds a measurement's second argument asks for, else <paramref name="fallback"/>.</summary>
+    private static int Rounds(string[] args, int fallback) => args.Length > 1 ? int.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : fallback;
+
+    /// <summary>The results folder a measurement's third argument names, else the bench's own.</summary>
+    private static string ResultsDirectory(string[] args) => args.Length > 2 ? args[2] : Path.Combine("bench", "FanOut.Benchmarks", "results");
 }

@@ -28,10 +28,7 @@ public static class FairnessMeasurement
 
     public static async Task RunAsync(string resultsDirectory, int rounds)
     {
-        var report = new StringBuilder();
-        report.AppendLine("# Independent clients on one downstream, real clock (issue 36)");
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
+        var report = RealClockReport.Begin("Independent clients on one downstream, real clock (issue 36)");
         report.AppendLine(s_inv, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- fairness {rounds}`. A downstream of {Capacity} calls at once, {s_service.TotalMilliseconds:F0} ms each, 429 at once beyond; each client runs items for {s_run.TotalSeconds:F0} s with its own `ConcurrencyLimit.Adaptive()`; judged over {s_judgedFrom.TotalSeconds:F0}-{s_run.TotalSeconds:F0} s. Targets: Jain's index >= 0.9 for clients that start together; a client joining at {s_joinAt.TotalSeconds:F0} s gets >= 0.45 of the goodput.");
         report.AppendLine();
         report.AppendLine("| round | clients | goodput per client, judged (ok/s) | total / capacity | Jain's index (joiner's share) | 429 share | limits at the end |");
@@ -53,13 +50,7 @@ public static class FairnessMeasurement
             }
         }
 
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Load average at the end {HostLoad.OneMinute()}.");
-        Directory.CreateDirectory(resultsDirectory);
-        var path = Path.Combine(resultsDirectory, "adaptive-fairness.md");
-        await File.WriteAllTextAsync(path, report.ToString());
-        Console.WriteLine(report.ToString());
-        Console.WriteLine($"written: {path}");
+        await RealClockReport.EndAsync(report, resultsDirectory, "adaptive-fairness.md");
     }
 
     /// <summary>Jain's fairness index: 1 when every client gets the same, 1/n when one gets everything.</summary>
@@ -78,36 +69,17 @@ public static class FairnessMeasurement
         async Task RunClientAsync(int client, TimeSpan start)
         {
             await Task.Delay(start);
-            try
-            {
-                await Forever().FanOutAsync(
-                    async (item, ct) =>
+            await TimeBoxedRun.RunAsync(
+                limits[client],
+                async (item, ct) =>
+                {
+                    await downstream.CallAsync(item, ct);
+                    if (clock.Elapsed >= s_judgedFrom && clock.Elapsed < s_run)
                     {
-                        await downstream.CallAsync(item, ct);
-                        if (clock.Elapsed >= s_judgedFrom && clock.Elapsed < s_run)
-                        {
-                            Interlocked.Increment(ref successes[client]);
-                        }
-                    },
-                    new FanOutOptions { Limit = limits[client], Errors = ErrorMode.RunAll },
-                    end.Token);
-            }
-            catch (OperationCanceledException) when (end.IsCancellationRequested)
-            {
-                // The run's end.
-            }
-            catch (FanOutException) when (end.IsCancellationRequested)
-            {
-                // The run's end, after some item ran out of attempts: counted in the 429 share.
-            }
-        }
-    }
-
-    private static IEnumerable<int> Forever()
-    {
-        for (var i = 0; ; i++)
-        {
-            yield return i;
+                        Interlocked.Increment(ref successes[client]);
+                    }
+                },
+                end.Token);
         }
     }
 }

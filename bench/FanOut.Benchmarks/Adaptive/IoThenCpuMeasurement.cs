@@ -24,10 +24,7 @@ public static class IoThenCpuMeasurement
 
     public static async Task RunAsync(string resultsDirectory, int rounds)
     {
-        var report = new StringBuilder();
-        report.AppendLine("# I/O then CPU, real clock (issue 36)");
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
+        var report = RealClockReport.Begin("I/O then CPU, real clock (issue 36)");
         report.AppendLine(s_inv, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- io-cpu {rounds}`. {Items:N0} items, each `await Task.Delay({s_wait.TotalMilliseconds})` then a {s_spin.TotalMilliseconds} ms spin. Each round runs the contenders in turn.");
         report.AppendLine();
         report.AppendLine("| round | contender | time ms | limit at the end | peak | item latency p50 ms |");
@@ -65,12 +62,6 @@ public static class IoThenCpuMeasurement
             }
         }
 
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Load average at the end {HostLoad.OneMinute()}.");
-        Directory.CreateDirectory(resultsDirectory);
-        var path = Path.Combine(resultsDirectory, "adaptive-io-cpu.md");
-        await File.WriteAllTextAsync(path, report.ToString());
-        Console.WriteLine(report.ToString());
-        Console.WriteLine($"written: {path}");
+        await RealClockReport.EndAsync(report, resultsDirectory, "adaptive-io-cpu.md");
     }
 }

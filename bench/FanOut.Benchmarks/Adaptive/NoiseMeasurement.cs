@@ -28,10 +28,7 @@ public static class NoiseMeasurement
 
     public static async Task RunAsync(string resultsDirectory, int rounds)
     {
-        var report = new StringBuilder();
-        report.AppendLine("# Latency noise without overload, real clock (issue 36)");
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
+        var report = RealClockReport.Begin("Latency noise without overload, real clock (issue 36)");
         report.AppendLine(s_inv, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- noise {rounds}`. {Items:N0} items, each `Task.Delay` of a lognormal time (median {MedianMs} ms, p99 {10 * MedianMs} ms), no capacity limit. Each round runs the three contenders in turn on the same waits (seed = round). Target: throughput >= 0.8x Fixed(256) in every round, the limit never collapsing.");
         report.AppendLine();
         report.AppendLine("| round | Fixed(256) ms | default ms | default / Fixed | default's limit at the end | shared by two calls ms | shared / Fixed | shared limit at the end | the shared limit's cuts, by reason | the default's cuts, by reason |");
@@ -62,13 +59,7 @@ public static class NoiseMeasurement
             report.AppendLine(s_inv, $"| {round} | {fixedMs:F0} | {defaultMs:F0} | **{fixedMs / defaultMs:F2}x** | {own.Current} | {sharedMs:F0} | **{fixedMs / sharedMs:F2}x** | {shared.Current} | {cuts.Describe(sharedName)} | {cuts.Describe($"noise-default-{round}")} |");
         }
 
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Load average at the end {HostLoad.OneMinute()}.");
-        Directory.CreateDirectory(resultsDirectory);
-        var path = Path.Combine(resultsDirectory, "adaptive-noise.md");
-        await File.WriteAllTextAsync(path, report.ToString());
-        Console.WriteLine(report.ToString());
-        Console.WriteLine($"written: {path}");
+        await RealClockReport.EndAsync(report, resultsDirectory, "adaptive-noise.md");
     }
 
     /// <summary>Counts every decrease of a limit by its reason, from the FanOut event source's LimitChanged events (in process).</summary>

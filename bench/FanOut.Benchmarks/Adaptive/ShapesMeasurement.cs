@@ -24,10 +24,7 @@ public static class ShapesMeasurement
 
     public static async Task RunAsync(string resultsDirectory, int rounds, string only = "")
     {
-        var report = new StringBuilder();
-        report.AppendLine("# Downstream shapes, real clock (issue 36)");
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}; load average at the start {HostLoad.OneMinute()}.");
+        var report = RealClockReport.Begin("Downstream shapes, real clock (issue 36)");
         report.AppendLine(s_inv, $"Command: `dotnet run -c Release --project bench/FanOut.Benchmarks -- shapes {rounds}`. The time-boxed shapes run {s_run.TotalSeconds:F0} s and are judged over {s_judgedFrom.TotalSeconds:F0}-{s_run.TotalSeconds:F0} s; in each round the default (`ConcurrencyLimit.Adaptive()`, a new one per run) runs right after its comparison.");
         report.AppendLine();
         report.AppendLine("| round | shape | target | the comparison | the default | ratio | the default's limit at the end | 429 share |");
@@ -71,13 +68,7 @@ public static class ShapesMeasurement
             }
         }
 
-        report.AppendLine();
-        report.AppendLine(s_inv, $"Load average at the end {HostLoad.OneMinute()}.");
-        Directory.CreateDirectory(resultsDirectory);
-        var path = Path.Combine(resultsDirectory, "adaptive-shapes.md");
-        await File.WriteAllTextAsync(path, report.ToString());
-        Console.WriteLine(report.ToString());
-        Console.WriteLine($"written: {path}");
+        await RealClockReport.EndAsync(report, resultsDirectory, "adaptive-shapes.md");
 
         bool Runs(string shape) => only.Length == 0 || shape.Contains(only, StringComparison.OrdinalIgnoreCase);
 
@@ -154,24 +145,17 @@ public static class ShapesMeasurement
         long judged = 0;
         var clock = Stopwatch.StartNew();
         using var end = new CancellationTokenSource(s_run);
-        try
-        {
-            await Forever().FanOutAsync(
-                async (_, ct) =>
+        await TimeBoxedRun.RunAsync(
+            limit,
+            async (_, ct) =>
+            {
+                await downstream.CallAsync(ct);
+                if (clock.Elapsed >= s_judgedFrom && clock.Elapsed < s_run)
                 {
-                    await downstream.CallAsync(ct);
-                    if (clock.Elapsed >= s_judgedFrom && clock.Elapsed < s_run)
-                    {
-                        Interlocked.Increment(ref judged);
-                    }
-                },
-                new FanOutOptions { Limit = limit, Errors = ErrorMode.RunAll },
-                end.Token);
-        }
-        catch (Exception e) when (end.IsCancellationRequested && e is OperationCanceledException or FanOutException)
-        {
-            // The run's end.
-        }
+                    Interlocked.Increment(ref judged);
+                }
+            },
+            end.Token);
 
         return new(judged / (s_run - s_judgedFrom).TotalSeconds, limit.Current, downstream.RejectedShare);
     }
@@ -191,13 +175,5 @@ public static class ShapesMeasurement
             },
             new FanOutOptions { Limit = limit });
         return (clock.Elapsed, limit.Current);
-    }
-
-    private static IEnumerable<int> Forever()
-    {
-        for (var i = 0; ; i++)
-        {
-            yield return i;
-        }
     }
 }
