@@ -144,11 +144,13 @@ if (which == "sweep")
         {
             // "0.1" a reserve, "fixed4" the admission on a fixed limit of 4.
             // "qpp0.1" both FanOut rows with that QueuePerPermit; "shed0.5" the priorities
-            // row with that SheddableWaitPerServiceTime.
+            // row with that SheddableWaitPerServiceTime; "unwatched" both FanOut rows with WatchThreadPoolLag off.
             rows = [.. rows, .. args[5].Split(',').SelectMany(r => r.StartsWith("fixed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesFixed(int.Parse(r[5..], CultureInfo.InvariantCulture))]
                 : r.StartsWith("qpp", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutAdaptive with { Name = $"FanOut adaptive, QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }, OverloadRow.FanOutPriorities with { Name = $"FanOut adaptive + priorities (20% critical), QueuePerPermit {r[3..]}", QueuePerPermit = double.Parse(r[3..], CultureInfo.InvariantCulture) }]
+                : r == "unwatched"
+                ? [OverloadRow.FanOutAdaptive with { Name = "FanOut adaptive, thread-pool lag unwatched", WatchThreadPoolLag = false }, OverloadRow.FanOutPriorities with { Name = "FanOut adaptive + priorities (20% critical), thread-pool lag unwatched", WatchThreadPoolLag = false }]
                 : r.StartsWith("shed", StringComparison.Ordinal)
                 ? [OverloadRow.FanOutPrioritiesSheddableWait(double.Parse(r[4..], CultureInfo.InvariantCulture))]
                 : new[] { OverloadRow.FanOutPrioritiesReserve(double.Parse(r, CultureInfo.InvariantCulture)) })];

@@ -123,6 +123,18 @@ public sealed class FanOutConcurrencyOptions
     /// </value>
     public double NormalWaitPerServiceTime { get; set; } = 2;
 
+    /// <summary>Whether the thread pool's lag is read as the service's own CPU being its bottleneck.</summary>
+    /// <value>
+    /// Default <see langword="true"/>. While work waits in the thread pool longer than a request takes to serve (and more
+    /// than 2 ms), a request beyond the machine's cores only waits for a core, before the admission sees it: the admission
+    /// then holds at most <see cref="Environment.ProcessorCount"/> requests (half a second at first, twice as long each time
+    /// the lag comes back soon after, up to 8 s), and a success with more than the cores in flight is an overload for the
+    /// limit. Over a CPU-bound service (5 ms of hashing per request on 2 cores, at 2x and 4x its capacity) the admitted p99
+    /// fell from 5-9x the uncontended to 1.5-1.8x, as a hand-tuned limit of the cores holds it (docs/server.md, "The cores'
+    /// hold"). Turn it off for a service whose pool lags for reasons its own requests do not cause.
+    /// </value>
+    public bool WatchThreadPoolLag { get; set; } = true;
+
     /// <summary>The status code of a refused request.</summary>
     /// <value>
     /// Default 503 (Service Unavailable), which HTTP clients, proxies and FanOut.Http read as "overloaded, not processed";

@@ -37,6 +37,11 @@ namespace FanOut.AspNetCore.Admission;
 /// (<see cref="_serviceTime"/>, fed by <see cref="Release"/>), by the same queue timer every request has, so it leaves the
 /// queue as a timed-out request does and holds no permit. Critical requests wait up to <see cref="FanOutConcurrencyOptions.QueueTimeout"/>.
 /// </para>
+/// <para>
+/// The cores' hold: while <see cref="CoresHold"/> holds, a request may take a permit only while this class holds fewer than
+/// the machine's cores (the same compare-and-swap as the reserve's room, the smaller of the two), and the queue is sized
+/// for the cores, not the limit.
+/// </para>
 /// </remarks>
 internal sealed class RequestAdmission : IDisposable
 {
@@ -80,7 +85,10 @@ internal sealed class RequestAdmission : IDisposable
     private readonly ServiceTimeEstimate _serviceTime;
 
     /// <summary>The wait in the thread pool before a request reaches the admission.</summary>
-    private readonly ThreadPoolLag _poolLag;
+    private readonly ThreadPoolLag? _poolLag;
+
+    /// <summary>The cores' hold (null: <see cref="FanOutConcurrencyOptions.WatchThreadPoolLag"/> off).</summary>
+    private readonly CoresHold? _coresHold;
     private readonly LimiterFailureMode _limiterFailure;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
@@ -134,7 +142,11 @@ internal sealed class RequestAdmission : IDisposable
         _sheddableWaitPerServiceTime = options.SheddableWaitPerServiceTime;
         _normalWaitPerServiceTime = options.NormalWaitPerServiceTime;
         _serviceTime = new ServiceTimeEstimate(_time);
-        _poolLag = new ThreadPoolLag(_time, poolQueue);
+        if (options.WatchThreadPoolLag)
+        {
+            _poolLag = new ThreadPoolLag(_time, poolQueue);
+            _coresHold = new CoresHold(_time, _poolLag, _serviceTime, Environment.ProcessorCount);
+        }
         _limiterFailure = options.LimiterFailure;
         _logger = logger;
         _random = random ?? Random.Shared.NextDouble;
@@ -162,11 +174,15 @@ internal sealed class RequestAdmission : IDisposable
     public TimeSpan? ServiceTime => _serviceTime.Median;
 
     /// <summary>
-    /// How long work waits in the thread pool now, when that is longer than a request takes to serve (else null): requests
+    /// How long work waits in the thread pool now, when that is longer than a request takes to serve and than the pool's
+    /// noise (else null; always null with <see cref="FanOutConcurrencyOptions.WatchThreadPoolLag"/> off): requests
     /// queue in front of the admission (the service's own CPU is its bottleneck), so a request served now is an overload
     /// for the limit, however fast its own service was.
     /// </summary>
-    public TimeSpan? PoolLagBeyondService => _serviceTime.Median is { } serviceTime && _poolLag.Current is var lag && lag > serviceTime ? lag : null;
+    public TimeSpan? PoolLagBeyondService => _coresHold?.LagBeyondService;
+
+    /// <summary>The most requests this admission may hold at <paramref name="now"/>: the cores while they are held (<see cref="CoresHold"/>), else no bound.</summary>
+    private int CoresRoom(long now) => _coresHold?.Room(now) ?? int.MaxValue;
 
     /// <summary>Counts since start: admitted at once, admitted after queueing, refused, canceled while queued.</summary>
     public (long AdmittedAtOnce, long AdmittedFromQueue, long Refused, long Canceled) Counts =>
@@ -359,7 +375,7 @@ internal sealed class RequestAdmission : IDisposable
         var reserved = false;
         try
         {
-            if (!TryReserve(_priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now)))
+            if (!TryReserve(Math.Min(CoresRoom(now), _priorityReserve == 0 ? int.MaxValue : RoomFor(priority, _limit.Current, now))))
             {
                 return null; // room taken: wait in the queue for a place given back
             }
@@ -405,6 +421,7 @@ internal sealed class RequestAdmission : IDisposable
             return OnLimiterFailure(exception);
         }
 
+        current = Math.Min(current, CoresRoom(_time.GetTimestamp())); // held at the cores: the queue is the cores' queue
         var capacity = (int)Math.Min(_queueLimit, Math.Ceiling(_queuePerPermit * Math.Max(current, 1)));
         if (priority == RequestPriority.Critical)
         {
@@ -560,7 +577,7 @@ internal sealed class RequestAdmission : IDisposable
                 {
                     _pumping = false;
                 }
-                else if (!TryReserve(current > 0 ? RoomFor(head.Priority, current, now) : int.MaxValue))
+                else if (!TryReserve(Math.Min(CoresRoom(now), current > 0 ? RoomFor(head.Priority, current, now) : int.MaxValue)))
                 {
                     // The head's room is taken (the reserve): park until one of this admission's permits comes back. Lower
                     // priorities have less room still; a higher arrival restarts the pump.
@@ -674,7 +691,7 @@ internal sealed class RequestAdmission : IDisposable
     /// <summary>Refuses what still waits (the host stops): the pump's wait ends, and a queue whose pump parked is refused here. The source is not disposed: a late arrival may still read its token.</summary>
     public void Dispose()
     {
-        _poolLag.Dispose();
+        _poolLag?.Dispose();
         _disposed.Cancel();
         FailQueued(AdmissionStatus.Refused);
     }

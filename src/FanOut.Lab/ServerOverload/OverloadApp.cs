@@ -71,6 +71,7 @@ public sealed class OverloadApp : IAsyncDisposable
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
                     o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
                     o.SheddableWaitPerServiceTime = row.SheddableWaitPerServiceTime ?? o.SheddableWaitPerServiceTime;
+                    o.WatchThreadPoolLag = row.WatchThreadPoolLag;
                 });
                 break;
             case OverloadRowKind.FanOutPriorities:
@@ -80,6 +81,7 @@ public sealed class OverloadApp : IAsyncDisposable
                     o.QueuePerPermit = row.QueuePerPermit ?? o.QueuePerPermit;
                     o.PriorityReserve = row.PriorityReserve ?? o.PriorityReserve;
                     o.SheddableWaitPerServiceTime = row.SheddableWaitPerServiceTime ?? o.SheddableWaitPerServiceTime;
+                    o.WatchThreadPoolLag = row.WatchThreadPoolLag;
                     o.PrioritySelector = c => c.Request.Headers.ContainsKey(CriticalHeader) ? RequestPriority.Critical : RequestPriority.Sheddable;
                 });
                 break;

@@ -9,8 +9,9 @@ namespace FanOut.Lab.ServerOverload;
 /// <param name="InitialLimit">The adaptive limit's <c>InitialLimit</c> for the FanOut rows; null for <c>DefaultLimitOptions</c>'.</param>
 /// <param name="FixedLimit">A fixed limit instead of the adaptive one for the FanOut rows (the admission alone, at a known limit); null for none.</param>
 /// <param name="SheddableWaitPerServiceTime">FanOut's <c>SheddableWaitPerServiceTime</c> for the FanOut rows; null for the package's default.</param>
+/// <param name="WatchThreadPoolLag">FanOut's <c>WatchThreadPoolLag</c> for the FanOut rows (false: the cores' hold and the lag's overloads off).</param>
 /// <param name="ViaRateLimiter">For the FanOut rows: the admission as ASP.NET Core's global rate limiter (<c>AddRateLimiter</c>, <c>UseRateLimiter</c>) instead of <c>UseFanOutConcurrency()</c>.</param>
-public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? SheddableWaitPerServiceTime = null, bool ViaRateLimiter = false)
+public sealed record OverloadRow(string Name, OverloadRowKind Kind, int Permits = 0, double? QueuePerPermit = null, double? PriorityReserve = null, int? InitialLimit = null, int? FixedLimit = null, double? SheddableWaitPerServiceTime = null, bool ViaRateLimiter = false, bool WatchThreadPoolLag = true)
 {
     public static OverloadRow NoLimiter { get; } = new("no limiter", OverloadRowKind.NoLimiter);
 

@@ -62,38 +62,32 @@ public sealed class ThreadPoolLagTests
         var time = new FakeTimeProvider();
         var queued = new List<IThreadPoolWorkItem>();
         var cores = Environment.ProcessorCount;
-        var limit = new RecordingLimit(cores + 1);
+        var limit = new RecordingLimit(cores + 2);
         var options = new FanOutConcurrencyOptions { Limit = limit, QueueLimit = 0, TimeProvider = time };
         using var admission = new RequestAdmission(options, NullLogger.Instance, poolQueue: queued.Add);
         var logger = new ListLogger();
         var limiter = new FanOutConcurrencyLimiter(admission, options, logger);
 
         await ServeAsync(); // teaches a service time of 5 ms; no probe has run yet
+        var running = await AcquireAsync(cores + 1); // admitted before the pool lags (a lagging pool holds new ones at the cores)
         time.Advance(ThreadPoolLag.Interval);
         time.Advance(TimeSpan.FromMilliseconds(20)); // the probe waits 20 ms: requests wait longer in the pool than they take
-        var others = new List<System.Threading.RateLimiting.RateLimitLease>();
-        for (var i = 0; i < cores - 1; i++)
+        Complete(running); // one more running than the cores: an overload
+        Complete(running); // as many running as cores: the lag is not theirs to cure
+        KeepUp();
+        running.AddRange(await AcquireAsync(3));
+        Complete(running); // the pool keeps up again
+        time.Advance(ThreadPoolLag.Interval);
+        time.Advance(TimeSpan.FromMilliseconds(20)); // the next probe waits: a second lag within the 10 s
+        Complete(running);
+        KeepUp();
+        while (running.Count > 0)
         {
-            others.Add(await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default));
+            Complete(running);
         }
 
-        await ServeAsync(); // as many running as cores: the lag is not theirs to cure
-        others.Add(await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default));
-        await ServeAsync(); // one more than the cores: an overload
-        queued[0].Execute();
-        time.Advance(ThreadPoolLag.Interval);
-        queued[1].Execute(); // the pool keeps up again
-        await ServeAsync();
-        time.Advance(TimeSpan.FromMilliseconds(20)); // a probe queued meanwhile waits: a second lag within the 10 s
-        await ServeAsync();
-        queued[^1].Execute();
-        time.Advance(ThreadPoolLag.Interval);
-        queued[^1].Execute();
-        await ServeAsync();
-        others.ForEach(lease => lease.Dispose());
-
         Assert.Equal(
-            [ItemOutcome.Succeeded, ItemOutcome.Succeeded, ItemOutcome.Overloaded, ItemOutcome.Succeeded, ItemOutcome.Overloaded, .. Enumerable.Repeat(ItemOutcome.Succeeded, cores + 1)],
+            [ItemOutcome.Succeeded, ItemOutcome.Overloaded, ItemOutcome.Succeeded, ItemOutcome.Succeeded, ItemOutcome.Overloaded, .. Enumerable.Repeat(ItemOutcome.Succeeded, cores)],
             limit.Outcomes);
         Assert.Equal(["ThreadPoolLagging", "ThreadPoolKeepsUp"], logger.Events); // the second lag came within 10 s of the first warning
         Assert.Equal(0, limit.InFlight);
@@ -103,6 +97,32 @@ public sealed class ThreadPoolLagTests
             using var lease = await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default);
             Assert.True(lease.IsAcquired);
             time.Advance(TimeSpan.FromMilliseconds(5));
+        }
+
+        async Task<List<System.Threading.RateLimiting.RateLimitLease>> AcquireAsync(int count)
+        {
+            var leases = new List<System.Threading.RateLimiting.RateLimitLease>();
+            for (var i = 0; i < count; i++)
+            {
+                leases.Add(await limiter.AcquireMarkingExceptionsAsync(new DefaultHttpContext(), default));
+                Assert.True(leases[^1].IsAcquired);
+            }
+
+            return leases;
+        }
+
+        static void Complete(List<System.Threading.RateLimiting.RateLimitLease> leases)
+        {
+            leases[0].Dispose();
+            leases.RemoveAt(0);
+        }
+
+        void KeepUp()
+        {
+            // The waiting probe runs, and the next runs as soon as it is queued: the lag reads 0.
+            queued[^1].Execute();
+            time.Advance(ThreadPoolLag.Interval);
+            queued[^1].Execute();
         }
     }
 

@@ -23,8 +23,8 @@ public sealed record LawPlace(string Name, AdaptiveLimitOptions Options, int Cal
         // One ConcurrencyLimit.Adaptive() passed to many short fan-outs, one after the other (100 items each).
         new("shared", new AdaptiveLimitOptions(), 100),
 
-        // FanOut.AspNetCore's RequestAdmission: FanOutConcurrencyOptions.DefaultLimitOptions (the core law started at 4, growth
-        // must buy throughput), one permit per request.
+        // FanOut.AspNetCore's RequestAdmission: FanOutConcurrencyOptions.DefaultLimitOptions (the core law started at 4), one
+        // permit per request.
         new("server", FanOut.AspNetCore.FanOutConcurrencyOptions.DefaultLimitOptions, int.MaxValue),
     ];
 
