@@ -40,7 +40,7 @@ namespace FanOut.AspNetCore.Admission;
 /// <para>
 /// The cores' hold: while <see cref="CoresHold"/> holds, a request may take a permit only while this class holds fewer than
 /// the machine's cores (the same compare-and-swap as the reserve's room, the smaller of the two), and the queue is sized
-/// for the cores, not the limit.
+/// for the cores, not the limit, with a place per core at least.
 /// </para>
 /// </remarks>
 internal sealed class RequestAdmission : IDisposable
@@ -421,8 +421,15 @@ internal sealed class RequestAdmission : IDisposable
             return OnLimiterFailure(exception);
         }
 
-        current = Math.Min(current, CoresRoom(_time.GetTimestamp())); // held at the cores: the queue is the cores' queue
+        var cores = CoresRoom(_time.GetTimestamp());
+        current = Math.Min(current, cores);
         var capacity = (int)Math.Min(_queueLimit, Math.Ceiling(_queuePerPermit * Math.Max(current, 1)));
+        if (cores < int.MaxValue)
+        {
+            // Held at the cores, the limit's room above the bottleneck is gone: one waiting request per core keeps each busy
+            // between arrivals (a hand-tuned ConcurrencyLimiter's C + C).
+            capacity = Math.Min(_queueLimit, Math.Max(capacity, cores));
+        }
         if (priority == RequestPriority.Critical)
         {
             // Critical requests may queue three limits' worth, or a stall's worth of service, even when the others get less (see CriticalQueueStall).

@@ -128,6 +128,36 @@ public sealed class CoresHoldTests
     }
 
     [Fact]
+    public async Task AdmitAsync_CoresHeld_KeepsOneWaitingPlacePerCore()
+    {
+        // The default QueuePerPermit (0.1) of 2 cores rounds up to one place; held at the cores, the limit's room above the
+        // bottleneck is gone, so the queue keeps one request per core (a hand-tuned ConcurrencyLimiter's C + C).
+        var time = new FakeTimeProvider();
+        var queued = new List<IThreadPoolWorkItem>();
+        var cores = Environment.ProcessorCount;
+        var limit = ConcurrencyLimit.Fixed(cores + 2);
+        using var admission = new RequestAdmission(
+            new FanOutConcurrencyOptions { Limit = limit, RejectionStart = 1, TimeProvider = time, QueueTimeout = TimeSpan.FromMinutes(1) },
+            NullLogger.Instance,
+            poolQueue: queued.Add);
+        await admission.AdmitAtOnceAsync(RequestPriority.Normal);
+        admission.Release(Service);
+        time.Advance(ThreadPoolLag.Interval);
+        time.Advance(TimeSpan.FromMilliseconds(20));
+
+        await admission.AdmitAtOnceAsync(RequestPriority.Normal, cores);
+        var waiting = Enumerable.Range(0, cores).Select(_ => admission.AdmitAsync(RequestPriority.Normal, default).AsTask()).ToArray();
+        var full = admission.AdmitAsync(RequestPriority.Normal, default);
+
+        Assert.All(waiting, t => Assert.False(t.IsCompleted));
+        Assert.True(full.IsCompleted, "the queue took more than one request per core");
+        Assert.Equal(AdmissionStatus.Refused, await full);
+        admission.Dispose();
+        Assert.All(await Task.WhenAll(waiting), s => Assert.Equal(AdmissionStatus.Refused, s));
+        admission.ReleaseAll(cores);
+    }
+
+    [Fact]
     public async Task AdmitAsync_ThreadPoolLagUnwatched_AdmitsEveryPermitAtOnce()
     {
         var time = new FakeTimeProvider();
