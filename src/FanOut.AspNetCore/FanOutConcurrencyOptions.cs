@@ -130,7 +130,7 @@ public sealed class FanOutConcurrencyOptions
     /// then holds at most <see cref="Environment.ProcessorCount"/> requests (half a second at first, twice as long each time
     /// the lag comes back soon after, up to 8 s), and a success with more than the cores in flight is an overload for the
     /// limit. Over a CPU-bound service (5 ms of hashing per request on 2 cores, at 2x and 4x its capacity) the admitted p99
-    /// fell from 5-9x the uncontended to 1.5-1.8x, as a hand-tuned limit of the cores holds it (docs/server.md, "The cores'
+    /// fell from 5-9x the uncontended to 1.5-2.1x, where a hand-tuned limit of the cores holds it (docs/server.md, "The cores'
     /// hold"). Turn it off for a service whose pool lags for reasons its own requests do not cause.
     /// </value>
     public bool WatchThreadPoolLag { get; set; } = true;
