@@ -21,7 +21,6 @@ internal sealed class CoresHold
     /// <summary>Lags below this are the pool's scheduling noise whatever the service time (a work item waits for a thread to wake).</summary>
     private static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
 
-    private readonly TimeProvider _time;
     private readonly ThreadPoolLag _lag;
     private readonly ServiceTimeEstimate _serviceTime;
     private readonly int _cores;
@@ -39,7 +38,6 @@ internal sealed class CoresHold
 
     public CoresHold(TimeProvider time, ThreadPoolLag lag, ServiceTimeEstimate serviceTime, int cores)
     {
-        _time = time;
         _lag = lag;
         _serviceTime = serviceTime;
         _cores = cores;

@@ -147,6 +147,7 @@ internal sealed class RequestAdmission : IDisposable
             _poolLag = new ThreadPoolLag(_time, poolQueue);
             _coresHold = new CoresHold(_time, _poolLag, _serviceTime, Environment.ProcessorCount);
         }
+
         _limiterFailure = options.LimiterFailure;
         _logger = logger;
         _random = random ?? Random.Shared.NextDouble;
@@ -430,6 +431,7 @@ internal sealed class RequestAdmission : IDisposable
             // between arrivals (a hand-tuned ConcurrencyLimiter's C + C).
             capacity = Math.Min(_queueLimit, Math.Max(capacity, cores));
         }
+
         if (priority == RequestPriority.Critical)
         {
             // Critical requests may queue three limits' worth, or a stall's worth of service, even when the others get less (see CriticalQueueStall).
@@ -586,8 +588,8 @@ internal sealed class RequestAdmission : IDisposable
                 }
                 else if (!TryReserve(Math.Min(CoresRoom(now), current > 0 ? RoomFor(head.Priority, current, now) : int.MaxValue)))
                 {
-                    // The head's room is taken (the reserve): park until one of this admission's permits comes back. Lower
-                    // priorities have less room still; a higher arrival restarts the pump.
+                    // The head's room is taken (the reserve, or the cores' hold): park until one of this admission's permits comes
+                    // back. Lower priorities have less room still; a higher arrival restarts the pump.
                     _pumping = false;
                     _parkedFor = (int)head.Priority;
                 }
