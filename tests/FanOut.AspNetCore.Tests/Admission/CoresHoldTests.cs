@@ -99,17 +99,8 @@ public sealed class CoresHoldTests
     [Fact]
     public async Task AdmitAsync_CoresHeld_QueuesBeyondThemAndAdmitsAsTheyFree()
     {
-        var time = new FakeTimeProvider();
-        var queued = new List<IThreadPoolWorkItem>();
         var limit = ConcurrencyLimit.Fixed(Environment.ProcessorCount + 2);
-        using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, TimeProvider = time, QueueTimeout = TimeSpan.FromMinutes(1) },
-            NullLogger.Instance,
-            poolQueue: queued.Add);
-        await admission.AdmitAtOnceAsync(RequestPriority.Normal);
-        admission.Release(Service);
-        time.Advance(ThreadPoolLag.Interval);
-        time.Advance(TimeSpan.FromMilliseconds(20)); // the probe waits 20 ms: requests wait longer in the pool than they take
+        using var admission = await LaggingAsync(new FanOutConcurrencyOptions { Limit = limit, QueuePerPermit = 4, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1) });
 
         await admission.AdmitAtOnceAsync(RequestPriority.Normal, Environment.ProcessorCount);
         var beyond = Enumerable.Range(0, 4 * Environment.ProcessorCount).Select(_ => admission.AdmitAsync(RequestPriority.Normal, default).AsTask()).ToArray();
@@ -132,18 +123,9 @@ public sealed class CoresHoldTests
     {
         // The default QueuePerPermit (0.1) of 2 cores rounds up to one place; held at the cores, the limit's room above the
         // bottleneck is gone, so the queue keeps one request per core (a hand-tuned ConcurrencyLimiter's C + C).
-        var time = new FakeTimeProvider();
-        var queued = new List<IThreadPoolWorkItem>();
         var cores = Environment.ProcessorCount;
         var limit = ConcurrencyLimit.Fixed(cores + 2);
-        using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, RejectionStart = 1, TimeProvider = time, QueueTimeout = TimeSpan.FromMinutes(1) },
-            NullLogger.Instance,
-            poolQueue: queued.Add);
-        await admission.AdmitAtOnceAsync(RequestPriority.Normal);
-        admission.Release(Service);
-        time.Advance(ThreadPoolLag.Interval);
-        time.Advance(TimeSpan.FromMilliseconds(20));
+        using var admission = await LaggingAsync(new FanOutConcurrencyOptions { Limit = limit, RejectionStart = 1, QueueTimeout = TimeSpan.FromMinutes(1) });
 
         await admission.AdmitAtOnceAsync(RequestPriority.Normal, cores);
         var waiting = Enumerable.Range(0, cores).Select(_ => admission.AdmitAsync(RequestPriority.Normal, default).AsTask()).ToArray();
@@ -160,22 +142,28 @@ public sealed class CoresHoldTests
     [Fact]
     public async Task AdmitAsync_ThreadPoolLagUnwatched_AdmitsEveryPermitAtOnce()
     {
-        var time = new FakeTimeProvider();
-        var queued = new List<IThreadPoolWorkItem>();
         var limit = ConcurrencyLimit.Fixed(Environment.ProcessorCount + 2);
-        using var admission = new RequestAdmission(
-            new FanOutConcurrencyOptions { Limit = limit, TimeProvider = time, WatchThreadPoolLag = false },
-            NullLogger.Instance,
-            poolQueue: queued.Add);
-        await admission.AdmitAtOnceAsync(RequestPriority.Normal);
-        admission.Release(Service);
-        time.Advance(TimeSpan.FromMilliseconds(100));
+        var probes = new List<IThreadPoolWorkItem>();
+        using var admission = await LaggingAsync(new FanOutConcurrencyOptions { Limit = limit, WatchThreadPoolLag = false }, probes);
 
         await admission.AdmitAtOnceAsync(RequestPriority.Normal, Environment.ProcessorCount + 2);
 
-        Assert.Empty(queued); // nothing probes the pool
+        Assert.Empty(probes); // nothing probes the pool
         Assert.Null(admission.PoolLagBeyondService);
         admission.ReleaseAll(Environment.ProcessorCount + 2);
+    }
+
+    /// <summary>An admission on a fake clock that has served one request in <see cref="Service"/>, whose pool's probe then waited 20 ms (longer than requests take), the probes kept in <paramref name="probes"/>.</summary>
+    private static async Task<RequestAdmission> LaggingAsync(FanOutConcurrencyOptions options, List<IThreadPoolWorkItem>? probes = null)
+    {
+        var time = new FakeTimeProvider();
+        options.TimeProvider = time;
+        var admission = new RequestAdmission(options, NullLogger.Instance, poolQueue: (probes ?? []).Add);
+        await admission.AdmitAtOnceAsync(RequestPriority.Normal);
+        admission.Release(Service);
+        time.Advance(ThreadPoolLag.Interval);
+        time.Advance(TimeSpan.FromMilliseconds(20));
+        return admission;
     }
 
     /// <summary>A <see cref="CoresHold"/> of <see cref="Cores"/> over a pool whose probes run only when the test says.</summary>
