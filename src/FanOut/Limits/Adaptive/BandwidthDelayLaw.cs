@@ -75,6 +75,9 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The most round trips between two probes above a level that keeps saying no: the spacing doubles once, on a refused probe: clients sharing a cap converge only as often as they probe (docs/adaptive.md, "Independent clients").</summary>
     private const int MaxProbeSpacing = 2 * MinProbeSpacing;
 
+    /// <summary>The first probe after a cut waits this many times the time by which the "no" came later than an answer: a level over the cap holds that much longer before its "no" is back, and where a refusal holds its place in service that time is lost to every call.</summary>
+    private const int ProbeSpacingInNoLatencies = 32;
+
     /// <summary>Latency rises smaller than this are scheduling noise whatever their ratio (late timers, thread-pool hops).</summary>
     private static readonly TimeSpan NoiseFloor = TimeSpan.FromMilliseconds(2);
 
@@ -321,7 +324,9 @@ internal sealed class BandwidthDelayLaw
         }
 
         // At the level that said no: a probe above it every few round trips, spaced wider while probes are refused.
-        if (++_roundTripsAtCeiling < _probeSpacing)
+        var firstSinceCut = _probedAt == long.MaxValue || _probedAt < _lastCutAt;
+        if (++_roundTripsAtCeiling < _probeSpacing
+            || (firstSinceCut && Uses(BandwidthDelayRules.ProbesSpacedByNoLatency) && now - _lastCutAt < ProbeSpacingInNoLatencies * (_rejectionLatency - Baseline)))
         {
             return LimitDecision.Hold(Limit);
         }
@@ -661,6 +666,14 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision Rejected(long start, int inFlight, long now)
     {
         _rejectionLatency = now - start;
+        if (Uses(BandwidthDelayRules.SlowNoKeepsWhatWasCarried) && _rejectionLatency > Baseline)
+        {
+            // A "no" slower than an answer tells of the downstream when its call arrived, and the calls in flight now may be the
+            // refusals themselves (a "no" that holds its place in service): read them as no fewer than a back-off of what the
+            // downstream carried.
+            inFlight = Math.Max(inFlight, (int)(_options.BackoffRatio * Carried()) + 1);
+        }
+
         var level = Clamp(inFlight);
         if (start < _lastCutAt)
         {
@@ -711,6 +724,9 @@ internal sealed class BandwidthDelayLaw
 
     /// <summary>The bandwidth-delay product: the most answers per second times the latency without a queue, times the mean over the median.</summary>
     private double Product() => ProductAt(MostRate());
+
+    /// <summary>What the downstream was seen to carry: the most rate times the latency without a queue, or slow start's reference before a drain measured it.</summary>
+    private double Carried() => MostRate() * Baseline / _frequency * Math.Max(1, _meanOverMedian);
 
     /// <summary>The bandwidth-delay product at <paramref name="rate"/> answers per second: that rate times the latency without a queue, times the mean over the median.</summary>
     private double ProductAt(double rate) => rate * _base / _frequency * Math.Max(1, _meanOverMedian);

@@ -62,4 +62,10 @@ internal enum BandwidthDelayRules
 
     /// <summary>A reading queued at twice the latency without a queue drains to re-measure it before any cut, and the drain's end takes that reading's rate at the latency it measured (a latency drift: capacity 32 -> 8 and latency 20 -> 100 ms).</summary>
     QueuedReadingRemeasures = 1 << 16,
+
+    /// <summary>A "no" slower than an answer reads the calls in flight as no fewer than a back-off of what the downstream carried: those calls may be the refusals themselves (a cap whose "no" holds its place in service).</summary>
+    SlowNoKeepsWhatWasCarried = 1 << 17,
+
+    /// <summary>The first probe after a cut waits 32 times the time by which the "no" was slower than an answer, as well as its round trips (a cap whose "no" holds its place in service).</summary>
+    ProbesSpacedByNoLatency = 1 << 18,
 }

@@ -52,6 +52,13 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         0.65,
         AtLeast: true);
 
+    /// <summary>A cap whose refusals are work of their own: each holds its place in service for the 200 ms its "no" takes.</summary>
+    private static readonly Scenario s_slowNoHoldingItsPlace = new(
+        "a cap of 32 whose \"no\" takes 200 ms and holds its place in service meanwhile (x Fixed(32), second half)",
+        options => ShapeMeasurement.RefusalsTakingAPlace(options, s_loop.CallSize, 32, TimeSpan.FromMilliseconds(200), ShapeMeasurement.SecondHalf).Ratios[0],
+        0.8,
+        AtLeast: true);
+
     private static readonly Scenario s_driftTwoSeconds = new(
         "the same latency drift judged over the 2 s after it (x Fixed(8))",
         options => ShapeMeasurement.DriftRatios(options, s_loop.CallSize, TimeSpan.FromSeconds(3.5))[0],
@@ -116,6 +123,12 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             0.45,
             AtLeast: true),
         [BandwidthDelayRules.QueuedReadingRemeasures] = s_drift,
+        [BandwidthDelayRules.SlowNoKeepsWhatWasCarried] = new(
+            "a cap of 32 whose \"no\" takes 50 ms and holds its place in service meanwhile (x Fixed(32), second half)",
+            options => ShapeMeasurement.RefusalsTakingAPlace(options, s_loop.CallSize, 32, TimeSpan.FromMilliseconds(50), ShapeMeasurement.SecondHalf).Ratios[0],
+            0.8,
+            AtLeast: true),
+        [BandwidthDelayRules.ProbesSpacedByNoLatency] = s_slowNoHoldingItsPlace,
         [BandwidthDelayRules.ProbeStepDoubles] = new(
             "a cap of 32 back after 1 s at 4, first contact cold (x Fixed(32) over the 1.5 s after it came back)",
             options => ShapeMeasurement.RecoveryRatios(options, s_loop.CallSize)[0],

@@ -57,6 +57,9 @@ public sealed class LimitSimulation
     /// <summary>How long a 429 takes to come back (on an open connection).</summary>
     public TimeSpan RejectionTime { get; init; } = TimeSpan.FromMilliseconds(0.5);
 
+    /// <summary>True when a call refused for want of room holds its place in service until its "no" has gone back (<see cref="ScriptedDownstream{TCall}.RefusalsTakeAPlace"/>).</summary>
+    public bool RefusalsTakeAPlace { get => _downstream.RefusalsTakeAPlace; init => _downstream.RefusalsTakeAPlace = value; }
+
     /// <summary>
     /// Items per call: the items come in calls of this many, each call's once the one before has completed (a limit shared by
     /// many short calls); by default one call of all of them.
@@ -205,6 +208,7 @@ public sealed class LimitSimulation
     private void Reject(Call call, TimeSpan? retryAfter)
     {
         call.Hinted = retryAfter is not null;
+        call.Served = RefusalsTakeAPlace && retryAfter is null;
         call.RetryAfter = retryAfter ?? TimeSpan.FromMilliseconds(_random.NextDouble() * 5);
         Schedule(Now + RejectionTime, EventKind.Answer, call);
     }

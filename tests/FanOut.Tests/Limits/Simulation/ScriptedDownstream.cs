@@ -40,6 +40,12 @@ public sealed class ScriptedDownstream<TCall>
     public int Rejected => _calls.Count(c => c.Rejected);
 
     /// <summary>
+    /// True when a call refused for want of room (not a storm's) takes a place in service until its "no" has gone back, as a
+    /// server whose "no" is work of its own: the simulation then calls <see cref="Leave"/> for it too.
+    /// </summary>
+    public bool RefusalsTakeAPlace { get; set; }
+
+    /// <summary>
     /// A call reaches the downstream at <paramref name="now"/>: in a storm it is answered 429 with the storm's Retry-After;
     /// served while the capacity has room and nobody waits; queued (FIFO) while the queue has room; else answered 429 with no
     /// Retry-After.
@@ -61,6 +67,7 @@ public sealed class ScriptedDownstream<TCall>
         }
         else
         {
+            _served += RefusalsTakeAPlace ? 1 : 0;
             Reject(call, now, null);
         }
     }

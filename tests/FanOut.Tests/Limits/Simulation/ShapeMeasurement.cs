@@ -30,6 +30,25 @@ internal static class ShapeMeasurement
             return Throughput(adaptive, from) / Throughput(best, from);
         });
 
+    /// <summary>
+    /// Per seed, successes per second over Fixed(<paramref name="capacity"/>)'s from <paramref name="from"/> to the run's end, and
+    /// the percentage of calls refused, on a hard cap whose "no" takes <paramref name="rejectionTime"/> and holds its place in
+    /// service meanwhile (a server whose "no" is work of its own); both ascending, each over its own seeds.
+    /// </summary>
+    public static (double[] Ratios, double[] Refused) RefusalsTakingAPlace(AdaptiveLimitOptions options, int callSize, int capacity, TimeSpan rejectionTime, TimeSpan from)
+    {
+        var script = DownstreamScript.Constant(IncidentScenarios.HardCap(capacity));
+        var runs = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var adaptive = new LimitSimulation(script, seed) { CallSize = callSize, RejectionTime = rejectionTime, RefusalsTakeAPlace = true };
+            adaptive.Run(ConcurrencyLimit.Adaptive(adaptive.Options(options)), duration: Run);
+            var best = new LimitSimulation(script, seed) { CallSize = callSize, RejectionTime = rejectionTime, RefusalsTakeAPlace = true };
+            best.Run(ConcurrencyLimit.Fixed(capacity), duration: Run);
+            return (Ratio: Throughput(adaptive, from) / Throughput(best, from), Refused: 100.0 * adaptive.Rejected / adaptive.Calls.Count);
+        }).ToList();
+        return (runs.Select(r => r.Ratio).Order().ToArray(), runs.Select(r => r.Refused).Order().ToArray());
+    }
+
     /// <summary>Per seed, 1 when slow start ended on "queue seen" (its first change other than its growth, read from LimitChanged), else 0.</summary>
     public static double[] SlowStartQueueExits(AdaptiveLimitOptions options, int callSize, DownstreamScript script, TimeSpan duration) =>
         PerSeed(seed =>
