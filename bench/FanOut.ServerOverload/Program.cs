@@ -5,7 +5,9 @@ using FanOut.Lab.ServerOverload;
 
 // dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x|limit2x] [measured seconds] [warm-up seconds] [rounds] [row filter]
 // Environment: POOL (the backend's connections at once, default 4), SERVICE_MS (one query's time, default 40); BACKEND=cpu
-// makes sweep's bottleneck the service's own CPU (SHA-256 for SERVICE_MS per request, default 5) instead of the database.
+// makes sweep's bottleneck the service's own CPU (SHA-256 for SERVICE_MS per request, default 5) instead of the database;
+// FANOUT_LEAVE_OUT=Rule[,Rule] leaves those rules of the adaptive law out of every limit (the ablation, docs/adaptive.md).
+FanOut.AdaptiveLimitOptions.RulesLeftOutByDefault = Enum.Parse<FanOut.Limits.Adaptive.BandwidthDelayRules>(Environment.GetEnvironmentVariable("FANOUT_LEAVE_OUT") ?? "None");
 var which = args.Length > 0 ? args[0] : "all";
 if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x" or "limit2x"))
 {

@@ -1,5 +1,7 @@
 using System.Diagnostics;
 
+using FanOut.Execution;
+
 namespace FanOut.Limits.Adaptive;
 
 /// <summary>
@@ -83,6 +85,7 @@ internal sealed class BandwidthDelayLaw
 
     private readonly AdaptiveLimitOptions _options;
     private readonly double _noiseFloor;
+    private readonly double _longestProbeWait;
     private readonly long _frequency;
 
     /// <summary>The least share of a reading's rate its error leaves: <see cref="RoomTheRateErrorMayTake"/> of the room off it at most, and half.</summary>
@@ -190,6 +193,7 @@ internal sealed class BandwidthDelayLaw
         _options = options;
         _frequency = options.TimeProvider.TimestampFrequency;
         _noiseFloor = NoiseFloor.TotalSeconds * _frequency;
+        _longestProbeWait = OverloadBackoff.MaxHonouredRetryAfter.TotalSeconds * _frequency;
         _leastRateShare = Math.Max(0.5, 1 - (RoomTheRateErrorMayTake * (options.Headroom - 1)));
         Limit = options.InitialLimit;
 
@@ -324,9 +328,11 @@ internal sealed class BandwidthDelayLaw
         }
 
         // At the level that said no: a probe above it every few round trips, spaced wider while probes are refused.
+        // After a slow "no", the first probe also waits out what a refused probe would cost, no longer than the longest pause
+        // the limit honours (a "no" that is a client's timeout of minutes would keep the level that said no for hours).
         var firstSinceCut = _probedAt == long.MaxValue || _probedAt < _lastCutAt;
-        if (++_roundTripsAtCeiling < _probeSpacing
-            || (firstSinceCut && Uses(BandwidthDelayRules.ProbesSpacedByNoLatency) && now - _lastCutAt < ProbeSpacingInNoLatencies * (_rejectionLatency - Baseline)))
+        var slowNoWait = Math.Min(ProbeSpacingInNoLatencies * (_rejectionLatency - Baseline), _longestProbeWait);
+        if (++_roundTripsAtCeiling < _probeSpacing || (firstSinceCut && Uses(BandwidthDelayRules.ProbesSpacedByNoLatency) && now - _lastCutAt < slowNoWait))
         {
             return LimitDecision.Hold(Limit);
         }

@@ -438,6 +438,37 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         Assert.True(drained, "no drain after the probes passed");
     }
 
+    [Theory]
+    [InlineData(0.5, 0, 0.2)]
+    [InlineData(200, 5.76, 5.9)]
+    [InlineData(600_000, 60, 60.2)]
+    public void Law_FirstProbeAfterASlowNo_WaitsWhatARefusedProbeWouldCost(double noMs, double leastSeconds, double mostSeconds)
+    {
+        // Answers of 20 ms with the limit's worth in flight (at most 16), then one "no" of noMs. A "no" faster than an answer
+        // leaves the probes to their round trips; a slower one holds the first probe 32 times its excess over an answer
+        // (32 x 180 ms), and a client's timeout of 10 minutes no longer than the longest pause the limit honours (1 minute).
+        var law = new FanOut.Limits.Adaptive.BandwidthDelayLaw(new AdaptiveLimitOptions { MaxLimit = 16 });
+        var atMs = 0.0;
+        while (atMs < 1_000)
+        {
+            Answer(law, 20, atMs += 20.0 / law.Limit);
+        }
+
+        var noAtMs = atMs;
+        law.OnAnswer(start: Ticks(noAtMs - noMs), Ticks(noMs), succeeded: false, overload: true, inFlight: law.Limit, Ticks(noAtMs));
+        double? probedAtMs = null;
+        while (probedAtMs is null && atMs < noAtMs + 120_000)
+        {
+            atMs += 20.0 / law.Limit;
+            var decision = law.OnAnswer(start: Ticks(atMs - 20), Ticks(20), succeeded: true, overload: false, inFlight: law.Limit, Ticks(atMs));
+            probedAtMs = decision.Reason == LimitChangeReason.Probe ? atMs : null;
+        }
+
+        var waited = (probedAtMs!.Value - noAtMs) / 1000;
+        output.WriteLine($"a \"no\" of {noMs} ms: the first probe {waited:F2} s after it");
+        Assert.InRange(waited, leastSeconds, mostSeconds);
+    }
+
     /// <summary>A law whose first round answered after 100 ms and three 5 ms answers then proved that round cold, and the time (ms) of its next answer.</summary>
     private static (FanOut.Limits.Adaptive.BandwidthDelayLaw Law, double AtMs) AfterAColdRoundProved()
     {
