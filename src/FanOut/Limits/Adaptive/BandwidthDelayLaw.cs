@@ -207,6 +207,9 @@ internal sealed class BandwidthDelayLaw
 
     public bool InSlowStart => Phase == BandwidthDelayPhase.SlowStart;
 
+    /// <summary>True when the last "no" came back later than an answer without a queue would have (none is slower before any answer).</summary>
+    private bool SlowNo => Baseline > 0 && _rejectionLatency > Baseline;
+
     /// <summary>In slow start, true when it began again after a cold first round (only the cold round's drain hands back to slow start): its queue tests read against a drain's measure, so one queued cohort ends it.</summary>
     private bool SlowStartAgain => _coldRoundLevel > 0;
 
@@ -331,7 +334,7 @@ internal sealed class BandwidthDelayLaw
         // After a slow "no", the first probe also waits out what a refused probe would cost, no longer than the longest pause
         // the limit honours (a "no" that is a client's timeout of minutes would keep the level that said no for hours).
         var firstSinceCut = _probedAt == long.MaxValue || _probedAt < _lastCutAt;
-        var slowNoWait = Math.Min(ProbeSpacingInNoLatencies * (_rejectionLatency - Baseline), _longestProbeWait);
+        var slowNoWait = SlowNo ? Math.Min(ProbeSpacingInNoLatencies * (_rejectionLatency - Baseline), _longestProbeWait) : 0;
         if (++_roundTripsAtCeiling < _probeSpacing || (firstSinceCut && Uses(BandwidthDelayRules.ProbesSpacedByNoLatency) && now - _lastCutAt < slowNoWait))
         {
             return LimitDecision.Hold(Limit);
@@ -672,7 +675,7 @@ internal sealed class BandwidthDelayLaw
     private LimitDecision Rejected(long start, int inFlight, long now)
     {
         _rejectionLatency = now - start;
-        if (Uses(BandwidthDelayRules.SlowNoKeepsWhatWasCarried) && _rejectionLatency > Baseline)
+        if (Uses(BandwidthDelayRules.SlowNoKeepsWhatWasCarried) && SlowNo)
         {
             // A "no" slower than an answer tells of the downstream when its call arrived, and the calls in flight now may be the
             // refusals themselves (a "no" that holds its place in service): read them as no fewer than a back-off of what the
