@@ -11,7 +11,8 @@ namespace FanOut.Benchmarks.Adaptive;
 /// in the same round (the simulation suite asserts them on the fake clock, <c>LawShapeTests</c>):
 /// latency that rises smoothly with the calls in service (20 ms x (1 + (n/22)^2), peak throughput at 22), bimodal latency
 /// (90% 10 ms, 10% 160 ms, no overload), a hard cap of 32 whose "no" takes 200 ms, and CPU-bound synchronous bodies
-/// (5 ms of spinning on this machine's cores); and the same cap whose "no" holds its place in service while it comes. A fourth argument runs only the shapes whose name contains it. Writes <c>adaptive-shapes.md</c>.
+/// (5 ms of spinning on this machine's cores); and the same cap whose "no" holds its place in service while it comes.
+/// A fourth argument runs only the shapes whose name contains it. Writes <c>adaptive-shapes.md</c>.
 /// </summary>
 public static class ShapesMeasurement
 {
