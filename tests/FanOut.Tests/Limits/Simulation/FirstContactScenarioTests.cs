@@ -77,17 +77,7 @@ public sealed class FirstContactScenarioTests
     }
 
     /// <summary>Every place against a cap that a clean slow-start round reaches exactly.</summary>
-    public static TheoryData<string, int> AlignedCases()
-    {
-        var cases = new TheoryData<string, int>();
-        foreach (var place in LawPlace.All)
-        {
-            cases.Add(place.Name, 40);
-            cases.Add(place.Name, 80);
-        }
-
-        return cases;
-    }
+    public static TheoryData<string, int> AlignedCases() => LawPlace.NamesWith(40, 80);
 
     [Theory]
     [MemberData(nameof(AlignedCases))]

@@ -34,6 +34,21 @@ public sealed record LawPlace(string Name, AdaptiveLimitOptions Options, int Cal
     /// <summary>The places' names, for a [Theory].</summary>
     public static TheoryData<string> Names() => new(All.Select(p => p.Name));
 
+    /// <summary>Every place's name with each of <paramref name="values"/>, for a [Theory] over places and one parameter.</summary>
+    public static TheoryData<string, int> NamesWith(params int[] values)
+    {
+        var data = new TheoryData<string, int>();
+        foreach (var place in All)
+        {
+            foreach (var value in values)
+            {
+                data.Add(place.Name, value);
+            }
+        }
+
+        return data;
+    }
+
     /// <summary>A fresh limit of this place on <paramref name="simulation"/>'s clock.</summary>
     public ConcurrencyLimit Create(LimitSimulation simulation) => ConcurrencyLimit.Adaptive(simulation.Options(Options));
 

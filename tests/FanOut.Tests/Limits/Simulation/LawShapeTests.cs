@@ -148,17 +148,7 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         Assert.True(rejected[^1] <= 5);
     }
 
-    public static TheoryData<string, int> PlacesAndNoLatencies()
-    {
-        var data = new TheoryData<string, int>();
-        foreach (var place in LawPlace.All)
-        {
-            data.Add(place.Name, 50);
-            data.Add(place.Name, 200);
-        }
-
-        return data;
-    }
+    public static TheoryData<string, int> PlacesAndNoLatencies() => LawPlace.NamesWith(50, 200);
 
     [Theory]
     [MemberData(nameof(PlacesAndNoLatencies))]
