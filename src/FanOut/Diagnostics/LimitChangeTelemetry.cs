@@ -63,6 +63,7 @@ internal static class LimitChangeTelemetry
         LimitChangeReason.RemeasureDone => nameof(LimitChangeReason.RemeasureDone),
         LimitChangeReason.RetryAfterPause => nameof(LimitChangeReason.RetryAfterPause),
         LimitChangeReason.PauseEnded => nameof(LimitChangeReason.PauseEnded),
+        LimitChangeReason.PauseLifted => nameof(LimitChangeReason.PauseLifted),
         _ => reason.ToString(),
     };
 }

@@ -46,8 +46,17 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     private volatile bool _pacing;
     private int _peak;
 
-    /// <summary>True while a Retry-After pause is on: <see cref="Current"/> is 0, so the pool grants no permit.</summary>
+    /// <summary>True while a Retry-After pause is on: <see cref="Current"/> is <see cref="_pauseRoom"/>.</summary>
     private volatile bool _paused;
+
+    /// <summary>
+    /// The limit during a pause: 0, or 1 once every call sent before it has answered and the one call that tests it may go
+    /// (under the lock; 0 again once that call was not answered). See <see cref="TestedPause"/>.
+    /// </summary>
+    private volatile int _pauseRoom;
+
+    /// <summary>True once this pause's test is open: the next completion is the test call's, the only call out (under the lock).</summary>
+    private bool _testOpened;
 
     /// <summary>When the last pause began (under the lock): overloads of attempts started by then are that storm's.</summary>
     private long _pauseStart = long.MinValue;
@@ -81,8 +90,8 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         FanOutMetrics.RecordLimit(this);
     }
 
-    /// <summary>The law's limit, or 0 while a Retry-After pause is on.</summary>
-    public override int Current => _paused ? 0 : _limit;
+    /// <summary>The law's limit, or while a Retry-After pause is on 0 (or 1 for the call that tests it).</summary>
+    public override int Current => _paused ? _pauseRoom : _limit;
 
     public override int Peak => Volatile.Read(ref _peak);
 
@@ -163,8 +172,69 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 return;
             }
         }
+        else if (_paused)
+        {
+            TestedPause(outcome);
+        }
 
         Learn(startTimestamp, outcome);
+    }
+
+    /// <summary>
+    /// A completion during a pause that was not a "no". Once every call sent before the pause has answered, one call tests
+    /// it: a downstream that refuses every call (a storm, maintenance) refuses it too, and the pause runs to its end; one
+    /// that answers it refused only the calls beyond its room (a cap whose 429s carry a Retry-After), and the pause ends
+    /// now, the law's back-off being the answer to that "no". Without the test such a cap paused every permit at every
+    /// refused probe: 0.17x Fixed(32) with a Retry-After of 1 s (docs/adaptive.md, "The Retry-After pause").
+    /// </summary>
+    private void TestedPause(ItemOutcome outcome)
+    {
+        LimitChange change = default;
+        var lifted = false;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (!_paused)
+            {
+                return;
+            }
+
+            if (_testOpened)
+            {
+                // The test call: the test opens once no other call is out, and the pause's room is 1 at most.
+                lifted = outcome == ItemOutcome.Succeeded;
+                _paused = !lifted;
+                _pauseRoom = 0;
+                if (lifted)
+                {
+                    change = new(0, _limit, LimitChangeReason.PauseLifted, 0, 0, InFlight, ++_changes);
+                }
+            }
+            else
+            {
+                OpenTheTest();
+            }
+        }
+
+        if (lifted)
+        {
+            OnCurrentChanged(); // the waiters the law's limit admits are granted
+            Tell(change);
+        }
+        else if (_pauseRoom > 0)
+        {
+            OnCurrentChanged(); // a waiter may take the test call once this attempt's permit is back
+        }
+    }
+
+    /// <summary>Lets one call test the pause once the call completing now is the last one sent before it (under the lock; a completion is told before its permit is back).</summary>
+    private void OpenTheTest()
+    {
+        if (!_testOpened && InFlight <= 1 && _law.Uses(BandwidthDelayRules.PauseTestedByOneCall))
+        {
+            _testOpened = true;
+            _pauseRoom = 1;
+        }
     }
 
     /// <summary>
@@ -181,7 +251,23 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
         lock (_lock)
         {
             AssertInvariants();
-            covered = startTimestamp <= _pauseStart && (_paused || hint > TimeSpan.Zero);
+            if (!_paused && hint > TimeSpan.Zero && startTimestamp > _pauseStart && _law.Uses(BandwidthDelayRules.RefusedProbeDoesNotPause) && _law.AnswersAProbe(startTimestamp))
+            {
+                return false; // the "no" the probe asked for: the law backs off from it, and only the refused item waits out its hint
+            }
+
+            var test = _paused && _testOpened;
+            if (test)
+            {
+                _pauseRoom = 0; // the test call was refused too: the downstream refuses every call, and the pause runs on
+            }
+
+            covered = test || (startTimestamp <= _pauseStart && (_paused || hint > TimeSpan.Zero));
+            if (_paused && !test)
+            {
+                OpenTheTest(); // a call sent before the pause has answered: the last of them opens the test
+            }
+
             if (hint > TimeSpan.Zero)
             {
                 var end = now + (long)(hint.TotalSeconds * _time.TimestampFrequency);
@@ -193,6 +279,9 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 if (!_paused)
                 {
                     _paused = true;
+                    _testOpened = false;
+                    _pauseRoom = 0;
+                    OpenTheTest();
                     _pauses++;
                     _pauseEnd = end;
                     starts = true;

@@ -28,9 +28,12 @@ public enum LimitChangeReason
     /// <summary>A drain measured the latency without a queue: the limit went to the model's target (after a cold first round, to the initial limit, and slow start began again).</summary>
     RemeasureDone,
 
-    /// <summary>The downstream answered with a Retry-After: no permit is granted (the limit reads 0) until it has passed.</summary>
+    /// <summary>The downstream answered with a Retry-After: no permit is granted (the limit reads 0) until it has passed, but one call tests it once the calls sent before it have answered (the limit reads 1).</summary>
     RetryAfterPause,
 
     /// <summary>A Retry-After pause has passed: the limit is granted again at its level before the pause.</summary>
     PauseEnded,
+
+    /// <summary>The call that tested a Retry-After pause was answered: the downstream refused only calls beyond its room, so the pause ends early at the law's limit.</summary>
+    PauseLifted,
 }

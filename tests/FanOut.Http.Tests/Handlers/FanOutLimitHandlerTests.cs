@@ -58,7 +58,7 @@ public sealed class FanOutLimitHandlerTests
     }
 
     [Fact]
-    public async Task Get_429WithRetryAfter_PausesTheHostsAdaptiveLimitUntilItHasPassed()
+    public async Task Get_429WithRetryAfter_PausesTheHostsAdaptiveLimitUntilItHasPassed_WhenTheRequestThatTestsItIsRefusedToo()
     {
         var time = new CountingTimeProvider();
         var server = new ScriptedServer(ScriptedServer.Status(HttpStatusCode.TooManyRequests, RetryAfter(TimeSpan.FromSeconds(2))), ScriptedServer.Status(HttpStatusCode.OK));
@@ -68,7 +68,11 @@ public sealed class FanOutLimitHandlerTests
 
         var sending = client.GetAsync("item/1");
         await time.WaitForTimersAsync(1); // the limit's pause, set as the lease went back (before the handler's wait)
-        Assert.Equal(0, limit.Current); // the host's other requests get no permit during the pause
+        Assert.Equal(1, limit.Current); // no request of the host is out: one may test the pause
+        Assert.True(limit.TryAcquire());
+        limit.RecordCompletion(limit.RecordStart(), ItemOutcome.Overloaded, TimeSpan.FromSeconds(2)); // refused too
+        limit.Release();
+        Assert.Equal(0, limit.Current); // the host's other requests get no permit for the rest of the pause
         Assert.False(limit.TryAcquire());
 
         time.Advance(TimeSpan.FromSeconds(2));

@@ -89,6 +89,29 @@ public sealed class LimitChangeReasonTests
     }
 
     [Fact]
+    public void LimitChanged_RetryAfterWhoseTestCallIsAnswered_TellsThePauseLifted()
+    {
+        var name = $"lifted-{Guid.NewGuid():N}";
+        using var listener = new LimitChangeListener(name);
+        var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        var limit = ConcurrencyLimit.Adaptive(new AdaptiveLimitOptions { TimeProvider = clock, InitialLimit = 4, Name = name });
+        Assert.True(limit.TryAcquire());
+        limit.RecordCompletion(limit.RecordStart(), ItemOutcome.Overloaded, TimeSpan.FromSeconds(1));
+        limit.Release();
+
+        Assert.True(limit.TryAcquire()); // the call that tests the pause, answered
+        limit.RecordCompletion(limit.RecordStart(), ItemOutcome.Succeeded);
+        limit.Release();
+
+        // Lifted before its end, at the law's back-off; no PauseEnded follows when the timer fires.
+        clock.Advance(TimeSpan.FromSeconds(1));
+        Assert.Equal(
+            [(4, 0, nameof(LimitChangeReason.RetryAfterPause)), (4, 1, nameof(LimitChangeReason.Overload)), (0, 1, nameof(LimitChangeReason.PauseLifted))],
+            listener.Changes.OrderBy(c => c.Sequence).Select(c => (c.From, c.To, c.Reason)).Take(3).ToArray());
+        Assert.DoesNotContain(listener.Changes, c => c.Reason == nameof(LimitChangeReason.PauseEnded));
+    }
+
+    [Fact]
     public void LimitChanges_Counter_CountsEachChangeByReasonAndName()
     {
         var name = $"meter-{Guid.NewGuid():N}";

@@ -36,6 +36,7 @@ public static class TimelineCharts
         [nameof(LimitChangeReason.QueueSeen)] = "#e377c2",
         [nameof(LimitChangeReason.RetryAfterPause)] = "#8c564b",
         [nameof(LimitChangeReason.PauseEnded)] = "#17becf",
+        [nameof(LimitChangeReason.PauseLifted)] = "#9edae5",
         [nameof(LimitChangeReason.Growth)] = "#2ca02c",
         [nameof(LimitChangeReason.Probe)] = "#1f9e89",
         [nameof(LimitChangeReason.Remeasure)] = "#7f7f7f",

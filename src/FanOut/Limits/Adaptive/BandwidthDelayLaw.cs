@@ -672,6 +672,12 @@ internal sealed class BandwidthDelayLaw
     }
 
     /// <summary>A "no": multiplicative back-off once per cut (a "no" to an item started before the last cut is already answered by it).</summary>
+    /// <summary>
+    /// True when a "no" to the item started at <paramref name="start"/> is the first answer to a probe: sent at or above the
+    /// level that said no, after the probe began and before any cut since. The probe asked for that answer.
+    /// </summary>
+    public bool AnswersAProbe(long start) => _ceiling > 0 && _probedAt != long.MaxValue && _probedAt > _lastCutAt && start >= _probedAt;
+
     private LimitDecision Rejected(long start, int inFlight, long now)
     {
         _rejectionLatency = now - start;
@@ -780,7 +786,7 @@ internal sealed class BandwidthDelayLaw
     private int Clamp(int limit) => Math.Clamp(limit, _options.MinLimit, _options.MaxLimit);
 
     /// <summary>False when the ablation left <paramref name="rule"/> out.</summary>
-    private bool Uses(BandwidthDelayRules rule) => (_options.RulesLeftOut & rule) == 0;
+    public bool Uses(BandwidthDelayRules rule) => (_options.RulesLeftOut & rule) == 0;
 }
 
 /// <summary>Which rules of <see cref="BandwidthDelayLaw"/> decide: the law alone changes it.</summary>

@@ -68,4 +68,10 @@ internal enum BandwidthDelayRules
 
     /// <summary>The first probe after a cut waits 32 times the time by which the "no" was slower than an answer, as well as its round trips (a cap whose "no" holds its place in service).</summary>
     ProbesSpacedByNoLatency = 1 << 18,
+
+    /// <summary>Once the calls sent before a Retry-After pause have answered, one call tests it, and its answer ends the pause (a cap whose 429s carry a Retry-After).</summary>
+    PauseTestedByOneCall = 1 << 19,
+
+    /// <summary>A Retry-After on the first "no" to a probe does not pause: the probe asked for that "no", and the law backs off from it (a cap whose 429s carry a Retry-After).</summary>
+    RefusedProbeDoesNotPause = 1 << 20,
 }

@@ -49,6 +49,18 @@ public sealed record DownstreamState
 
     /// <summary>How long each stall lasts (see <see cref="StallEvery"/>).</summary>
     public TimeSpan StallFor { get; init; }
+
+    /// <summary>
+    /// A rate limit (a token bucket, as most public APIs have): requests admitted per second, beyond which a request is
+    /// answered 429 at once, with no Retry-After, whatever the room in service. 0: none.
+    /// </summary>
+    public double RatePerSecond { get; init; }
+
+    /// <summary>The Retry-After a request refused for want of room (or of a token) carries, as many APIs send with every 429; none by default.</summary>
+    public TimeSpan? RefusalRetryAfter { get; init; }
+
+    /// <summary>The token bucket's depth: requests admitted at once after a pause (see <see cref="RatePerSecond"/>).</summary>
+    public int RateBurst { get; init; } = 1;
 }
 
 /// <summary>A downstream's state over time, from the start of a simulation: capacity, queue, latency and storms, scripted.</summary>

@@ -27,6 +27,9 @@ public static class IncidentScenarios
     public static DownstreamState HardCap(int capacity) => new() { Capacity = capacity, Queue = 0, Latency = Latency };
 
     /// <summary>64 at once, then 32 from 3 s to 6 s, then 64 again.</summary>
+    /// <summary>A hard cap whose every 429 carries "Retry-After: 1", as many APIs send: the hint is the refused call's, not a storm.</summary>
+    public static DownstreamScript HardCapWithRetryAfter(int capacity) => DownstreamScript.Constant(HardCap(capacity) with { RefusalRetryAfter = TimeSpan.FromSeconds(1) });
+
     public static DownstreamScript Halving() => DownstreamScript.Phases((TimeSpan.Zero, HardCap(64)), (Halved, HardCap(32)), (HalvingRecovered, HardCap(64)));
 
     /// <summary>64, then 4 for 20 s (probes keep being rejected, so they are spaced out), then 64 again.</summary>

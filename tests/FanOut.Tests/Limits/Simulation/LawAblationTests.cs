@@ -59,6 +59,18 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         0.8,
         AtLeast: true);
 
+    private static readonly Scenario s_capWithRetryAfterFirstContact = new(
+        "a cap of 32 whose 429s carry \"Retry-After: 1\" (x Fixed(32), first 2 s)",
+        options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, IncidentScenarios.HardCapWithRetryAfter(32), 32, TimeSpan.Zero, TimeSpan.FromSeconds(2))[0],
+        0.7,
+        AtLeast: true);
+
+    private static readonly Scenario s_capWithRetryAfterSteady = new(
+        "a cap of 32 whose 429s carry \"Retry-After: 1\" (x Fixed(32), second half)",
+        options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, IncidentScenarios.HardCapWithRetryAfter(32), 32, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run)[0],
+        0.9,
+        AtLeast: true);
+
     private static readonly Scenario s_driftTwoSeconds = new(
         "the same latency drift judged over the 2 s after it (x Fixed(8))",
         options => ShapeMeasurement.DriftRatios(options, s_loop.CallSize, TimeSpan.FromSeconds(3.5))[0],
@@ -129,6 +141,8 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             0.8,
             AtLeast: true),
         [BandwidthDelayRules.ProbesSpacedByNoLatency] = s_slowNoHoldingItsPlace,
+        [BandwidthDelayRules.PauseTestedByOneCall] = s_capWithRetryAfterFirstContact,
+        [BandwidthDelayRules.RefusedProbeDoesNotPause] = s_capWithRetryAfterSteady,
         [BandwidthDelayRules.ProbeStepDoubles] = new(
             "a cap of 32 back after 1 s at 4, first contact cold (x Fixed(32) over the 1.5 s after it came back)",
             options => ShapeMeasurement.RecoveryRatios(options, s_loop.CallSize)[0],

@@ -20,6 +20,8 @@ public sealed class ScriptedDownstream<TCall>
     private readonly Queue<TCall> _waiting = new();
     private readonly List<(TimeSpan At, bool Rejected)> _calls = [];
     private int _served;
+    private double _tokens = double.NaN;
+    private TimeSpan _tokensAt;
 
     /// <param name="script">The downstream's state over time.</param>
     /// <param name="random">The simulation's seeded generator, shared with its client (so a run is repeatable for a seed): service times are drawn from it.</param>
@@ -57,6 +59,10 @@ public sealed class ScriptedDownstream<TCall>
         {
             Reject(call, now, storm);
         }
+        else if (state.RatePerSecond > 0 && !TakeToken(now, state))
+        {
+            Reject(call, now, state.RefusalRetryAfter);
+        }
         else if (_served < state.Capacity && _waiting.Count == 0)
         {
             Serve(call, now, state);
@@ -68,7 +74,7 @@ public sealed class ScriptedDownstream<TCall>
         else
         {
             _served += RefusalsTakeAPlace ? 1 : 0;
-            Reject(call, now, null);
+            Reject(call, now, state.RefusalRetryAfter);
         }
     }
 
@@ -81,6 +87,20 @@ public sealed class ScriptedDownstream<TCall>
         {
             Serve(_waiting.Dequeue(), now, state);
         }
+    }
+
+    /// <summary>Refills the rate limit's bucket to <paramref name="now"/> and takes a token from it if there is one.</summary>
+    private bool TakeToken(TimeSpan now, DownstreamState state)
+    {
+        _tokens = double.IsNaN(_tokens) ? state.RateBurst : Math.Min(state.RateBurst, _tokens + ((now - _tokensAt).TotalSeconds * state.RatePerSecond));
+        _tokensAt = now;
+        if (_tokens < 1)
+        {
+            return false;
+        }
+
+        _tokens--;
+        return true;
     }
 
     private void Reject(TCall call, TimeSpan now, TimeSpan? retryAfter)

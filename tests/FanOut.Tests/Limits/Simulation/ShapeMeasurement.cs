@@ -74,6 +74,29 @@ internal static class ShapeMeasurement
             return simulation.Run(Run).Fairness(SecondHalf, Run);
         });
 
+    /// <summary>
+    /// Per seed, Jain's index of <paramref name="clients"/> independent clients' goodputs over the second half, each with its
+    /// own limit, and their goodput together over Fixed(<paramref name="fixedLimit"/>)'s alone; both ascending.
+    /// </summary>
+    public static (double[] Fairness, double[] Totals) FairnessAndTotals(AdaptiveLimitOptions options, int clients, DownstreamScript script, int fixedLimit)
+    {
+        var runs = Enumerable.Range(1, Seeds).Select(seed =>
+        {
+            var simulation = new SharedDownstreamSimulation(script, seed);
+            for (var i = 0; i < clients; i++)
+            {
+                simulation.AddClient(clock => ConcurrencyLimit.Adaptive(options with { TimeProvider = clock }));
+            }
+
+            simulation.Run(Run);
+            var best = new LimitSimulation(script, seed);
+            best.Run(ConcurrencyLimit.Fixed(fixedLimit), duration: Run);
+            var together = Enumerable.Range(0, clients).Sum(i => simulation.Successes(i, SecondHalf, Run));
+            return (Fairness: simulation.Fairness(SecondHalf, Run), Total: together / (Run - SecondHalf).TotalSeconds / Throughput(best, SecondHalf));
+        }).ToList();
+        return (runs.Select(r => r.Fairness).Order().ToArray(), runs.Select(r => r.Total).Order().ToArray());
+    }
+
     /// <summary>The share of the goodput over the second half of a client that joins at 3 s beside one already running.</summary>
     public static double[] JoinerShares(AdaptiveLimitOptions options, DownstreamScript script) =>
         PerSeed(seed =>

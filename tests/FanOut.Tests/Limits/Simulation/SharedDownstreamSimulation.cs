@@ -99,7 +99,7 @@ public sealed class SharedDownstreamSimulation
             _downstream.Leave(Now);
         }
 
-        call.Client.Limit.RecordCompletion(call.Start, call.Rejected ? ItemOutcome.Overloaded : ItemOutcome.Succeeded, null);
+        call.Client.Limit.RecordCompletion(call.Start, call.Rejected ? ItemOutcome.Overloaded : ItemOutcome.Succeeded, call.RetryAfter);
         call.Client.Limit.Release();
         if (!call.Rejected)
         {
@@ -116,6 +116,7 @@ public sealed class SharedDownstreamSimulation
     private void Reject(Call call, TimeSpan? retryAfter)
     {
         call.Rejected = true;
+        call.RetryAfter = retryAfter;
         _events.Enqueue(call, ((Now + RejectionTime).Ticks, _sequence++));
     }
 
@@ -133,6 +134,9 @@ public sealed class SharedDownstreamSimulation
         public Client Client { get; } = client;
 
         public long Start { get; } = start;
+
+        /// <summary>The downstream's Retry-After on its "no" (none: FanOut's own back-off), told to the limit.</summary>
+        public TimeSpan? RetryAfter { get; set; }
 
         public bool Served { get; set; }
 
