@@ -11,7 +11,8 @@ namespace FanOut.Benchmarks.Adaptive;
 /// in the same round (the simulation suite asserts them on the fake clock, <c>LawShapeTests</c>):
 /// latency that rises smoothly with the calls in service (20 ms x (1 + (n/22)^2), peak throughput at 22), bimodal latency
 /// (90% 10 ms, 10% 160 ms, no overload), a hard cap of 32 whose "no" takes 200 ms, and CPU-bound synchronous bodies
-/// (5 ms of spinning on this machine's cores); and the same cap whose "no" holds its place in service while it comes.
+/// (5 ms of spinning on this machine's cores); the same cap whose "no" holds its place in service while it comes; and a cap
+/// whose every 429 carries "Retry-After: 1".
 /// A fourth argument runs only the shapes whose name contains it. Writes <c>adaptive-shapes.md</c>.
 /// </summary>
 public static class ShapesMeasurement
@@ -60,6 +61,13 @@ public static class ShapesMeasurement
                 Row(round, "cap 32, 20 ms, a slow \"no\" that holds its place (200 ms)", ">= 0.8x Fixed(32), <= 5% 429", holds, holdsDefault);
             }
 
+            if (Runs("retry-after"))
+            {
+                var hinted = await TimeBoxedAsync(ConcurrencyLimit.Fixed(32), CapWithRetryAfter());
+                var hintedDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), CapWithRetryAfter());
+                Row(round, "cap 32, 20 ms, every 429 with \"Retry-After: 1\"", ">= 0.8x Fixed(32), <= 5% 429", hinted, hintedDefault);
+            }
+
             if (Runs("cpu"))
             {
                 var spinFixed = await SpinAsync(ConcurrencyLimit.Fixed(cores));
@@ -81,7 +89,7 @@ public static class ShapesMeasurement
     private sealed record Cell(double Rate, int Limit, double RejectedShare);
 
     /// <summary>A downstream call: the time it takes given the calls in service (itself included), whether it says no, and whether a "no" holds its place in service while it comes.</summary>
-    private sealed class Downstream(Func<int, (TimeSpan Wait, bool No)> answer, bool noHoldsItsPlace = false)
+    private sealed class Downstream(Func<int, (TimeSpan Wait, bool No)> answer, bool noHoldsItsPlace = false, TimeSpan? retryAfter = null)
     {
         private int _inService;
         private long _calls;
@@ -118,7 +126,7 @@ public static class ShapesMeasurement
 
             if (no)
             {
-                throw new HttpRequestException("429 Too Many Requests", null, HttpStatusCode.TooManyRequests);
+                throw retryAfter is { } hint ? new OverloadedException("429 Too Many Requests, Retry-After: 1", hint) : new HttpRequestException("429 Too Many Requests", null, HttpStatusCode.TooManyRequests);
             }
         }
     }
@@ -139,6 +147,8 @@ public static class ShapesMeasurement
     }
 
     private static Downstream SlowNo(bool holdsItsPlace) => new(n => n > 32 ? (TimeSpan.FromMilliseconds(200), true) : (TimeSpan.FromMilliseconds(20), false), holdsItsPlace);
+
+    private static Downstream CapWithRetryAfter() => new(n => n > 32 ? (TimeSpan.Zero, true) : (TimeSpan.FromMilliseconds(20), false), retryAfter: TimeSpan.FromSeconds(1));
 
     private static async Task<Cell> TimeBoxedAsync(ConcurrencyLimit limit, Downstream downstream)
     {

@@ -30,7 +30,10 @@ internal static class BudgetScripts
     /// process knew when the overload came back, when that is lower than the budget now: a growth another process asked
     /// meanwhile (the requests crossed) is not cut from, as the core law cuts from the level a round ran at. A decrease is
     /// at least one permit and never goes below MIN. It publishes <c>b:BUDGET:GENERATION</c>.</para>
-    /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>.</para>
+    /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>; except on the "no" that
+    /// decreases a budget that had grown back to the rejected level (a probe's): the probe asked for that "no", and a cap whose
+    /// every 429 carries a Retry-After paused the whole fleet at every probe (0.09x a fixed budget of 32 with "Retry-After: 1").
+    /// The core limit's rule 6 (docs/adaptive.md); a second "no" of the same burst pauses.</para>
     /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
     /// has passed since the last decrease and the last growth, and the live leases are at least 7/8 of the budget (the fleet
     /// uses what it has). It publishes <c>b:BUDGET:GENERATION</c>.</para>
@@ -66,16 +69,18 @@ internal static class BudgetScripts
         local changed = 0
         if kind == 'o' then
           local pause = tonumber(ARGV[7])
-          if pause > 0 and now + pause > until_ms then
+          local decreases = tonumber(ARGV[6]) == generation and now - decreased_at >= window
+          local from = budget
+          if seen > 0 and seen < from then from = seen end
+          local probe = level > 0 and from >= level
+          if pause > 0 and now + pause > until_ms and not (decreases and probe) then
             until_ms = now + pause
             redis.call('HSET', KEYS[2], 'p', until_ms)
             redis.call('PUBLISH', ARGV[2], 'p:' .. pause)
             changed = 1
           end
-          if tonumber(ARGV[6]) == generation and now - decreased_at >= window then
-            local from = budget
-            if seen > 0 and seen < from then from = seen end
-            if level > 0 and from >= level then spacing = math.min(8, spacing * 2) else spacing = 2 end
+          if decreases then
+            if probe then spacing = math.min(8, spacing * 2) else spacing = 2 end
             level = from
             local target = math.floor(from * ratio)
             if slow then target = math.floor(from * 2 / 3) end

@@ -132,6 +132,32 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
         Assert.Equal(2, (long)await database.HashGetAsync(budgetKey, "k"));
     }
 
+    [Fact]
+    public async Task Adapt_ProbesNoWithARetryAfter_DecreasesWithoutPausingTheFleet()
+    {
+        // A cap whose every 429 carries "Retry-After: 1": the "no" to a probe is the one the probe asked for (docs/adaptive.md,
+        // rule 6). A "no" that is not a probe's pauses, and so does a second "no" of the probe's burst.
+        const long Window = 60_000;
+        var store = Store(initial: 10);
+        var budgetKey = store.LeasesKey.ToString().Replace(":leases", ":budget", StringComparison.Ordinal);
+        var database = redis.Connection.GetDatabase();
+        await database.HashSetAsync(budgetKey, [new("b", 10), new("g", 0), new("s", 0)]); // past slow start
+        Assert.Equal(10, (await store.AcquireAsync(await Registered(store), Ids(10))).Granted);
+
+        var first = await store.AdaptAsync(Overload(generation: 0) with { PauseMs = 1000 }); // 10 rejected: not a probe
+        Assert.Equal((9, 1, true), (first.Budget, first.Generation, first.Changed));
+        Assert.InRange(first.PausedMs, 1, 1000);
+        await database.HashSetAsync(budgetKey, "p", 0); // the pause over
+        var now = await ServerMilliseconds(database);
+        await database.HashSetAsync(budgetKey, [new("d", now - (3 * Window)), new("u", now - (3 * Window))]);
+        Assert.Equal(new BudgetReply(10, 1, 0, true), await store.AdaptAsync(Growth() with { WindowMs = Window })); // the probe
+
+        Assert.Equal(new BudgetReply(9, 2, 0, true), await store.AdaptAsync(Overload(generation: 1) with { PauseMs = 1000, WindowMs = Window }));
+        var second = await store.AdaptAsync(Overload(generation: 1) with { PauseMs = 1000, WindowMs = Window });
+        Assert.Equal((9, 2, true), (second.Budget, second.Generation, second.Changed));
+        Assert.InRange(second.PausedMs, 1, 1000);
+    }
+
     private static async Task<long> ServerMilliseconds(StackExchange.Redis.IDatabase database)
     {
         var time = (StackExchange.Redis.RedisResult[])(await database.ExecuteAsync("TIME"))!;

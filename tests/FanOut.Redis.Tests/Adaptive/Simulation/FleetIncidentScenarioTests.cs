@@ -81,6 +81,25 @@ public sealed class FleetIncidentScenarioTests(FakeClockRedisFixture redis, ITes
         Assert.True(ratio >= 0.8, context);
     }
 
+    [FakeClockFact]
+    public async Task FleetBudget_CapWhose429sCarryARetryAfter_IsNotPausedAtEveryProbe()
+    {
+        // A cap of 32 whose every 429 carries "Retry-After: 1": each refused probe paused the whole fleet for a second (0.09x
+        // a fixed budget of 32). A probe's own "no" does not pause (docs/adaptive.md, rule 6); first contact's still do, and
+        // cost the first seconds. Target: half a fixed budget's throughput, with the suite's margin.
+        const int Items = 16_000;
+        var script = IncidentScenarios.HardCapWithRetryAfter(32);
+        var adaptive = await RunAsync(script, items: Items);
+        var best = await RunAsync(script, items: Items, fixedBudget: 32);
+
+        var ratio = best.Elapsed / adaptive.Elapsed;
+        var context = $"{ratio:F2}x a fixed fleet budget of 32's throughput ({best.Elapsed.TotalMilliseconds:F0} / {adaptive.Elapsed.TotalMilliseconds:F0} ms), {adaptive.Rejected} of {adaptive.Calls.Count} calls refused, paused {adaptive.Timeline.Count(t => t.Limit == 0) * FleetSimulation.SamplePeriod.TotalMilliseconds:F0} ms; {Figures(adaptive)}";
+        output.WriteLine(context);
+        Assert.Equal(Items, adaptive.SucceededItems);
+        Assert.True(ratio >= 0.5 * 1.15, context);
+    }
+
+
     private async Task<FleetSimulation> RunAsync(DownstreamScript script, TimeSpan? duration = null, int items = int.MaxValue, bool firstContact = false, int? fixedBudget = null)
     {
         var server = redis.Server;
