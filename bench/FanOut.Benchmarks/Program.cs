@@ -26,7 +26,7 @@ namespace FanOut.Benchmarks;
 /// (FANOUT_LAW=bdp runs every adaptive limit on the staged law on the bandwidth-delay product; FANOUT_LEAVE_OUT=Rule[,Rule]
 /// leaves those of its rules out, for the ablation);
 /// <c>-- fairness [rounds] [results-dir]</c> independent clients, each with its own default limit, on one hard cap on the real clock;
-/// <c>-- shapes [rounds] [results-dir] [shape]</c> a smooth knee, bimodal latency, a slow "no" and CPU-bound bodies on the real clock, each against its best fixed limit;
+/// <c>-- shapes [rounds] [results-dir] [shape]</c> a smooth knee, bimodal latency, a slow "no" (taking a place or not), a cap whose 429s carry Retry-After and CPU-bound bodies on the real clock, each against its best fixed limit;
 /// <c>-- io-cpu [rounds] [results-dir]</c> I/O then CPU on the real clock: the band and the staged law against Fixed(16) and Fixed(256);
 /// <c>-- fresh waits [rounds]</c> / <c>-- fresh http --fanout PATH [rounds] [capacities]</c> first contact, each case in a fresh process.
 /// </summary>
