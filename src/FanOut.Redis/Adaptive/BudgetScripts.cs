@@ -32,8 +32,8 @@ internal static class BudgetScripts
     /// at least one permit and never goes below MIN. It publishes <c>b:BUDGET:GENERATION</c>.</para>
     /// <para>A pause moves the pause end to server-now + the pause, if later, and publishes <c>p:MS</c>; except on the "no" that
     /// decreases a budget that had grown back to the rejected level (a probe's): the probe asked for that "no", and a cap whose
-    /// every 429 carries a Retry-After paused the whole fleet at every probe (0.09x a fixed budget of 32 with "Retry-After: 1").
-    /// The core limit's rule 6 (docs/adaptive.md); a second "no" of the same burst pauses.</para>
+    /// every 429 carries a Retry-After would pause the whole fleet at every probe (the core limit's rule 6, docs/adaptive.md).
+    /// A second "no" of the same burst pauses.</para>
     /// <para>Growth evidence grows the budget (by half in slow start, else by one) when the fleet is not paused, one window
     /// has passed since the last decrease and the last growth, and the live leases are at least 7/8 of the budget (the fleet
     /// uses what it has). It publishes <c>b:BUDGET:GENERATION</c>.</para>

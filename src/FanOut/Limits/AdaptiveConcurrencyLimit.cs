@@ -184,8 +184,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
     /// A completion during a pause that was not a "no". Once every call sent before the pause has answered, one call tests
     /// it: a downstream that refuses every call (a storm, maintenance) refuses it too, and the pause runs to its end; one
     /// that answers it refused only the calls beyond its room (a cap whose 429s carry a Retry-After), and the pause ends
-    /// now, the law's back-off being the answer to that "no". Without the test such a cap paused every permit at every
-    /// refused probe: 0.17x Fixed(32) with a Retry-After of 1 s (docs/adaptive.md, "The Retry-After pause").
+    /// now, the law's back-off being the answer to that "no" (docs/adaptive.md, rule 6).
     /// </summary>
     private void TestedPause(ItemOutcome outcome)
     {

@@ -671,13 +671,13 @@ internal sealed class BandwidthDelayLaw
         return Set(Math.Min(Limit, level), reason);
     }
 
-    /// <summary>A "no": multiplicative back-off once per cut (a "no" to an item started before the last cut is already answered by it).</summary>
     /// <summary>
     /// True when a "no" to the item started at <paramref name="start"/> is the first answer to a probe: sent at or above the
     /// level that said no, after the probe began and before any cut since. The probe asked for that answer.
     /// </summary>
     public bool AnswersAProbe(long start) => _ceiling > 0 && _probedAt != long.MaxValue && _probedAt > _lastCutAt && start >= _probedAt;
 
+    /// <summary>A "no": multiplicative back-off once per cut (a "no" to an item started before the last cut is already answered by it).</summary>
     private LimitDecision Rejected(long start, int inFlight, long now)
     {
         _rejectionLatency = now - start;
