@@ -1,17 +1,18 @@
 using System.Globalization;
 using System.Text;
 
+using FanOut;
 using FanOut.Lab.ServerOverload;
 
-// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x|limit2x] [measured seconds] [warm-up seconds] [rounds] [row filter]
+// dotnet run -c Release --project bench/FanOut.ServerOverload -- [simulated|postgres|all|timeline|queue|fanout|sweep|start|limit4x|limit2x|compose] [measured seconds] [warm-up seconds] [rounds] [row filter]
 // Environment: POOL (the backend's connections at once, default 4), SERVICE_MS (one query's time, default 40); BACKEND=cpu
 // makes sweep's bottleneck the service's own CPU (SHA-256 for SERVICE_MS per request, default 5) instead of the database;
 // FANOUT_LEAVE_OUT=Rule[,Rule] leaves those rules of the adaptive law out of every limit (the ablation, docs/adaptive.md).
 FanOut.AdaptiveLimitOptions.RulesLeftOutByDefault = Enum.Parse<FanOut.Limits.Adaptive.BandwidthDelayRules>(Environment.GetEnvironmentVariable("FANOUT_LEAVE_OUT") ?? "None");
 var which = args.Length > 0 ? args[0] : "all";
-if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x" or "limit2x"))
+if (which is not ("simulated" or "postgres" or "all" or "timeline" or "queue" or "fanout" or "sweep" or "start" or "limit4x" or "limit2x" or "compose"))
 {
-    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start, limit4x or limit2x.");
+    Console.Error.WriteLine($"unknown mode '{which}': choose simulated, postgres, all, timeline, queue, fanout, sweep, start, limit4x, limit2x or compose.");
     return 2;
 }
 
@@ -119,6 +120,67 @@ if (which is "limit4x" or "limit2x" && PostgresServer.WhyNot() is null)
             var counted = cell!.LimitTimeline.Where(t => t.Seconds >= warmup.TotalSeconds).Select(t => t.Limit).ToArray();
             Line($"{ServerOverloadRun.MarkdownRow(cell)} below {capacity}: {counted.Count(l => l < capacity) * 100.0 / counted.Length:0}% of samples, at {capacity}: {counted.Count(l => l == capacity) * 100.0 / counted.Length:0}%; limit every 0.1 s: {string.Join(' ', counted)}; load average {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
         }
+    }
+}
+
+if (which == "compose")
+{
+    // A FanOut client on a FanOut server: a fan-out calls a service that admits with AddFanOutConcurrency() (its refusals
+    // carry Retry-After: 1) in front of the simulated dependency; the client's default adaptive limit against Fixed(POOL),
+    // alternating in rounds, each time-boxed and judged over its second half (docs/server.md, rule 6 of docs/adaptive.md).
+    var rounds = args.Length > 3 ? int.Parse(args[3], CultureInfo.InvariantCulture) : 3;
+    await using var backend = new SimulatedBackend(capacity, serviceTime);
+    Line($"A fan-out on a FanOut.AspNetCore service over {backend.Describe}; {measured.TotalSeconds:0} s judged after {warmup.TotalSeconds:0} s; FANOUT_LEAVE_OUT={Environment.GetEnvironmentVariable("FANOUT_LEAVE_OUT") ?? "none"}");
+    Line("");
+    Line("| round | client | ok/s | x Fixed | refused by the service | the client's limit at the end |");
+    Line("|---:|---|---:|---:|---:|---:|");
+    for (var round = 0; round < rounds; round++)
+    {
+        var fixedCell = await ComposeAsync(ConcurrencyLimit.Fixed(capacity));
+        var adaptiveCell = await ComposeAsync(ConcurrencyLimit.Adaptive());
+        Line(string.Create(CultureInfo.InvariantCulture, $"| {round} | Fixed({capacity}) | {fixedCell.Rate:F0} | 1.00x | {fixedCell.Refused:P1} | {capacity} |"));
+        Line(string.Create(CultureInfo.InvariantCulture, $"| {round} | default (adaptive) | {adaptiveCell.Rate:F0} | **{adaptiveCell.Rate / fixedCell.Rate:F2}x** | {adaptiveCell.Refused:P1} | {adaptiveCell.Limit} |"));
+    }
+
+    async Task<(double Rate, double Refused, int Limit)> ComposeAsync(ConcurrencyLimit limit)
+    {
+        // A fresh service per run, so the service's own limit starts where a deployment's does.
+        await using var app = await OverloadApp.StartAsync(OverloadRow.FanOutAdaptive, backend);
+        using var http = new HttpClient();
+        long ok = 0, calls = 0, refused = 0;
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        using var end = new CancellationTokenSource(warmup + measured);
+        try
+        {
+            await Enumerable.Range(0, int.MaxValue).FanOutAsync(
+                async (_, ct) =>
+                {
+                    using var response = await http.GetAsync(app.WorkUrl, ct);
+                    var judged = clock.Elapsed >= warmup;
+                    Interlocked.Add(ref calls, judged ? 1 : 0);
+                    if ((int)response.StatusCode is 429 or 503)
+                    {
+                        Interlocked.Add(ref refused, judged ? 1 : 0);
+                        if (limit.Kind == "adaptive")
+                        {
+                            throw new OverloadedException($"{(int)response.StatusCode}", response.Headers.RetryAfter?.Delta); // backs off, the item runs again
+                        }
+
+                        return; // a fixed limit runs no item again: the refused call is counted, and the next item goes
+                    }
+
+                    response.EnsureSuccessStatusCode();
+                    Interlocked.Add(ref ok, judged ? 1 : 0);
+                },
+                new FanOutOptions { Limit = limit, OverloadRetries = 100 },
+                end.Token);
+        }
+        catch (OperationCanceledException) when (end.IsCancellationRequested)
+        {
+            // the time box
+        }
+
+        return (ok / measured.TotalSeconds, (double)refused / Math.Max(1, calls), limit.Current);
     }
 }
 
