@@ -9,6 +9,9 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
 {
     private const double Ratio = 0.9;
 
+    /// <summary>A window of a minute: the tests move the last decrease and growth back in Redis's own clock instead of waiting for one.</summary>
+    private const long Window = 60_000;
+
     [Fact]
     public async Task Adapt_OverloadsOfOneGeneration_DecreaseOnce()
     {
@@ -105,18 +108,8 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
         // The core law's spaced probing: against a hard cap the budget goes back up to the level that was rejected only
         // every few windows, not every window. The test never waits for a window (a minute): it moves the last decrease
         // and growth back in Redis's own clock instead.
-        const long Window = 60_000;
-        var store = Store(initial: 10);
-        var budgetKey = store.LeasesKey.ToString().Replace(":leases", ":budget", StringComparison.Ordinal);
-        var database = redis.Connection.GetDatabase();
-        await database.HashSetAsync(budgetKey, [new("b", 10), new("g", 0), new("s", 0)]); // past slow start
-        Assert.Equal(10, (await store.AcquireAsync(await Registered(store), Ids(10))).Granted); // the fleet uses its budget
-        async Task<BudgetReply> GrowAfter(double windowsSinceDecrease, double windowsSinceGrowth = 10)
-        {
-            var now = await ServerMilliseconds(database);
-            await database.HashSetAsync(budgetKey, [new("d", now - (long)(windowsSinceDecrease * Window)), new("u", now - (long)(windowsSinceGrowth * Window))]);
-            return await store.AdaptAsync(Growth() with { WindowMs = Window });
-        }
+        var (store, budgetKey, database) = await PastSlowStartUsingTenAsync();
+        Task<BudgetReply> GrowAfter(double windowsSinceDecrease, double windowsSinceGrowth = 10) => GrowAfterAsync(store, budgetKey, windowsSinceDecrease, windowsSinceGrowth);
 
         Assert.Equal(new BudgetReply(9, 1, 0, true), await store.AdaptAsync(Overload(generation: 0))); // 10 rejected
         Assert.Equal(new BudgetReply(9, 1, 0, false), await GrowAfter(1.5)); // a window is not enough to probe 10 again
@@ -137,25 +130,38 @@ public sealed class BudgetScriptTests(RedisServer redis) : IClassFixture<RedisSe
     {
         // A cap whose every 429 carries "Retry-After: 1": the "no" to a probe is the one the probe asked for (docs/adaptive.md,
         // rule 6). A "no" that is not a probe's pauses, and so does a second "no" of the probe's burst.
-        const long Window = 60_000;
-        var store = Store(initial: 10);
-        var budgetKey = store.LeasesKey.ToString().Replace(":leases", ":budget", StringComparison.Ordinal);
-        var database = redis.Connection.GetDatabase();
-        await database.HashSetAsync(budgetKey, [new("b", 10), new("g", 0), new("s", 0)]); // past slow start
-        Assert.Equal(10, (await store.AcquireAsync(await Registered(store), Ids(10))).Granted);
+        var (store, budgetKey, database) = await PastSlowStartUsingTenAsync();
 
         var first = await store.AdaptAsync(Overload(generation: 0) with { PauseMs = 1000 }); // 10 rejected: not a probe
         Assert.Equal((9, 1, true), (first.Budget, first.Generation, first.Changed));
         Assert.InRange(first.PausedMs, 1, 1000);
         await database.HashSetAsync(budgetKey, "p", 0); // the pause over
-        var now = await ServerMilliseconds(database);
-        await database.HashSetAsync(budgetKey, [new("d", now - (3 * Window)), new("u", now - (3 * Window))]);
-        Assert.Equal(new BudgetReply(10, 1, 0, true), await store.AdaptAsync(Growth() with { WindowMs = Window })); // the probe
+        Assert.Equal(new BudgetReply(10, 1, 0, true), await GrowAfterAsync(store, budgetKey, 3)); // the probe
 
         Assert.Equal(new BudgetReply(9, 2, 0, true), await store.AdaptAsync(Overload(generation: 1) with { PauseMs = 1000, WindowMs = Window }));
         var second = await store.AdaptAsync(Overload(generation: 1) with { PauseMs = 1000, WindowMs = Window });
         Assert.Equal((9, 2, true), (second.Budget, second.Generation, second.Changed));
         Assert.InRange(second.PausedMs, 1, 1000);
+    }
+
+    /// <summary>A fleet past slow start at a budget of 10, all of it in use as leases.</summary>
+    private async Task<(LeaseStore Store, string BudgetKey, StackExchange.Redis.IDatabase Database)> PastSlowStartUsingTenAsync()
+    {
+        var store = Store(initial: 10);
+        var budgetKey = store.LeasesKey.ToString().Replace(":leases", ":budget", StringComparison.Ordinal);
+        var database = redis.Connection.GetDatabase();
+        await database.HashSetAsync(budgetKey, [new("b", 10), new("g", 0), new("s", 0)]); // past slow start
+        Assert.Equal(10, (await store.AcquireAsync(await Registered(store), Ids(10))).Granted); // the fleet uses its budget
+        return (store, budgetKey, database);
+    }
+
+    /// <summary>Asks growth as if the last decrease and the last growth were that many windows ago.</summary>
+    private async Task<BudgetReply> GrowAfterAsync(LeaseStore store, string budgetKey, double windowsSinceDecrease, double windowsSinceGrowth = 10)
+    {
+        var database = redis.Connection.GetDatabase();
+        var now = await ServerMilliseconds(database);
+        await database.HashSetAsync(budgetKey, [new("d", now - (long)(windowsSinceDecrease * Window)), new("u", now - (long)(windowsSinceGrowth * Window))]);
+        return await store.AdaptAsync(Growth() with { WindowMs = Window });
     }
 
     private static async Task<long> ServerMilliseconds(StackExchange.Redis.IDatabase database)
