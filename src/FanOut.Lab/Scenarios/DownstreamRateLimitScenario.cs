@@ -1,5 +1,3 @@
-using System.Globalization;
-
 using FanOut.Downstream;
 using FanOut.Lab.Results;
 using FanOut.Lab.Strategies;
@@ -105,7 +103,5 @@ public sealed class DownstreamRateLimitScenario : Scenario
 
     /// <summary>True when every item of the case succeeded (its item count from the case's parameters; without one, when none failed).</summary>
     private static bool CompletedEveryItem(CaseResult c) =>
-        c.Parameters.TryGetValue("itemCount", out var items)
-            ? c.Io!.Successes >= Convert.ToDouble(items, CultureInfo.InvariantCulture)
-            : c.Io!.Failures == 0;
+        Find.Number(c, "itemCount") is { } items ? c.Io!.Successes >= items : c.Io!.Failures == 0;
 }

@@ -39,6 +39,24 @@ public sealed class DownstreamRateLimitVerdictTests
         Assert.Contains("(best of those that dropped items: Parallel.ForEachAsync (DOP 50), 533 ok/s)", verdict, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void Verdict_ItemCountReadBackFromAChildProcess_IsReadAsANumber()
+    {
+        // A case run in a child process comes back through JSON: its parameters are JSON elements (the main job threw here).
+        var fromJson = Row("FanOut (default, 429 thrown)", ok: 2_000, failed: 69, okPerSecond: 505) with
+        {
+            Parameters = new Dictionary<string, object> { ["itemCount"] = System.Text.Json.JsonDocument.Parse("2000").RootElement.Clone() },
+        };
+        var measured = Result(
+            Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
+            Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
+            fromJson);
+
+        var verdict = new DownstreamRateLimitScenario().Verdict(measured);
+
+        Assert.Contains("Of the strategies that completed every item, FanOut (default, 429 thrown) was fastest (505 ok/s).", verdict, StringComparison.Ordinal);
+    }
+
     private static ScenarioResult Result(params CaseResult[] cases) => ScenarioResults.Of("downstream-rate-limit", cases);
 
     private static CaseResult Row(string strategy, double ok, double failed, double okPerSecond) => new()
