@@ -11,10 +11,9 @@ public sealed class DownstreamRateLimitVerdictTests
     public void Verdict_BestBurstyRow_IsOneThatDroppedItems()
     {
         var measured = Result(
-            Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
-            Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
+            [.. BurstyRows(),
             // Completed every item and has the highest rate: not one of the bursty strategies the sentence is about.
-            Row("FanOut (Fixed 50, 500/s bucket)", ok: 2_000, failed: 0, okPerSecond: 600));
+            Row("FanOut (Fixed 50, 500/s bucket)", ok: 2_000, failed: 0, okPerSecond: 600)]);
 
         var verdict = new DownstreamRateLimitScenario().Verdict(measured);
 
@@ -28,10 +27,9 @@ public sealed class DownstreamRateLimitVerdictTests
         // FanOut's default with each 429 thrown runs a refused item again: its 429s are failed attempts, and every item
         // succeeded. Seen on the real clock at 505 ok/s beside the rate limiter's 487, while the verdict named the limiter.
         var measured = Result(
-            Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
-            Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
+            [.. BurstyRows(),
             Row("FanOut (Fixed 50, 500/s bucket)", ok: 2_000, failed: 0, okPerSecond: 487),
-            Row("FanOut (default, 429 thrown)", ok: 2_000, failed: 69, okPerSecond: 505));
+            Row("FanOut (default, 429 thrown)", ok: 2_000, failed: 69, okPerSecond: 505)]);
 
         var verdict = new DownstreamRateLimitScenario().Verdict(measured);
 
@@ -48,14 +46,20 @@ public sealed class DownstreamRateLimitVerdictTests
             Parameters = new Dictionary<string, object> { ["itemCount"] = System.Text.Json.JsonDocument.Parse("2000").RootElement.Clone() },
         };
         var measured = Result(
-            Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
-            Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
-            fromJson);
+            [.. BurstyRows(),
+            fromJson]);
 
         var verdict = new DownstreamRateLimitScenario().Verdict(measured);
 
         Assert.Contains("Of the strategies that completed every item, FanOut (default, 429 thrown) was fastest (505 ok/s).", verdict, StringComparison.Ordinal);
     }
+
+    /// <summary>The two strategies that drop most items against 500/s (their 429s are not run again).</summary>
+    private static CaseResult[] BurstyRows() =>
+    [
+        Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
+        Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
+    ];
 
     private static ScenarioResult Result(params CaseResult[] cases) => ScenarioResults.Of("downstream-rate-limit", cases);
 
