@@ -553,7 +553,8 @@ internal sealed class BandwidthDelayLaw
         }
 
         Phase = BandwidthDelayPhase.Steady;
-        return Set(settled, LimitChangeReason.RemeasureDone);
+        // Never below the level the drain ran at: with its rates forgotten (a slower downstream) the model holds no target.
+        return Set(Math.Max(settled, level), LimitChangeReason.RemeasureDone);
     }
 
     /// <summary>After a cold first round's drain: slow start from the initial limit, its queue tests against the drain's <paramref name="median"/>.</summary>

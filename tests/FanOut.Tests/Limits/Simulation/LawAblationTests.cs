@@ -119,9 +119,9 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         [BandwidthDelayRules.PairedRates] = s_lognormalPoolOf16,
         [BandwidthDelayRules.NewBaseForgetsRates] = s_driftTwoSeconds,
         [BandwidthDelayRules.PairedSlowStartReference] = new(
-            "heavy tail without overload (x Fixed(256), second half, worst seed)",
+            "heavy tail without overload (x Fixed(256), second half, worst seed; 0.8 with the issue's 15% margin, as LawShapeTests asserts at the loop)",
             options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, ShapeMeasurement.HeavyTail, 256, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run)[0],
-            0.8,
+            0.8 * 1.15,
             AtLeast: true),
         [BandwidthDelayRules.ReferenceFromNewLevels] = s_slowStartExitsAtServer,
         [BandwidthDelayRules.CutBelowTheRefusedCall] = new(
