@@ -330,7 +330,7 @@ internal sealed class AdaptiveConcurrencyLimit : ConcurrencyLimit
                 CountAnswer(now - startTimestamp);
             }
 
-            var decision = _law.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, now);
+            var decision = _law.OnAnswer(startTimestamp, now - startTimestamp, succeeded, outcome == ItemOutcome.Overloaded, inFlight, now, Current);
             if (decision.Reason != LimitChangeReason.Hold)
             {
                 _reason = decision.Reason;

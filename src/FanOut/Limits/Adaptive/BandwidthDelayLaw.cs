@@ -98,6 +98,17 @@ internal sealed class BandwidthDelayLaw
     private long _readingStart = long.MinValue;
     private int _peakInFlight;
 
+    // The reading's time between answers, and the part of it every permit granted was in use (the limit bound): a caller with
+    // nothing to send for a while (a shared limit between two calls) reads its own idleness as the downstream's rate.
+    private long _lastAnswerAt = long.MinValue;
+    private long _timedSpan;
+    private int _timedAnswers;
+    private long _boundSpan;
+    private int _boundAnswers;
+
+    /// <summary>The permits the owner granted when the answer came in (its limit as paced); the law's own limit by default.</summary>
+    private int _granted;
+
     // The model: the last ModelReadings readings' rates, and the latency without a queue (the median of the last drains'
     // cohorts; before the first drain, the least median of slow start's readings).
     private readonly double[] _rates = new double[ModelReadings];
@@ -222,9 +233,10 @@ internal sealed class BandwidthDelayLaw
     /// <summary>What the model says the downstream carries, with the target's gain for room (0: nothing measured yet).</summary>
     public int Target => TargetAt(MostRate());
 
-    /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>, with <paramref name="inFlight"/> calls (this one included) in flight.</summary>
-    public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long now)
+    /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>, with <paramref name="inFlight"/> calls (this one included) in flight of the <paramref name="granted"/> permits the owner gives (its limit as paced; -1: the law's limit).</summary>
+    public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long now, int granted = -1)
     {
+        _granted = granted < 0 ? Limit : granted;
         _started = ++_answered + inFlight - 1;
         var before = Limit;
         var decision = overload ? Rejected(start, inFlight, now)
@@ -269,6 +281,18 @@ internal sealed class BandwidthDelayLaw
         _latencies[_answers++] = latency;
         _latencySum += latency;
         _peakInFlight = Math.Max(_peakInFlight, inFlight);
+        if (_lastAnswerAt != long.MinValue && now > _lastAnswerAt)
+        {
+            // Since the last answer the calls in flight were this answer's count: none starts but as another ends.
+            var span = now - _lastAnswerAt;
+            var bound = inFlight >= _granted;
+            _timedSpan += span;
+            _timedAnswers++;
+            _boundSpan += bound ? span : 0;
+            _boundAnswers += bound ? 1 : 0;
+        }
+
+        _lastAnswerAt = now;
         // A reading spans a round trip at least: answers of one round come back together, and a rate read over a fraction of
         // a round trip counts that burst as throughput.
         var size = Phase == BandwidthDelayPhase.Steady ? ReadingAnswers : ShortReadingAnswers;
@@ -385,8 +409,14 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
+        // The rate while the limit bound, over the reading's (answers per time between answers, both): a reading that was
+        // partly idle on the caller's side reads the downstream at its rate while busy. Only while no level has said no: a
+        // hard cap's refusals bound the limit, and a slow "no" keeps what the model says was carried.
+        var busy = Phase == BandwidthDelayPhase.Steady && _ceiling == 0 && _boundAnswers >= ShortReadingAnswers / 2 && Uses(BandwidthDelayRules.RateReadWhileTheLimitBinds)
+            ? Math.Max(1, _boundAnswers / (double)_boundSpan / (_timedAnswers / (double)_timedSpan))
+            : 1;
         StartReading(now);
-        Remember(filled ? rate : 0);
+        Remember(filled ? rate * busy : 0);
         if (Phase == BandwidthDelayPhase.SlowStart)
         {
             return LimitDecision.Hold(Limit); // slow start decides on cohorts (JudgeSlowStartCohort); its readings measure the rate
@@ -726,6 +756,10 @@ internal sealed class BandwidthDelayLaw
         _answers = 0;
         _latencySum = 0;
         _peakInFlight = 0;
+        _timedSpan = 0;
+        _timedAnswers = 0;
+        _boundSpan = 0;
+        _boundAnswers = 0;
         _readingStart = at;
     }
 

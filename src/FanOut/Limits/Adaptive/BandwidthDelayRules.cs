@@ -74,4 +74,7 @@ internal enum BandwidthDelayRules
 
     /// <summary>A Retry-After on the first "no" to a probe does not pause: the probe asked for that "no", and the law backs off from it (a cap whose 429s carry a Retry-After).</summary>
     RefusedProbeDoesNotPause = 1 << 20,
+
+    /// <summary>A steady reading's rate is read while the limit bound, where the caller had nothing to send for part of it (a shared limit between calls, under a latency drift).</summary>
+    RateReadWhileTheLimitBinds = 1 << 21,
 }

@@ -20,6 +20,7 @@ public sealed class LawAblationTests(ITestOutputHelper output)
 
     private static readonly LawPlace s_loop = LawPlace.Named("loop");
     private static readonly LawPlace s_server = LawPlace.Named("server");
+    private static readonly LawPlace s_shared = LawPlace.Named("shared");
 
     /// <summary>The server place's options (the law started at 4) with the rules <paramref name="options"/> leaves out.</summary>
     private static AdaptiveLimitOptions AtServer(AdaptiveLimitOptions options) => s_server.Options with { RulesLeftOut = options.RulesLeftOut };
@@ -143,6 +144,11 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         [BandwidthDelayRules.ProbesSpacedByNoLatency] = s_slowNoHoldingItsPlace,
         [BandwidthDelayRules.PauseTestedByOneCall] = s_capWithRetryAfterFirstContact,
         [BandwidthDelayRules.RefusedProbeDoesNotPause] = s_capWithRetryAfterSteady,
+        [BandwidthDelayRules.RateReadWhileTheLimitBinds] = new(
+            "a latency drift without overload, 20 -> 200 ms over 5 s, at the shared place (calls of 100; x Fixed(256) from 2 s to 10 s)",
+            options => ShapeMeasurement.ThroughputRatios(options, s_shared.CallSize, ShapeMeasurement.LatencyDrift, 256, TimeSpan.FromSeconds(2), ShapeMeasurement.Run)[0],
+            0.8,
+            AtLeast: true),
         [BandwidthDelayRules.ProbeStepDoubles] = new(
             "a cap of 32 back after 1 s at 4, first contact cold (x Fixed(32) over the 1.5 s after it came back)",
             options => ShapeMeasurement.RecoveryRatios(options, s_loop.CallSize)[0],

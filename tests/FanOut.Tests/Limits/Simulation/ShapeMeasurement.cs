@@ -13,6 +13,9 @@ internal static class ShapeMeasurement
     /// <summary>A heavy tail without overload: 40 ms, p99 10x the median, room for everything.</summary>
     public static readonly DownstreamScript HeavyTail = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
 
+    /// <summary>A downstream that slows down without overload: room for everything, its latency 20 -> 200 ms over the first 5 s, then steady.</summary>
+    public static readonly DownstreamScript LatencyDrift = new(at => new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * Math.Min(1, at.TotalSeconds / 5))) });
+
     /// <summary>Calls sent before the first answer arrive this much later: connections opened, as over HTTP, so the first round is cold.</summary>
     public static readonly TimeSpan ColdStart = TimeSpan.FromMilliseconds(100);
 
