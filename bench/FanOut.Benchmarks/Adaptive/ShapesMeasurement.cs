@@ -40,6 +40,13 @@ public static class ShapesMeasurement
                 Row(round, "latency rising smoothly, peak at 22", ">= 0.9x Fixed(22)", knee, kneeDefault);
             }
 
+            if (Runs("knee-heavy"))
+            {
+                var kneeHeavy = await TimeBoxedAsync(ConcurrencyLimit.Fixed(22), SmoothKneeHeavyTail(round));
+                var kneeHeavyDefault = await TimeBoxedAsync(ConcurrencyLimit.Adaptive(), SmoothKneeHeavyTail(round));
+                Row(round, "the same knee behind a heavy tail (p99 10x)", ">= 0.8x Fixed(22)", kneeHeavy, kneeHeavyDefault);
+            }
+
             if (Runs("bimodal"))
             {
                 var bimodal = await TimeBoxedAsync(ConcurrencyLimit.Fixed(256), Bimodal(round));
@@ -132,6 +139,23 @@ public static class ShapesMeasurement
     }
 
     private static Downstream SmoothKnee() => new(n => (TimeSpan.FromMilliseconds(20 * (1 + Math.Pow(n / 22.0, 2))), false));
+
+    /// <summary>The smooth knee times a lognormal whose p99 is 10x its median (sigma ln(10) / 2.326): noise on a downstream that has no cap.</summary>
+    private static Downstream SmoothKneeHeavyTail(int seed)
+    {
+        var random = new Random(seed);
+        var gate = new Lock();
+        return new(n =>
+        {
+            double normal;
+            lock (gate)
+            {
+                normal = Math.Sqrt(-2 * Math.Log(1 - random.NextDouble())) * Math.Cos(2 * Math.PI * random.NextDouble());
+            }
+
+            return (TimeSpan.FromMilliseconds(20 * (1 + Math.Pow(n / 22.0, 2)) * Math.Exp(Math.Log(10) / 2.326 * normal)), false);
+        });
+    }
 
     private static Downstream Bimodal(int seed)
     {
