@@ -409,10 +409,10 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
-        // The rate while the limit bound, over the reading's (answers per time between answers, both): a reading that was
-        // partly idle on the caller's side reads the downstream at its rate while busy. Only while no level has said no: a
-        // hard cap's refusals bound the limit, and a slow "no" keeps what the model says was carried.
-        var busy = Phase == BandwidthDelayPhase.Steady && _ceiling == 0 && _boundAnswers >= ShortReadingAnswers / 2 && Uses(BandwidthDelayRules.RateReadWhileTheLimitBinds)
+        // The rate while the limit bound, over the reading's (answers per time between answers, both): a reading idle on the
+        // caller's side more than half its time reads the downstream at its rate while busy. Only while no level has said no:
+        // a hard cap's refusals bound the limit, and a slow "no" keeps what the model says was carried.
+        var busy = Phase == BandwidthDelayPhase.Steady && _ceiling == 0 && _boundAnswers >= ShortReadingAnswers / 2 && 2 * _boundSpan < _timedSpan && Uses(BandwidthDelayRules.RateReadWhileTheLimitBinds)
             ? Math.Max(1, _boundAnswers / (double)_boundSpan / (_timedAnswers / (double)_timedSpan))
             : 1;
         StartReading(now);
