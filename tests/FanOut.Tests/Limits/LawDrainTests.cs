@@ -3,7 +3,7 @@ using FanOut.Tests.Infrastructure;
 
 namespace FanOut.Tests.Limits;
 
-/// <summary>The adaptive law's drains (docs/adaptive.md, rule 3): where a drain leaves the limit when it ends.</summary>
+/// <summary>The adaptive law's drains and readings (docs/adaptive.md, rules 1 and 4): where a drain leaves the limit, and which rate a reading takes.</summary>
 public sealed class LawDrainTests
 {
     private static readonly long s_ms = TimeSpan.TicksPerMillisecond;
@@ -47,5 +47,49 @@ public sealed class LawDrainTests
 
         Assert.Equal(2, deeperLevel);
         Assert.True(settled >= deeperLevel, $"the drain at {deeperLevel} ended at {settled}");
+    }
+
+    [Fact]
+    public void Reading_WhoseAnswersSometimesFindAPermitBeingGivenBack_TakesItsOwnRate()
+    {
+        // On the real clock other workers give their permits back while an answer is read, so a loop's answer now and then
+        // counts one call fewer than the permits granted: the limit looks idle for that gap. A busy loop over four servers
+        // sharing their time, read so in two answers of five, must settle where the same loop read exactly does: counted as
+        // idle, those gaps made a ratio of two noisy rates, clamped at 1, read its rate high (a limit of 6.3 against 5.6).
+        var exact = MeanLimitOverSecondHalf(missedOneInFive: 0);
+        var racy = MeanLimitOverSecondHalf(missedOneInFive: 2);
+
+        Assert.True(racy >= exact * 0.95 && racy <= exact * 1.05, $"read exactly {exact:F2}, with the race {racy:F2}");
+    }
+
+    private static double MeanLimitOverSecondHalf(int missedOneInFive)
+    {
+        var law = new BandwidthDelayLaw(new AdaptiveLimitOptions { TimeProvider = new ManualTimeProvider() });
+        var random = new Random(7);
+        var inFlight = new PriorityQueue<(long Start, long End), long>();
+        long now = 0, started = 0, sum = 0, samples = 0;
+        var end = 20_000 * s_ms;
+        while (now < end)
+        {
+            while (inFlight.Count < law.Limit)
+            {
+                var noise = Math.Exp(0.3 * Math.Sqrt(-2 * Math.Log(1 - random.NextDouble())) * Math.Cos(2 * Math.PI * random.NextDouble()));
+                var latency = (long)(10 * s_ms * Math.Max(1, (inFlight.Count + 1) / 4.0) * noise);
+                inFlight.Enqueue((now, now + latency), now + latency);
+                started++;
+            }
+
+            var (start, answered) = inFlight.Dequeue();
+            now = answered;
+            var granted = started % 5 < missedOneInFive ? law.Limit + 1 : law.Limit;
+            law.OnAnswer(start, answered - start, succeeded: true, overload: false, inFlight: inFlight.Count + 1, now, granted);
+            if (now >= end / 2)
+            {
+                sum += law.Limit;
+                samples++;
+            }
+        }
+
+        return (double)sum / samples;
     }
 }

@@ -106,9 +106,6 @@ internal sealed class BandwidthDelayLaw
     private long _boundSpan;
     private int _boundAnswers;
 
-    /// <summary>The permits the owner granted when the answer came in (its limit as paced); the law's own limit by default.</summary>
-    private int _granted;
-
     // The model: the last ModelReadings readings' rates, and the latency without a queue (the median of the last drains'
     // cohorts; before the first drain, the least median of slow start's readings).
     private readonly double[] _rates = new double[ModelReadings];
@@ -236,19 +233,18 @@ internal sealed class BandwidthDelayLaw
     /// <summary>A success, a plain failure or a "no" (<paramref name="overload"/>) of an item started at <paramref name="start"/>, with <paramref name="inFlight"/> calls (this one included) in flight of the <paramref name="granted"/> permits the owner gives (its limit as paced; -1: the law's limit).</summary>
     public LimitDecision OnAnswer(long start, long latency, bool succeeded, bool overload, int inFlight, long now, int granted = -1)
     {
-        _granted = granted < 0 ? Limit : granted;
         _started = ++_answered + inFlight - 1;
         var before = Limit;
         var decision = overload ? Rejected(start, inFlight, now)
             : Phase == BandwidthDelayPhase.Draining ? Drained(start, latency, now)
-            : succeeded ? Judged(Answered(start, latency, inFlight, now), start, latency, now)
+            : succeeded ? Judged(Answered(start, latency, inFlight, granted < 0 ? Limit : granted, now), start, latency, now)
             : LimitDecision.Hold(Limit);
         Debug.Assert(Limit >= _options.MinLimit && Limit <= _options.MaxLimit);
         Debug.Assert(decision.Limit == Limit && (Limit == before || decision.Reason != LimitChangeReason.Hold));
         return decision;
     }
 
-    private LimitDecision Answered(long start, long latency, int inFlight, long now)
+    private LimitDecision Answered(long start, long latency, int inFlight, int granted, long now)
     {
         _firstAnswerAt = Math.Min(_firstAnswerAt, now);
         if (Phase == BandwidthDelayPhase.SlowStart && _referenceFromFirstRound && Uses(BandwidthDelayRules.ColdFirstRound) && ColdRatio * Math.Max(latency, _noiseFloor) < _reference)
@@ -283,9 +279,10 @@ internal sealed class BandwidthDelayLaw
         _peakInFlight = Math.Max(_peakInFlight, inFlight);
         if (_lastAnswerAt != long.MinValue && now > _lastAnswerAt)
         {
-            // Since the last answer the calls in flight were this answer's count: none starts but as another ends.
+            // Since the last answer the calls in flight were this answer's count: none starts but as another ends. Bound within
+            // one permit: on the real clock another worker may be giving its permit back while this answer is read.
             var span = now - _lastAnswerAt;
-            var bound = inFlight >= _granted;
+            var bound = inFlight + 1 >= granted;
             _timedSpan += span;
             _timedAnswers++;
             _boundSpan += bound ? span : 0;
@@ -409,10 +406,10 @@ internal sealed class BandwidthDelayLaw
         var level = _latencySum / duration;
         var mean = _latencySum / answers.Length;
         var filled = (long)InFlightFactor * _peakInFlight > Limit;
-        // The rate while the limit bound, over the reading's (answers per time between answers, both): a reading idle on the
-        // caller's side more than half its time reads the downstream at its rate while busy. Only while no level has said no:
-        // a hard cap's refusals bound the limit, and a slow "no" keeps what the model says was carried.
-        var busy = Phase == BandwidthDelayPhase.Steady && _ceiling == 0 && _boundAnswers >= ShortReadingAnswers / 2 && 2 * _boundSpan < _timedSpan && Uses(BandwidthDelayRules.RateReadWhileTheLimitBinds)
+        // The rate while the limit bound, over the reading's (answers per time between answers, both): a reading partly idle
+        // on the caller's side reads the downstream at its rate while busy. Only while no level has said no: a hard cap's
+        // refusals bound the limit, and a slow "no" keeps what the model says was carried.
+        var busy = Phase == BandwidthDelayPhase.Steady && _ceiling == 0 && _boundAnswers >= ShortReadingAnswers / 2 && Uses(BandwidthDelayRules.RateReadWhileTheLimitBinds)
             ? Math.Max(1, _boundAnswers / (double)_boundSpan / (_timedAnswers / (double)_timedSpan))
             : 1;
         StartReading(now);

@@ -116,7 +116,7 @@ public sealed class LawShapeTests(ITestOutputHelper output)
         // Latency rises 10x over 5 s with room for everything (a downstream that slows, not one that is full): the readings
         // queue against the latency measured before, and the drains re-measure it. Target 0.8x Fixed(256) from 2 s to 10 s in
         // every seed, with the 15% margin except at the shared place, whose calls of 100 each wait for their slowest:
-        // its readings are partly idle, and read as the downstream's rate they cut it to 0.37x in its worst seed (0.87x
+        // its readings are partly idle, and read as the downstream's rate they cut it to 0.37x in its worst seed (0.84x
         // since the rate is read while the limit binds).
         var margin = place == "shared" ? 1 : 1.15;
 
