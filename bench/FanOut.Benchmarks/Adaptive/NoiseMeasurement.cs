@@ -108,7 +108,7 @@ public static class NoiseMeasurement
         var waits = new TimeSpan[Items];
         for (var i = 0; i < Items; i++)
         {
-            var z = Math.Sqrt(-2 * Math.Log(1 - random.NextDouble())) * Math.Cos(2 * Math.PI * random.NextDouble());
+            var z = Gaussian.Next(random);
             waits[i] = TimeSpan.FromMilliseconds(MedianMs * Math.Exp(s_sigma * z));
         }
 

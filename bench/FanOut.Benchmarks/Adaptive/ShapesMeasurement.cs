@@ -150,7 +150,7 @@ public static class ShapesMeasurement
             double normal;
             lock (gate)
             {
-                normal = Math.Sqrt(-2 * Math.Log(1 - random.NextDouble())) * Math.Cos(2 * Math.PI * random.NextDouble());
+                normal = Gaussian.Next(random);
             }
 
             return (TimeSpan.FromMilliseconds(20 * (1 + Math.Pow(n / 22.0, 2)) * Math.Exp(Math.Log(10) / 2.326 * normal)), false);

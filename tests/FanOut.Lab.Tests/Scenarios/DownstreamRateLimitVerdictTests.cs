@@ -10,12 +10,8 @@ public sealed class DownstreamRateLimitVerdictTests
     [Fact]
     public void Verdict_BestBurstyRow_IsOneThatDroppedItems()
     {
-        var measured = Result(
-            [.. BurstyRows(),
-            // Completed every item and has the highest rate: not one of the bursty strategies the sentence is about.
-            Row("FanOut (Fixed 50, 500/s bucket)", ok: 2_000, failed: 0, okPerSecond: 600)]);
-
-        var verdict = new DownstreamRateLimitScenario().Verdict(measured);
+        // Completed every item and has the highest rate: not one of the bursty strategies the sentence is about.
+        var verdict = VerdictBesideTheBurstyRows(Row("FanOut (Fixed 50, 500/s bucket)", ok: 2_000, failed: 0, okPerSecond: 600));
 
         Assert.Contains("(best of those that dropped items: Parallel.ForEachAsync (DOP 50), 533 ok/s)", verdict, StringComparison.Ordinal);
         Assert.Contains("Of the strategies that completed every item, FanOut (Fixed 50, 500/s bucket) was fastest (600 ok/s).", verdict, StringComparison.Ordinal);
@@ -26,12 +22,9 @@ public sealed class DownstreamRateLimitVerdictTests
     {
         // FanOut's default with each 429 thrown runs a refused item again: its 429s are failed attempts, and every item
         // succeeded. Seen on the real clock at 505 ok/s beside the rate limiter's 487, while the verdict named the limiter.
-        var measured = Result(
-            [.. BurstyRows(),
+        var verdict = VerdictBesideTheBurstyRows(
             Row("FanOut (Fixed 50, 500/s bucket)", ok: 2_000, failed: 0, okPerSecond: 487),
-            Row("FanOut (default, 429 thrown)", ok: 2_000, failed: 69, okPerSecond: 505)]);
-
-        var verdict = new DownstreamRateLimitScenario().Verdict(measured);
+            Row("FanOut (default, 429 thrown)", ok: 2_000, failed: 69, okPerSecond: 505));
 
         Assert.Contains("Of the strategies that completed every item, FanOut (default, 429 thrown) was fastest (505 ok/s).", verdict, StringComparison.Ordinal);
         Assert.Contains("(best of those that dropped items: Parallel.ForEachAsync (DOP 50), 533 ok/s)", verdict, StringComparison.Ordinal);
@@ -45,21 +38,19 @@ public sealed class DownstreamRateLimitVerdictTests
         {
             Parameters = new Dictionary<string, object> { ["itemCount"] = System.Text.Json.JsonDocument.Parse("2000").RootElement.Clone() },
         };
-        var measured = Result(
-            [.. BurstyRows(),
-            fromJson]);
-
-        var verdict = new DownstreamRateLimitScenario().Verdict(measured);
+        var verdict = VerdictBesideTheBurstyRows(fromJson);
 
         Assert.Contains("Of the strategies that completed every item, FanOut (default, 429 thrown) was fastest (505 ok/s).", verdict, StringComparison.Ordinal);
     }
 
-    /// <summary>The two strategies that drop most items against 500/s (their 429s are not run again).</summary>
-    private static CaseResult[] BurstyRows() =>
-    [
-        Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
-        Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
-    ];
+    /// <summary>The verdict on <paramref name="rows"/> beside the two strategies that drop most items against 500/s (their 429s are not run again).</summary>
+    private static string VerdictBesideTheBurstyRows(params CaseResult[] rows) =>
+        new DownstreamRateLimitScenario().Verdict(Result(
+        [
+            Row("Task.WhenAll", ok: 55, failed: 1_945, okPerSecond: 486),
+            Row("Parallel.ForEachAsync (DOP 50)", ok: 45, failed: 1_955, okPerSecond: 533),
+            .. rows,
+        ]));
 
     private static ScenarioResult Result(params CaseResult[] cases) => ScenarioResults.Of("downstream-rate-limit", cases);
 

@@ -117,16 +117,8 @@ public sealed class DownstreamSimulation(int capacity, Overflow overflow, TimeSp
     }
 
     private long ServiceTicks() => serviceTimes == ServiceTimes.LogNormal
-        ? Math.Max(1, (long)(serviceTime.Ticks * Math.Exp(LogNormalSigma * StandardNormal())))
+        ? Math.Max(1, (long)(serviceTime.Ticks * Math.Exp(LogNormalSigma * _random.NextStandardNormal())))
         : (long)(serviceTime.Ticks * (0.9 + (0.2 * _random.NextDouble()))); // +-10% jitter
-
-    /// <summary>Box-Muller from the seeded generator, so a run is repeatable.</summary>
-    private double StandardNormal()
-    {
-        var u1 = 1.0 - _random.NextDouble();
-        var u2 = _random.NextDouble();
-        return Math.Sqrt(-2.0 * Math.Log(u1)) * Math.Cos(2.0 * Math.PI * u2);
-    }
 
     private void Start(Request request)
     {

@@ -73,7 +73,7 @@ public sealed class LawDrainTests
         {
             while (inFlight.Count < law.Limit)
             {
-                var noise = Math.Exp(0.3 * Math.Sqrt(-2 * Math.Log(1 - random.NextDouble())) * Math.Cos(2 * Math.PI * random.NextDouble()));
+                var noise = Math.Exp(0.3 * random.NextStandardNormal());
                 var latency = (long)(10 * s_ms * Math.Max(1, (inFlight.Count + 1) / 4.0) * noise);
                 inFlight.Enqueue((now, now + latency), now + latency);
                 started++;
