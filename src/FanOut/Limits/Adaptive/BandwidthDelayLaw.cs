@@ -20,8 +20,11 @@ internal sealed class BandwidthDelayLaw
     /// <summary>The most of the target's room (<see cref="AdaptiveLimitOptions.Headroom"/> less 1) a reading's rate error may take off its rate: a heavy tail's (23%) took nearly all of 25%, so the target sat at the calls in flight, and a base read one standard error low left it below them for good (docs/adaptive.md, rule 3).</summary>
     private const double RoomTheRateErrorMayTake = 0.6;
 
-    /// <summary>Answers the latency without a queue is the median of (the last drains' cohorts): within about an eighth on a tight downstream.</summary>
-    private const int PoolAnswers = 2 * ReadingAnswers;
+    /// <summary>Answers a drain's cohort takes at most: a median within about an eighth on a tight downstream.</summary>
+    private const int CohortAnswers = 2 * ReadingAnswers;
+
+    /// <summary>Answers the latency without a queue is the median of: two drains' cohorts at least, so that one cohort read low by chance does not hold the target below what the downstream carries until the next drain.</summary>
+    private const int PoolAnswers = 2 * CohortAnswers;
 
     /// <summary>Answers a reading takes in slow start and in a drain, half a reading: a decision every round or two at small limits.</summary>
     private const int ShortReadingAnswers = ReadingAnswers / 2;
@@ -124,7 +127,7 @@ internal sealed class BandwidthDelayLaw
 
     /// <summary>Answers since the last drain, and the answers that drain's cohort took: drains are spaced by <see cref="DrainSpacing"/> of those.</summary>
     private int _answersSinceDrain;
-    private int _drainAnswers = PoolAnswers;
+    private int _drainAnswers = CohortAnswers;
 
     // Slow start.
     /// <summary>Slow start's reference for "did not queue": the fastest answer so far (a cold first round is outdone by the first warm answer).</summary>
@@ -168,7 +171,7 @@ internal sealed class BandwidthDelayLaw
     private long _cohortBase;
     private int _cohortSize = -1;
     private long _cohortEnd;
-    private readonly long[] _cohort = new long[PoolAnswers];
+    private readonly long[] _cohort = new long[CohortAnswers];
     private int _cohortAnswered;
 
     /// <summary>The level a drain came from and the median read there (0: none): a drain whose latency falls in proportion to its level goes deeper.</summary>
@@ -470,8 +473,14 @@ internal sealed class BandwidthDelayLaw
         if (heldBack > 0 && Uses(BandwidthDelayRules.HeldBackGrant))
         {
             // The cohort did not queue: the answers held back only fell in a noisy downstream's spread (few answers of a
-            // lognormal come within 1.5x of the fastest), and each grows the limit as the others did.
-            return Set(Limit + heldBack, LimitChangeReason.SlowStartGrowth);
+            // lognormal come within 1.5x of the fastest), and each grows the limit as the others did; less the share of the
+            // queue test's bar the median rose by: a smooth knee behind a heavy tail rises for rounds before the test can call it.
+            var rise = Uses(BandwidthDelayRules.GrantInProportionToTheRise) ? Math.Max(0, Math.Log(median / least)) / QueueBar(QueuedRatio, spread, count) : 0;
+            var granted = (int)Math.Round(heldBack * Math.Max(0, 1 - rise));
+            if (granted > 0)
+            {
+                return Set(Limit + granted, LimitChangeReason.SlowStartGrowth);
+            }
         }
 
         return LimitDecision.Hold(Limit);
@@ -673,8 +682,11 @@ internal sealed class BandwidthDelayLaw
 
     /// <summary>True when a reading's <paramref name="median"/> (of <paramref name="answers"/> answers whose logs spread <paramref name="spread"/>) is above <paramref name="ratio"/> times <paramref name="reference"/> by the noise floor and by two standard errors of the two medians (a heavy tail's readings spread that far by chance).</summary>
     private bool Above(double median, double reference, double ratio, double spread, int answers) =>
-        median - reference > _noiseFloor
-        && Math.Log(median / reference) > Math.Log(ratio) + (QueueTestStandardErrors * MedianStandardErrorFactor * Math.Min(spread, MostSpread) * Math.Sqrt(2.0 / answers));
+        median - reference > _noiseFloor && Math.Log(median / reference) > QueueBar(ratio, spread, answers);
+
+    /// <summary>The queue test's bar, in logs: <paramref name="ratio"/> and two standard errors of two medians of <paramref name="answers"/> answers whose logs spread <paramref name="spread"/>.</summary>
+    private static double QueueBar(double ratio, double spread, int answers) =>
+        Math.Log(ratio) + (QueueTestStandardErrors * MedianStandardErrorFactor * Math.Min(spread, MostSpread) * Math.Sqrt(2.0 / answers));
 
     /// <summary>The standard deviation of the logs of sorted <paramref name="answers"/>, from their lower quartile and median: robust to a stray answer and to answers still out (a drain's, counted as the slowest).</summary>
     private static double LogSpread(ReadOnlySpan<long> answers) =>
@@ -694,7 +706,7 @@ internal sealed class BandwidthDelayLaw
         StartReading(long.MinValue);
         Phase = BandwidthDelayPhase.Draining;
         var level = Clamp(Math.Max(LeastDrainLevel, (int)(DrainGain * Product())));
-        _drainAnswers = Math.Clamp(4 * level, ShortReadingAnswers, PoolAnswers);
+        _drainAnswers = Math.Clamp(4 * level, ShortReadingAnswers, CohortAnswers);
         BeginCohort(now, _drainAnswers);
         return Set(Math.Min(Limit, level), reason);
     }

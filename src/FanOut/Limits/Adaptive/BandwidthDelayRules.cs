@@ -77,4 +77,7 @@ internal enum BandwidthDelayRules
 
     /// <summary>A steady reading's rate is read while the limit bound, where the caller had nothing to send for part of it (a shared limit between calls, under a latency drift).</summary>
     RateReadWhileTheLimitBinds = 1 << 21,
+
+    /// <summary>Slow start grants its held-back answers less the share of the queue test's bar its cohort's median rose by (a smooth knee behind a heavy tail).</summary>
+    GrantInProportionToTheRise = 1 << 22,
 }

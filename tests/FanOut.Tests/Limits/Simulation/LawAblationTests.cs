@@ -32,12 +32,12 @@ public sealed class LawAblationTests(ITestOutputHelper output)
         0.8,
         AtLeast: true);
 
-    /// <summary>The same heavy tail at the server's place, where slow start reaches the most limit: two rules keep its reference from falling with every cohort.</summary>
-    private static readonly Scenario s_slowStartExitsAtServer = new(
-        "heavy tail without overload at the server's place (seeds of 20 whose slow start ended on a queue)",
-        options => ShapeMeasurement.SlowStartQueueExits(AtServer(options), s_server.CallSize, ShapeMeasurement.HeavyTail, TimeSpan.FromSeconds(6)).Sum(),
-        3,
-        AtLeast: false);
+    /// <summary>The same heavy tail at the server's place, where slow start reaches the most limit: its reference must not fall with every cohort.</summary>
+    private static readonly Scenario s_heavyTailAtServer = new(
+        "heavy tail without overload at the server's place (x Fixed(256), second half, worst seed; 0.8 with the issue's 15% margin); until stop 70 its seeds whose slow start ended on a queue (1 with, 4 without; 3 without since slow start grants in proportion to the rise)",
+        options => ShapeMeasurement.ThroughputRatios(AtServer(options), s_server.CallSize, ShapeMeasurement.HeavyTail, 256, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run)[0],
+        0.8 * 1.15,
+        AtLeast: true);
 
     /// <summary>A pool of 16 with a queue and lognormal service: the model's rate, the most of noisy readings, reads high there.</summary>
     private static readonly Scenario s_lognormalPoolOf16 = new(
@@ -124,7 +124,12 @@ public sealed class LawAblationTests(ITestOutputHelper output)
             options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, ShapeMeasurement.HeavyTail, 256, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run)[0],
             0.8 * 1.15,
             AtLeast: true),
-        [BandwidthDelayRules.ReferenceFromNewLevels] = s_slowStartExitsAtServer,
+        [BandwidthDelayRules.ReferenceFromNewLevels] = s_heavyTailAtServer,
+        [BandwidthDelayRules.GrantInProportionToTheRise] = new(
+            "a smooth knee at 12 behind a heavy tail, no cap (x Fixed(12), second half; no run collapses: 0.3 with the issue's 15% margin)",
+            options => ShapeMeasurement.ThroughputRatios(options, s_loop.CallSize, ShapeMeasurement.KneeBehindAHeavyTail(12), 12, ShapeMeasurement.SecondHalf, ShapeMeasurement.Run)[0],
+            0.3 * 1.15,
+            AtLeast: true),
         [BandwidthDelayRules.CutBelowTheRefusedCall] = new(
             "two independent clients on a hard cap of 4 (Jain's index over the second half)",
             options => ShapeMeasurement.Fairness(options, 2, DownstreamScript.Constant(IncidentScenarios.HardCap(4)))[0],

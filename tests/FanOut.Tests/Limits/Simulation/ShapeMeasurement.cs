@@ -13,6 +13,9 @@ internal static class ShapeMeasurement
     /// <summary>A heavy tail without overload: 40 ms, p99 10x the median, room for everything.</summary>
     public static readonly DownstreamScript HeavyTail = DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(40), Shape = LatencyShape.HeavyTail });
 
+    /// <summary>Latency that rises smoothly past <paramref name="knee"/> calls in service (x (1 + (n / knee)^2): throughput peaks there), with the heavy tail's spread, no cap.</summary>
+    public static DownstreamScript KneeBehindAHeavyTail(int knee) => DownstreamScript.Constant(new DownstreamState { Capacity = 100_000, SmoothKnee = knee, Shape = LatencyShape.HeavyTail });
+
     /// <summary>A downstream that slows down without overload: room for everything, its latency 20 -> 200 ms over the first 5 s, then steady.</summary>
     public static readonly DownstreamScript LatencyDrift = new(at => new DownstreamState { Capacity = 100_000, Latency = TimeSpan.FromMilliseconds(20 + (180 * Math.Min(1, at.TotalSeconds / 5))) });
 
