@@ -303,6 +303,7 @@ public sealed class AdaptivePauseTests
         var clock = new FakeTimeProvider();
         var limit = Adaptive(clock);
         var attempts = new ConcurrentQueue<int>();
+        var pauseSeen = false;
         var task = Enumerable.Range(0, 10).ToArray().FanOutAsync(async (i, _) =>
         {
             attempts.Enqueue(i);
@@ -311,7 +312,9 @@ public sealed class AdaptivePauseTests
                 throw new OverloadedException("busy", TimeSpan.FromSeconds(30));
             }
 
-            await Task.Yield();
+            // The other items answer only once item 0's "no" has paused the limit: on a loaded host the other workers ran all
+            // nine before item 0's completion was recorded (seen in CI), and then no call was left to test the pause.
+            await Wait.UntilAsync(() => pauseSeen = pauseSeen || limit.IsPaused, "item 0's \"no\" paused the limit");
             return i;
         }, new FanOutOptions { Limit = limit });
 
