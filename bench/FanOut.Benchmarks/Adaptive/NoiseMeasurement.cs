@@ -21,8 +21,6 @@ public static class NoiseMeasurement
     private const int Items = 20_000;
     private const double MedianMs = 40;
 
-    /// <summary>sigma of ln(latency) that puts p99 at ten times the median (z of 0.99 is 2.326).</summary>
-    private static readonly double s_sigma = Math.Log(10) / 2.326;
 
     private static readonly CultureInfo s_inv = CultureInfo.InvariantCulture;
 
@@ -109,7 +107,7 @@ public static class NoiseMeasurement
         for (var i = 0; i < Items; i++)
         {
             var z = Gaussian.Next(random);
-            waits[i] = TimeSpan.FromMilliseconds(MedianMs * Math.Exp(s_sigma * z));
+            waits[i] = TimeSpan.FromMilliseconds(MedianMs * Math.Exp(Gaussian.HeavyTailSigma * z));
         }
 
         return waits;

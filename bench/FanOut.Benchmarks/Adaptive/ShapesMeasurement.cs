@@ -138,9 +138,12 @@ public static class ShapesMeasurement
         }
     }
 
-    private static Downstream SmoothKnee() => new(n => (TimeSpan.FromMilliseconds(20 * (1 + Math.Pow(n / 22.0, 2))), false));
+    private static Downstream SmoothKnee() => new(n => (TimeSpan.FromMilliseconds(KneeMs(n)), false));
 
-    /// <summary>The smooth knee times a lognormal whose p99 is 10x its median (sigma ln(10) / 2.326): noise on a downstream that has no cap.</summary>
+    /// <summary>20 ms times (1 + (n / 22)^2) with n calls in service: throughput peaks at 22.</summary>
+    private static double KneeMs(int n) => 20 * (1 + Math.Pow(n / 22.0, 2));
+
+    /// <summary>The smooth knee times a lognormal whose p99 is 10x its median: noise on a downstream that has no cap.</summary>
     private static Downstream SmoothKneeHeavyTail(int seed)
     {
         var random = new Random(seed);
@@ -153,7 +156,7 @@ public static class ShapesMeasurement
                 normal = Gaussian.Next(random);
             }
 
-            return (TimeSpan.FromMilliseconds(20 * (1 + Math.Pow(n / 22.0, 2)) * Math.Exp(Math.Log(10) / 2.326 * normal)), false);
+            return (TimeSpan.FromMilliseconds(KneeMs(n) * Math.Exp(Gaussian.HeavyTailSigma * normal)), false);
         });
     }
 

@@ -476,10 +476,10 @@ internal sealed class BandwidthDelayLaw
             // lognormal come within 1.5x of the fastest), and each grows the limit as the others did; less the share of the
             // queue test's bar the median rose by: a smooth knee behind a heavy tail rises for rounds before the test can call it.
             var rise = Uses(BandwidthDelayRules.GrantInProportionToTheRise) ? Math.Max(0, Math.Log(median / least)) / QueueBar(QueuedRatio, spread, count) : 0;
-            var granted = (int)Math.Round(heldBack * Math.Max(0, 1 - rise));
-            if (granted > 0)
+            var growth = (int)Math.Round(heldBack * Math.Max(0, 1 - rise));
+            if (growth > 0)
             {
-                return Set(Limit + granted, LimitChangeReason.SlowStartGrowth);
+                return Set(Limit + growth, LimitChangeReason.SlowStartGrowth);
             }
         }
 
